@@ -1,0 +1,35 @@
+#pragma once
+// The interpreter: runs CompiledFunc code on an explicit frame stack.
+// Nothing here recurses natively for wasm-to-wasm calls, so deep recursion
+// traps with "call stack exhausted" instead of overflowing the host stack.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "vm/runtime.h"
+
+namespace wzvm::vm {
+
+// One activation of a wasm function.
+struct Frame {
+  FuncInst* func;        // the function running in this frame
+  uint64_t* fp;          // its slots: params, locals, value stack
+  const uint32_t* ip;    // resume point when this frame is not the top one
+};
+
+// Per-thread interpreter state: the value stack (slots) and frame stack.
+struct Thread {
+  explicit Thread(const StoreLimits& limits);
+  std::unique_ptr<uint64_t[]> stack;
+  uint64_t* stack_end = nullptr;
+  std::vector<Frame> frames;  // reserved to max_call_depth; never reallocates while running
+  uint32_t max_depth = 0;
+};
+
+// Run `func` with arguments already placed as slots at `args` (which must lie
+// in thread.stack); results are written to args[0..result_slots).
+Trap execute(Store& store, Thread& thread, FuncInst* func, uint64_t* args);
+
+}  // namespace wzvm::vm

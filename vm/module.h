@@ -1,0 +1,192 @@
+#pragma once
+// The decoded form of a WebAssembly module (https://webassembly.github.io/spec/core/syntax/modules.html).
+// Produced by vm/decoder.cc, checked by vm/validate_module.cc (module level) and
+// vm/compile.cc (function bodies, which also lowers them to the internal code).
+// A Module is immutable once loaded and may be instantiated many times.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vm/code.h"
+#include "vm/result.h"
+
+namespace wzvm::vm {
+
+enum class ValType : uint8_t {
+  I32 = 0x7F,
+  I64 = 0x7E,
+  F32 = 0x7D,
+  F64 = 0x7C,
+  V128 = 0x7B,
+  FuncRef = 0x70,
+  ExternRef = 0x6F,
+};
+
+const char* valtype_name(ValType t);
+inline bool is_ref(ValType t) { return t == ValType::FuncRef || t == ValType::ExternRef; }
+inline bool is_num(ValType t) { return !is_ref(t) && t != ValType::V128; }
+// Value-stack slots (8 bytes each) a value of this type occupies.
+inline uint32_t slot_count(ValType t) { return t == ValType::V128 ? 2 : 1; }
+
+struct FuncType {
+  std::vector<ValType> params;
+  std::vector<ValType> results;
+  bool operator==(const FuncType&) const = default;
+  std::string to_string() const;  // "(i32, i64) -> (f32)"
+};
+
+struct Limits {
+  uint64_t min = 0;
+  std::optional<uint64_t> max;
+  bool shared = false;  // threads proposal
+  bool is64 = false;    // memory64 proposal
+};
+
+struct TableType {
+  ValType elem = ValType::FuncRef;
+  Limits limits;
+};
+
+struct MemoryType {
+  Limits limits;  // in 64 KiB pages
+};
+
+struct GlobalType {
+  ValType type = ValType::I32;
+  bool mut = false;
+};
+
+enum class ExternKind : uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3 };
+const char* extern_kind_name(ExternKind k);
+
+// A constant expression (global initialisers, segment offsets, element items),
+// https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions.
+struct ConstInstr {
+  enum class Op : uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, RefNull, RefFunc, GlobalGet,
+                            // extended-const proposal
+                            I32Add, I32Sub, I32Mul, I64Add, I64Sub, I64Mul };
+  Op op;
+  ValType ref_type = ValType::FuncRef;  // for RefNull
+  uint64_t value = 0;                   // constant bits, or function / global index
+  uint64_t value_hi = 0;                // upper half of a v128 constant
+};
+struct ConstExpr {
+  std::vector<ConstInstr> code;
+  uint32_t offset = 0;  // byte offset of the expression in the module, for errors
+};
+
+struct Import {
+  std::string module;
+  std::string field;
+  ExternKind kind = ExternKind::Func;
+  uint32_t func_type = 0;  // kind == Func: type index
+  TableType table;         // kind == Table
+  MemoryType memory;       // kind == Memory
+  GlobalType global;       // kind == Global
+};
+
+struct Function {
+  uint32_t type_index = 0;
+  std::vector<ValType> locals;  // declared locals (not params), expanded
+  uint32_t body_offset = 0;     // offset in Module::bytes of the first instruction
+  uint32_t body_end = 0;        // offset just past the final `end`
+};
+
+struct Global {
+  GlobalType type;
+  ConstExpr init;
+};
+
+struct Export {
+  std::string name;
+  ExternKind kind = ExternKind::Func;
+  uint32_t index = 0;
+};
+
+enum class SegmentMode : uint8_t { Active, Passive, Declarative };
+
+struct ElemSegment {
+  SegmentMode mode = SegmentMode::Active;
+  uint32_t table = 0;
+  ConstExpr offset;              // Active only
+  ValType type = ValType::FuncRef;
+  std::vector<ConstExpr> items;  // each yields one reference (ref.func / ref.null / global.get)
+};
+
+struct DataSegment {
+  SegmentMode mode = SegmentMode::Active;  // Active or Passive
+  uint32_t memory = 0;
+  ConstExpr offset;        // Active only
+  uint32_t data_offset = 0;  // bytes in Module::bytes
+  uint32_t size = 0;
+};
+
+struct CustomSection {
+  std::string name;
+  uint32_t offset = 0;  // payload (after the name) in Module::bytes
+  uint32_t size = 0;
+};
+
+// The "name" custom section (https://webassembly.github.io/spec/core/appendix/custom.html).
+struct Names {
+  std::string module;
+  std::map<uint32_t, std::string> functions;
+  std::map<uint32_t, std::map<uint32_t, std::string>> locals;
+};
+
+struct Module {
+  std::vector<uint8_t> bytes;  // the binary; bodies, data and custom sections point into it
+
+  std::vector<FuncType> types;
+  std::vector<Import> imports;
+  std::vector<Function> functions;   // defined functions only
+  std::vector<TableType> tables;     // defined tables only
+  std::vector<MemoryType> memories;  // defined memories only
+  std::vector<Global> globals;       // defined globals only
+  std::vector<Export> exports;
+  std::optional<uint32_t> start;
+  std::vector<ElemSegment> elems;
+  std::vector<DataSegment> datas;
+  std::optional<uint32_t> data_count;
+  std::vector<CustomSection> customs;
+  Names names;
+
+  // Index spaces (imports first, then definitions), filled by the decoder.
+  uint32_t num_imported_funcs = 0;
+  uint32_t num_imported_tables = 0;
+  uint32_t num_imported_memories = 0;
+  uint32_t num_imported_globals = 0;
+  std::vector<uint32_t> func_type_indices;  // type index of every function
+  std::vector<TableType> all_tables;
+  std::vector<MemoryType> all_memories;
+  std::vector<GlobalType> all_globals;
+  // C.refs: functions that may appear in ref.func inside bodies (referenced in
+  // element segments, exports or global initialisers), indexed by function index.
+  std::vector<bool> declared_refs;
+
+  // Lowered code of each defined function (same order as `functions`), filled by compile.
+  std::vector<CompiledFunc> code;
+
+  const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
+  // Best human name of a function: name section, then export name, then wasm-function[N].
+  std::string function_name(uint32_t func_index) const;
+};
+
+struct LoadOptions {
+  // Reserved for proposals (issue 11) and profiling instrumentation (issue 4).
+  bool count_instructions = false;
+};
+
+// Decode, validate and lower a module. The error names section, function and offset.
+Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes, const LoadOptions& options = {});
+
+// Pieces of load_module, for tests and tools.
+Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes);  // vm/decoder.cc
+Status validate_module(const Module& module);                              // vm/validate_module.cc (not bodies)
+Status compile_functions(Module& module, const LoadOptions& options);       // vm/compile.cc
+
+}  // namespace wzvm::vm

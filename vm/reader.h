@@ -1,0 +1,176 @@
+#pragma once
+// A bounds-checked cursor over module bytes with the spec's LEB128 rules
+// (https://webassembly.github.io/spec/core/binary/values.html#integers):
+// at most ceil(N/7) bytes, and unused bits of the last byte must be zero
+// (unsigned) or copies of the sign bit (signed). Every read reports failure
+// instead of reading past the end; the first failure sticks, and its message
+// and offset are kept for the error report.
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace wzvm::vm {
+
+class Reader {
+ public:
+  Reader(const uint8_t* begin, const uint8_t* end, size_t base_offset = 0)
+      : begin_(begin), p_(begin), end_(end), base_(base_offset) {}
+
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  size_t error_offset() const { return error_offset_; }
+  // Offset of the cursor in the whole module.
+  size_t offset() const { return base_ + static_cast<size_t>(p_ - begin_); }
+  size_t remaining() const { return static_cast<size_t>(end_ - p_); }
+  bool at_end() const { return p_ >= end_; }
+  const uint8_t* pos() const { return p_; }
+  const uint8_t* end() const { return end_; }
+
+  bool fail(std::string message) {
+    if (error_.empty()) {
+      error_ = std::move(message);
+      error_offset_ = offset();
+    }
+    p_ = end_;
+    return false;
+  }
+
+  bool u8(uint8_t& out) {
+    if (p_ >= end_) return fail("unexpected end");
+    out = *p_++;
+    return true;
+  }
+
+  bool bytes(size_t n, const uint8_t*& out) {
+    if (remaining() < n) return fail("unexpected end");
+    out = p_;
+    p_ += n;
+    return true;
+  }
+
+  bool skip(size_t n) {
+    const uint8_t* ignored;
+    return bytes(n, ignored);
+  }
+
+  bool u32(uint32_t& out) {
+    uint64_t v;
+    if (!uleb(32, v)) return false;
+    out = static_cast<uint32_t>(v);
+    return true;
+  }
+  bool u64(uint64_t& out) { return uleb(64, out); }
+  bool s32(int32_t& out) {
+    int64_t v;
+    if (!sleb(32, v)) return false;
+    out = static_cast<int32_t>(v);
+    return true;
+  }
+  bool s33(int64_t& out) { return sleb(33, out); }
+  bool s64(int64_t& out) { return sleb(64, out); }
+
+  bool f32(uint32_t& bits) {
+    const uint8_t* b;
+    if (!bytes(4, b)) return false;
+    std::memcpy(&bits, b, 4);
+    return true;
+  }
+  bool f64(uint64_t& bits) {
+    const uint8_t* b;
+    if (!bytes(8, b)) return false;
+    std::memcpy(&bits, b, 8);
+    return true;
+  }
+
+  // A vector length or count that is followed by at least `min_item_bytes`
+  // per item: rejects absurd counts before anything is allocated for them.
+  bool count(uint32_t& out, size_t min_item_bytes = 1) {
+    if (!u32(out)) return false;
+    if (min_item_bytes && static_cast<uint64_t>(out) * min_item_bytes > remaining())
+      return fail("unexpected end");  // the spec calls a too-short vector "unexpected end"
+    return true;
+  }
+
+  // A name: length-prefixed, valid UTF-8.
+  bool name(std::string& out);
+
+ private:
+  bool uleb(unsigned bits, uint64_t& out) {
+    uint64_t result = 0;
+    unsigned shift = 0;
+    for (;;) {
+      if (p_ >= end_) return fail("unexpected end");
+      uint8_t byte = *p_++;
+      if (shift + 7 >= bits && shift < 64) {
+        // Last permitted byte: no continuation, unused bits zero.
+        unsigned used = bits - shift;
+        if (byte & 0x80) return fail("integer representation too long");
+        if (used < 7 && (byte >> used) != 0) return fail("integer too large");
+        result |= static_cast<uint64_t>(byte) << shift;
+        out = result;
+        return true;
+      }
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      shift += 7;
+      if (!(byte & 0x80)) {
+        out = result;
+        return true;
+      }
+    }
+  }
+
+  bool sleb(unsigned bits, int64_t& out) {
+    uint64_t result = 0;
+    unsigned shift = 0;
+    for (;;) {
+      if (p_ >= end_) return fail("unexpected end");
+      uint8_t byte = *p_++;
+      if (shift + 7 >= bits) {
+        unsigned used = bits - shift;  // value bits in this byte, 1..7
+        if (byte & 0x80) return fail("integer representation too long");
+        // Bits above `used` (within the 7 payload bits) must equal the sign bit.
+        int sign = (byte >> (used - 1)) & 1;
+        uint8_t rest = static_cast<uint8_t>((byte & 0x7f) >> used);
+        uint8_t expect = sign ? static_cast<uint8_t>(0x7f >> used) : 0;
+        if (used < 7 && rest != expect) return fail("integer too large");
+        result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+        shift += 7;
+        if (shift < 64 && (byte & 0x40)) result |= ~uint64_t{0} << shift;
+        out = static_cast<int64_t>(result);
+        return true;
+      }
+      result |= static_cast<uint64_t>(byte & 0x7f) << shift;
+      shift += 7;
+      if (!(byte & 0x80)) {
+        if (shift < 64 && (byte & 0x40)) result |= ~uint64_t{0} << shift;
+        out = static_cast<int64_t>(result);
+        return true;
+      }
+    }
+  }
+
+  const uint8_t* begin_;
+  const uint8_t* p_;
+  const uint8_t* end_;
+  size_t base_;
+  std::string error_;
+  size_t error_offset_ = 0;
+};
+
+// True when [data, data+size) is well-formed UTF-8 (no overlongs, no
+// surrogates, nothing above U+10FFFF).
+bool valid_utf8(const uint8_t* data, size_t size);
+
+inline bool Reader::name(std::string& out) {
+  uint32_t len;
+  if (!u32(len)) return false;
+  const uint8_t* b;
+  if (!bytes(len, b)) return false;
+  if (!valid_utf8(b, len)) return fail("malformed UTF-8 encoding");
+  out.assign(reinterpret_cast<const char*>(b), len);
+  return true;
+}
+
+}  // namespace wzvm::vm
