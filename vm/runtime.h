@@ -104,7 +104,9 @@ struct MemInst {
   uint64_t max_pages = 0;   // effective maximum (type's max, capped by the implementation)
   size_t reserved = 0;      // bytes reserved (mapped PROT_NONE beyond `size`)
 
-  MemInst(const MemoryType& type);  // allocates type.limits.min pages; check ok()
+  // Allocates type.limits.min pages; check ok(). `page_cap` is the implementation's
+  // limit on growth (StoreLimits::max_memory_pages); it never refuses the initial size.
+  MemInst(const MemoryType& type, uint64_t page_cap = 65536);
   ~MemInst();
   MemInst(const MemInst&) = delete;
   MemInst& operator=(const MemInst&) = delete;
