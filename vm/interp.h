@@ -24,8 +24,12 @@ struct Thread {
   explicit Thread(const StoreLimits& limits);
   std::unique_ptr<uint64_t[]> stack;
   uint64_t* stack_end = nullptr;
-  std::vector<Frame> frames;  // reserved to max_call_depth; never reallocates while running
+  std::vector<Frame> frames;  // sized max_call_depth + 1 up front; never reallocates while running
   uint32_t max_depth = 0;
+  // Frames in use and the first free value slot: a nested entry (a host
+  // function calling back into wasm) builds on top of these.
+  uint32_t depth = 0;
+  uint64_t* top = nullptr;
 };
 
 // Run `func` with arguments already placed as slots at `args` (which must lie

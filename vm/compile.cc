@@ -1,0 +1,1151 @@
+// Function bodies: validation (the spec's algorithm,
+// https://webassembly.github.io/spec/core/appendix/algorithm.html) and
+// lowering to the internal code of vm/code.h, in one streaming pass over the
+// bytes. The interpreter trusts what comes out of here.
+//
+// Lowering maps every position of the wasm value stack to a fixed frame slot
+// (locals first, then the stack), so each instruction becomes one operation
+// that names its operand and result slots. Two things make it cheap:
+//  - `local.get` pushes a *virtual* operand that refers to the local's slot;
+//    the consumer reads the local directly. A virtual operand is materialised
+//    (copied to its own stack slot) only when its local is about to be
+//    written, at block boundaries, and where values must sit in place
+//    (call arguments, branch values).
+//  - `local.set`/`local.tee` right after the instruction that computed the
+//    value rewrite that instruction's destination to the local.
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "vm/module.h"
+#include "vm/reader.h"
+
+namespace wzvm::vm {
+namespace {
+
+enum class Kind : uint8_t { Special, Unary, Binary, Load, Store };
+
+// Operand types as the validator sees them; Unknown is the spec's bottom type
+// on a polymorphic (unreachable) stack.
+constexpr ValType kUnknown = static_cast<ValType>(0);
+constexpr ValType kNone = static_cast<ValType>(1);
+
+struct OpInfo {
+  bool valid = false;
+  IOp op = IOp::Count;
+  Kind kind = Kind::Special;
+  ValType result = kNone, p1 = kNone, p2 = kNone;
+  uint8_t mem_bytes = 0;  // Load/Store: access size (natural alignment)
+  const char* name = "";
+};
+
+// Load/Store rows name the C type of the access in their Extra column; the
+// other kinds name a functor there, which lowering does not need.
+#define WZVM_MEM_BYTES_Load(T) sizeof(T)
+#define WZVM_MEM_BYTES_Store(T) sizeof(T)
+#define WZVM_MEM_BYTES_Unary(T) 0
+#define WZVM_MEM_BYTES_Binary(T) 0
+#define WZVM_MEM_BYTES_Special(T) 0
+
+// Per-prefix lookup tables, expanded from vm/opcodes.def.
+struct OpTables {
+  std::array<OpInfo, 256> single{};
+  std::array<OpInfo, 32> fc{};
+  std::array<OpInfo, 512> fd{};
+  OpTables() {
+    constexpr ValType I32 = ValType::I32, I64 = ValType::I64, F32 = ValType::F32, F64 = ValType::F64,
+                      ___ = kNone;
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  {                                                            \
+    OpInfo& info = table_for(prefix)[code];                    \
+    info.valid = true;                                         \
+    info.op = IOp::Name;                                       \
+    info.kind = Kind::K;                                       \
+    info.result = R;                                           \
+    info.p1 = P1;                                              \
+    info.p2 = P2;                                              \
+    info.mem_bytes = WZVM_MEM_BYTES_##K(Extra);                \
+    info.name = text;                                          \
+  }
+#include "vm/opcodes.def"
+#undef WZVM_OP
+  }
+  OpInfo* table_for(int prefix) {
+    return prefix == 0xFC ? fc.data() : prefix == 0xFD ? fd.data() : single.data();
+  }
+};
+
+const OpTables& op_tables() {
+  static const OpTables tables;
+  return tables;
+}
+
+uint32_t slots_of(ValType t) { return t == ValType::V128 ? 2 : 1; }
+
+bool is_valtype_byte(uint8_t b) {
+  switch (b) {
+    case 0x7F: case 0x7E: case 0x7D: case 0x7C: case 0x7B: case 0x70: case 0x6F:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// A value on the compile-time stack.
+struct Operand {
+  ValType type;
+  uint32_t slot;  // the frame slot of this stack position
+  uint32_t src;   // where the value is now: `slot`, or a local's slot (virtual local.get)
+  bool is_virtual() const { return src != slot; }
+};
+
+struct Ctrl {
+  uint8_t opcode;  // 0x02 block, 0x03 loop, 0x04 if, 0x05 else, 0 = function body
+  std::vector<ValType> params, results;
+  uint32_t height = 0;     // operand stack size at entry, params excluded
+  uint32_t base_slot = 0;  // slot of stack position `height`: where label values go
+  bool unreachable = false;  // the spec's flag: the rest of this block is polymorphic
+  bool dead = false;         // the whole block sits in unreachable code: validate, emit nothing
+  uint32_t loop_start = 0;  // loops: branch target
+  // Jumps to the end label: (op word position, offset word position).
+  std::vector<std::pair<uint32_t, uint32_t>> fixups;
+  int64_t else_op = -1;  // if: the JumpUnless to patch to the else arm or end
+  const std::vector<ValType>& label_types() const { return opcode == 0x03 ? params : results; }
+};
+
+class FunctionCompiler {
+ public:
+  FunctionCompiler(const Module& m, uint32_t func_index, const LoadOptions& options)
+      : m_(m),
+        func_index_(func_index),
+        fn_(m.functions[func_index - m.num_imported_funcs]),
+        type_(m.func_type(func_index)),
+        r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
+        options_(options) {}
+
+  Status compile(CompiledFunc& out);
+
+ private:
+  // ---- errors
+  bool fail(std::string msg, Error::Kind kind = Error::Kind::Invalid) {
+    if (!failed_) {
+      failed_ = true;
+      error_.kind = kind;
+      error_.message = std::move(msg);
+      error_.section = "code";
+      error_.function = func_index_;
+      error_.offset = static_cast<int64_t>(instr_offset_);
+    }
+    return false;
+  }
+  bool malformed(std::string msg) { return fail(std::move(msg), Error::Kind::Malformed); }
+  bool check_reader() {
+    if (r_.ok()) return true;
+    instr_offset_ = r_.error_offset();
+    return malformed(r_.error() == "unexpected end" ? "unexpected end of section or function" : r_.error());
+  }
+
+  // ---- emission
+  bool emitting() const { return !ctrls_.back().unreachable && !ctrls_.back().dead; }
+  uint32_t here() const { return static_cast<uint32_t>(code_.size()); }
+  uint32_t emit_op(IOp op) {
+    uint32_t pos = here();
+    if (source_map_.empty() || source_map_.back().second != instr_offset_)
+      source_map_.emplace_back(pos, static_cast<uint32_t>(instr_offset_));
+    code_.push_back(static_cast<uint32_t>(op));
+    last_dst_ = UINT32_MAX;
+    return pos;
+  }
+  void word(uint32_t w) { code_.push_back(w); }
+  // The op just emitted writes its single result to the word at `pos`: a
+  // following local.set may redirect it (see the file comment).
+  void mark_dst(uint32_t pos) { last_dst_ = pos; }
+  void bind_label() { last_dst_ = UINT32_MAX; }
+  void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
+    code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
+  }
+  void emit_copy(uint32_t dst, uint32_t src, ValType t) {
+    if (dst == src) return;
+    if (slots_of(t) == 1) {
+      emit_op(IOp::Copy);
+      word(dst);
+      word(src);
+    } else {
+      emit_op(IOp::CopyN);
+      word(dst);
+      word(src);
+      word(slots_of(t));
+    }
+  }
+
+  // ---- operand stack
+  uint32_t next_slot() const {
+    if (vals_.empty()) return local_slots_;
+    const Operand& top = vals_.back();
+    return top.slot + (top.type == kUnknown ? 1 : slots_of(top.type));
+  }
+  uint32_t push(ValType t) {
+    uint32_t s = next_slot();
+    vals_.push_back({t, s, s});
+    if (emitting()) max_slot_ = std::max(max_slot_, s + (t == kUnknown ? 1 : slots_of(t)));
+    return s;
+  }
+  void push_virtual(ValType t, uint32_t src) {
+    push(t);
+    vals_.back().src = src;
+  }
+  bool pop(Operand& out) {
+    const Ctrl& c = ctrls_.back();
+    if (vals_.size() == c.height) {
+      if (c.unreachable) {
+        out = {kUnknown, next_slot(), next_slot()};
+        return true;
+      }
+      return fail("type mismatch");
+    }
+    out = vals_.back();
+    vals_.pop_back();
+    return true;
+  }
+  bool pop(ValType expect, Operand& out) {
+    if (!pop(out)) return false;
+    if (out.type != expect && out.type != kUnknown && expect != kUnknown) return fail("type mismatch");
+    return true;
+  }
+  bool pop(ValType expect) {
+    Operand ignored;
+    return pop(expect, ignored);
+  }
+  // Pops `types` (last one on top) into `out` (in stack order).
+  bool pop_all(const std::vector<ValType>& types, std::vector<Operand>& out) {
+    out.resize(types.size());
+    for (size_t i = types.size(); i-- > 0;)
+      if (!pop(types[i], out[i])) return false;
+    return true;
+  }
+  void materialize(Operand& v) {
+    if (!v.is_virtual()) return;
+    if (emitting()) emit_copy(v.slot, v.src, v.type);
+    v.src = v.slot;
+  }
+  void materialize_all() {
+    for (Operand& v : vals_) materialize(v);
+  }
+  void materialize_local(uint32_t local_slot) {
+    for (Operand& v : vals_)
+      if (v.is_virtual() && v.src == local_slot) materialize(v);
+  }
+  // Re-push values popped for a branch/call, keeping their locations.
+  void repush(const std::vector<Operand>& vs) {
+    for (const Operand& v : vs) {
+      push(v.type);
+      vals_.back().src = v.type == kUnknown ? vals_.back().slot : v.src;
+    }
+  }
+
+  // ---- control
+  void push_ctrl(uint8_t opcode, std::vector<ValType> params, std::vector<ValType> results) {
+    Ctrl c;
+    c.opcode = opcode;
+    c.params = std::move(params);
+    c.results = std::move(results);
+    c.height = static_cast<uint32_t>(vals_.size());
+    c.base_slot = next_slot();
+    c.unreachable = false;
+    ctrls_.push_back(std::move(c));
+    for (ValType t : ctrls_.back().params) push(t);
+  }
+  void set_unreachable() {
+    Ctrl& c = ctrls_.back();
+    vals_.resize(c.height);
+    c.unreachable = true;
+  }
+
+  // Moves `vs` (the top values, already popped) to the label slots of `target`
+  // and jumps there (a return for the function's own label).
+  void emit_branch(uint32_t depth, std::vector<Operand>& vs) {
+    Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+    if (&target == &ctrls_.front()) {
+      emit_return(vs);
+      return;
+    }
+    uint32_t dst = target.base_slot;
+    for (Operand& v : vs) {
+      if (v.type != kUnknown) emit_copy(dst, v.src, v.type);
+      dst += v.type == kUnknown ? 1 : slots_of(v.type);
+    }
+    uint32_t op = emit_op(IOp::Jump);
+    word(0);
+    if (target.opcode == 0x03) patch(op, op + 1, target.loop_start);
+    else target.fixups.emplace_back(op, op + 1);
+  }
+  bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const {
+    const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+    if (&target == &ctrls_.front()) return true;
+    uint32_t dst = target.base_slot;
+    for (const Operand& v : vs) {
+      if (v.type != kUnknown && v.src != dst) return true;
+      dst += v.type == kUnknown ? 1 : slots_of(v.type);
+    }
+    return false;
+  }
+  void emit_return(std::vector<Operand>& vs) {
+    // Results must be contiguous: put each in its own stack slot first.
+    uint32_t n = 0;
+    for (Operand& v : vs) {
+      if (v.type != kUnknown) materialize(v);
+      n += v.type == kUnknown ? 1 : slots_of(v.type);
+    }
+    emit_op(IOp::Ret);
+    word(vs.empty() ? 0 : vs.front().slot);
+    word(n);
+  }
+
+  bool read_block_type(std::vector<ValType>& params, std::vector<ValType>& results) {
+    if (r_.remaining() == 0) return r_.fail("unexpected end");
+    uint8_t b = *r_.pos();
+    if (b == 0x40) {
+      r_.skip(1);
+      return true;
+    }
+    if (is_valtype_byte(b)) {
+      r_.skip(1);
+      results.push_back(static_cast<ValType>(b));
+      return true;
+    }
+    int64_t idx;
+    if (!r_.s33(idx)) return false;
+    if (idx < 0 || static_cast<uint64_t>(idx) >= m_.types.size()) return fail("unknown type");
+    params = m_.types[idx].params;
+    results = m_.types[idx].results;
+    return true;
+  }
+  bool read_memarg(const OpInfo& info, uint32_t& offset) {
+    uint32_t align;
+    if (!r_.u32(align) || !r_.u32(offset)) return false;
+    if (m_.all_memories.empty()) return fail("unknown memory 0");
+    if (align >= 32 || (1u << align) > info.mem_bytes) return fail("alignment must not be larger than natural");
+    return true;
+  }
+  bool read_local(uint32_t& index) {
+    if (!r_.u32(index)) return false;
+    if (index >= local_types_.size()) return fail("unknown local");
+    return true;
+  }
+  bool need_memory() { return m_.all_memories.empty() ? fail("unknown memory 0") : true; }
+  bool read_zero_byte() {
+    uint8_t b;
+    if (!r_.u8(b)) return false;
+    if (b != 0) return malformed("zero byte expected");
+    return true;
+  }
+  bool read_table(uint32_t& t) {
+    if (!r_.u32(t)) return false;
+    if (t >= m_.all_tables.size()) return fail("unknown table " + std::to_string(t));
+    return true;
+  }
+  bool read_elem(uint32_t& e) {
+    if (!r_.u32(e)) return false;
+    if (e >= m_.elems.size()) return fail("unknown elem segment " + std::to_string(e));
+    return true;
+  }
+  bool read_data(uint32_t& d) {
+    if (!r_.u32(d)) return false;
+    if (!m_.data_count) return fail("data count section required");
+    if (d >= *m_.data_count) return fail("unknown data segment " + std::to_string(d));
+    return true;
+  }
+  bool read_ref_type(ValType& t) {
+    uint8_t b;
+    if (!r_.u8(b)) return false;
+    if (b != 0x70 && b != 0x6F) return malformed("malformed reference type");
+    t = static_cast<ValType>(b);
+    return true;
+  }
+
+  bool instruction();
+  bool simple(const OpInfo& info);
+  // `index` is the table for call_indirect, the callee for call.
+  bool op_call(uint32_t type_index, bool indirect, uint32_t index);
+
+  const Module& m_;
+  uint32_t func_index_;
+  const Function& fn_;
+  const FuncType& type_;
+  Reader r_;
+  const LoadOptions& options_;
+  size_t instr_offset_ = 0;
+  bool failed_ = false;
+  Error error_;
+
+  std::vector<ValType> local_types_;
+  std::vector<uint32_t> local_slot_;
+  uint32_t local_slots_ = 0;
+  uint32_t max_slot_ = 0;
+  std::vector<Operand> vals_;
+  std::vector<Ctrl> ctrls_;
+  std::vector<uint32_t> code_;
+  std::vector<std::pair<uint32_t, uint32_t>> source_map_;
+  uint32_t last_dst_ = UINT32_MAX;
+  std::vector<Operand> scratch_;
+};
+
+Status FunctionCompiler::compile(CompiledFunc& out) {
+  uint32_t slot = 0;
+  for (ValType t : type_.params) {
+    local_types_.push_back(t);
+    local_slot_.push_back(slot);
+    slot += slots_of(t);
+  }
+  uint32_t param_slots = slot;
+  for (ValType t : fn_.locals) {
+    local_types_.push_back(t);
+    local_slot_.push_back(slot);
+    slot += slots_of(t);
+  }
+  local_slots_ = slot;
+  max_slot_ = slot;
+  uint32_t result_slots = 0;
+  for (ValType t : type_.results) result_slots += slots_of(t);
+  max_slot_ = std::max(max_slot_, result_slots);  // results are written to fp[0..]
+
+  instr_offset_ = fn_.body_offset;
+  ctrls_.push_back({});
+  ctrls_.back().opcode = 0;
+  ctrls_.back().results = type_.results;
+  ctrls_.back().base_slot = local_slots_;
+
+  while (!ctrls_.empty()) {
+    if (r_.at_end()) {
+      instr_offset_ = r_.offset();
+      return Status(error_.message.empty() ? (malformed("unexpected end of section or function"), error_) : error_);
+    }
+    if (!instruction()) {
+      if (!failed_) check_reader();
+      if (!failed_) malformed("unexpected end of section or function");
+      return Status(error_);
+    }
+  }
+  if (!r_.at_end()) {
+    instr_offset_ = r_.offset();
+    malformed("END opcode expected");  // bytes after the final `end`
+    return Status(error_);
+  }
+  out.code = std::move(code_);
+  out.param_slots = param_slots;
+  out.local_slots = local_slots_;
+  out.frame_slots = max_slot_;
+  out.result_slots = result_slots;
+  out.source_map = std::move(source_map_);
+  return Status();
+}
+
+bool FunctionCompiler::simple(const OpInfo& info) {
+  switch (info.kind) {
+    case Kind::Unary: {
+      Operand a;
+      if (!pop(info.p1, a)) return false;
+      uint32_t dst = push(info.result);
+      if (emitting()) {
+        emit_op(info.op);
+        word(dst);
+        word(a.src);
+        mark_dst(here() - 2);
+      }
+      return true;
+    }
+    case Kind::Binary: {
+      Operand a, b;
+      if (!pop(info.p2, b) || !pop(info.p1, a)) return false;
+      uint32_t dst = push(info.result);
+      if (emitting()) {
+        emit_op(info.op);
+        word(dst);
+        word(a.src);
+        word(b.src);
+        mark_dst(here() - 3);
+      }
+      return true;
+    }
+    case Kind::Load: {
+      uint32_t offset;
+      if (!read_memarg(info, offset)) return false;
+      Operand addr;
+      if (!pop(ValType::I32, addr)) return false;
+      uint32_t dst = push(info.result);
+      if (emitting()) {
+        emit_op(info.op);
+        word(dst);
+        word(addr.src);
+        word(offset);
+        mark_dst(here() - 3);
+      }
+      return true;
+    }
+    case Kind::Store: {
+      uint32_t offset;
+      if (!read_memarg(info, offset)) return false;
+      Operand addr, v;
+      if (!pop(info.p2, v) || !pop(ValType::I32, addr)) return false;
+      if (emitting()) {
+        emit_op(info.op);
+        word(addr.src);
+        word(v.src);
+        word(offset);
+      }
+      return true;
+    }
+    case Kind::Special:
+      break;
+  }
+  return fail("internal error: not a simple instruction");
+}
+
+bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t index) {
+  const FuncType& ft = m_.types[type_index];
+  Operand elem;
+  if (indirect && !pop(ValType::I32, elem)) return false;
+  std::vector<Operand> args;
+  if (!pop_all(ft.params, args)) return false;
+  for (Operand& a : args) materialize(a);
+  uint32_t base = args.empty() ? next_slot() : args.front().slot;
+  if (emitting()) {
+    if (indirect) {
+      emit_op(IOp::CallTable);
+      word(index);
+      word(type_index);
+      word(elem.src);
+      word(base);
+    } else {
+      emit_op(IOp::CallFunc);
+      word(index);
+      word(base);
+    }
+  }
+  for (ValType t : ft.results) push(t);
+  // Results are written from `base` on: make sure the frame covers them.
+  if (emitting()) {
+    uint32_t n = 0;
+    for (ValType t : ft.results) n += slots_of(t);
+    max_slot_ = std::max(max_slot_, base + n);
+  }
+  return true;
+}
+
+bool FunctionCompiler::instruction() {
+  instr_offset_ = r_.offset();
+  uint8_t opcode;
+  if (!r_.u8(opcode)) return false;
+  const OpTables& tables = op_tables();
+  const OpInfo* info = &tables.single[opcode];
+  if (opcode == 0xFC || opcode == 0xFD) {
+    uint32_t sub;
+    if (!r_.u32(sub)) return false;
+    size_t limit = opcode == 0xFC ? tables.fc.size() : tables.fd.size();
+    if (sub >= limit) return malformed("illegal opcode");
+    info = opcode == 0xFC ? &tables.fc[sub] : &tables.fd[sub];
+  }
+  if (!info->valid) return malformed("illegal opcode");
+  if (info->kind != Kind::Special) return simple(*info);
+
+  switch (info->op) {
+    case IOp::Unreachable:
+      if (emitting()) emit_op(IOp::Unreachable);
+      set_unreachable();
+      return true;
+    case IOp::Nop:
+      return true;
+
+    case IOp::Block:
+    case IOp::Loop:
+    case IOp::If: {
+      std::vector<ValType> params, results;
+      if (!read_block_type(params, results)) return false;
+      Operand cond;
+      if (info->op == IOp::If && !pop(ValType::I32, cond)) return false;
+      std::vector<Operand> ins;
+      if (!pop_all(params, ins)) return false;
+      repush(ins);
+      // Values carried across a block boundary must not stay virtual: a
+      // branch or the other arm would see a different location.
+      materialize_all();
+      for (size_t i = 0; i < params.size(); ++i) vals_.pop_back();
+      bool was_emitting = emitting();
+      push_ctrl(opcode, std::move(params), std::move(results));
+      Ctrl& c = ctrls_.back();
+      if (!was_emitting) {
+        c.dead = true;
+        return true;
+      }
+      if (info->op == IOp::Loop) {
+        bind_label();
+        c.loop_start = here();
+      } else if (info->op == IOp::If) {
+        uint32_t op = emit_op(IOp::JumpUnless);
+        word(cond.src);
+        word(0);
+        c.else_op = op;
+      }
+      return true;
+    }
+
+    case IOp::Else: {
+      Ctrl& c = ctrls_.back();
+      if (c.opcode != 0x04) return malformed("else without matching if");
+      if (!pop_all(c.results, scratch_)) return false;
+      if (vals_.size() != c.height) return fail("type mismatch");
+      bool reachable = emitting();
+      if (reachable) {
+        uint32_t dst = c.base_slot;
+        for (Operand& v : scratch_) {
+          emit_copy(dst, v.src, v.type);
+          dst += slots_of(v.type);
+        }
+        uint32_t op = emit_op(IOp::Jump);
+        word(0);
+        c.fixups.emplace_back(op, op + 1);
+      }
+      if (!c.dead) {
+        patch(c.else_op, c.else_op + 2, here());
+        c.else_op = -1;
+        bind_label();
+      }
+      c.unreachable = false;
+      c.opcode = 0x05;
+      for (ValType t : c.params) push(t);
+      return true;
+    }
+
+    case IOp::End: {
+      Ctrl& c = ctrls_.back();
+      if (c.opcode == 0x04 && c.params != c.results) return fail("type mismatch");
+      if (!pop_all(c.results, scratch_)) return false;
+      if (vals_.size() != c.height) return fail("type mismatch");
+      if (ctrls_.size() == 1) {
+        // The function's own end: an implicit return.
+        if (emitting()) emit_return(scratch_);
+        ctrls_.pop_back();
+        return true;
+      }
+      if (emitting()) {
+        uint32_t dst = c.base_slot;
+        for (Operand& v : scratch_) {
+          emit_copy(dst, v.src, v.type);
+          dst += slots_of(v.type);
+        }
+      }
+      uint32_t end = here();
+      for (auto [op, w] : c.fixups) patch(op, w, end);
+      if (c.else_op >= 0) patch(c.else_op, c.else_op + 2, end);
+      bind_label();
+      std::vector<ValType> results = std::move(c.results);
+      ctrls_.pop_back();
+      for (ValType t : results) push(t);
+      return true;
+    }
+
+    case IOp::Br: {
+      uint32_t depth;
+      if (!r_.u32(depth)) return false;
+      if (depth >= ctrls_.size()) return fail("unknown label");
+      const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
+      std::vector<Operand> vs;
+      if (!pop_all(types, vs)) return false;
+      if (emitting()) emit_branch(depth, vs);
+      set_unreachable();
+      return true;
+    }
+
+    case IOp::BrIf: {
+      uint32_t depth;
+      if (!r_.u32(depth)) return false;
+      if (depth >= ctrls_.size()) return fail("unknown label");
+      Operand cond;
+      if (!pop(ValType::I32, cond)) return false;
+      const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
+      std::vector<Operand> vs;
+      if (!pop_all(types, vs)) return false;
+      if (emitting()) {
+        Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+        if (!needs_moves(depth, vs)) {
+          uint32_t op = emit_op(IOp::JumpIf);
+          word(cond.src);
+          word(0);
+          if (target.opcode == 0x03) patch(op, op + 2, target.loop_start);
+          else target.fixups.emplace_back(op, op + 2);
+        } else {
+          uint32_t skip = emit_op(IOp::JumpUnless);
+          word(cond.src);
+          word(0);
+          std::vector<Operand> moved = vs;
+          emit_branch(depth, moved);
+          patch(skip, skip + 2, here());
+          bind_label();
+        }
+      }
+      repush(vs);
+      return true;
+    }
+
+    case IOp::BrTable: {
+      uint32_t n;
+      if (!r_.count(n)) return false;
+      std::vector<uint32_t> depths(n + 1);
+      for (uint32_t i = 0; i <= n; ++i) {
+        if (!r_.u32(depths[i])) return false;
+        if (depths[i] >= ctrls_.size()) return fail("unknown label");
+      }
+      Operand index;
+      if (!pop(ValType::I32, index)) return false;
+      size_t arity = ctrls_[ctrls_.size() - 1 - depths[n]].label_types().size();
+      std::vector<Operand> vs;
+      for (uint32_t i = 0; i <= n; ++i) {
+        const std::vector<ValType>& types = ctrls_[ctrls_.size() - 1 - depths[i]].label_types();
+        if (types.size() != arity) return fail("type mismatch");
+        if (!pop_all(types, vs)) return false;
+        repush(vs);
+      }
+      if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
+      if (emitting()) {
+        uint32_t op = emit_op(IOp::Switch);
+        word(index.src);
+        word(n);
+        uint32_t table = here();
+        for (uint32_t i = 0; i <= n; ++i) word(0);
+        for (uint32_t i = 0; i <= n; ++i) {
+          uint32_t depth = depths[i];
+          Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+          if (!needs_moves(depth, vs)) {
+            if (target.opcode == 0x03) patch(op, table + i, target.loop_start);
+            else target.fixups.emplace_back(op, table + i);
+          } else {
+            // A stub after the table moves the values, then jumps.
+            patch(op, table + i, here());
+            std::vector<Operand> moved = vs;
+            emit_branch(depth, moved);
+          }
+        }
+      }
+      set_unreachable();
+      return true;
+    }
+
+    case IOp::Return: {
+      std::vector<Operand> vs;
+      if (!pop_all(ctrls_.front().results, vs)) return false;
+      if (emitting()) emit_return(vs);
+      set_unreachable();
+      return true;
+    }
+
+    case IOp::Call: {
+      uint32_t f;
+      if (!r_.u32(f)) return false;
+      if (f >= m_.func_type_indices.size()) return fail("unknown function " + std::to_string(f));
+      return op_call(m_.func_type_indices[f], false, f);
+    }
+
+    case IOp::CallIndirect: {
+      uint32_t type_index, table;
+      if (!r_.u32(type_index)) return false;
+      if (!r_.u32(table)) return false;
+      if (table >= m_.all_tables.size()) return fail("unknown table " + std::to_string(table));
+      if (type_index >= m_.types.size()) return fail("unknown type");
+      if (m_.all_tables[table].elem != ValType::FuncRef) return fail("type mismatch");
+      return op_call(type_index, true, table);
+    }
+
+    case IOp::Drop: {
+      Operand v;
+      return pop(v);
+    }
+
+    case IOp::Select:
+    case IOp::SelectT: {
+      ValType want = kUnknown;
+      if (info->op == IOp::SelectT) {
+        uint32_t n;
+        if (!r_.u32(n)) return false;
+        if (n != 1) return fail("invalid result arity");
+        uint8_t b;
+        if (!r_.u8(b)) return false;
+        if (!is_valtype_byte(b)) return malformed("malformed value type");
+        want = static_cast<ValType>(b);
+      }
+      Operand cond, b, a;
+      if (!pop(ValType::I32, cond)) return false;
+      if (!pop(want, b) || !pop(want, a)) return false;
+      ValType t = want;
+      if (info->op == IOp::Select) {
+        if ((a.type != kUnknown && !is_num(a.type) && a.type != ValType::V128) ||
+            (b.type != kUnknown && !is_num(b.type) && b.type != ValType::V128))
+          return fail("type mismatch");
+        if (a.type != kUnknown && b.type != kUnknown && a.type != b.type) return fail("type mismatch");
+        t = a.type == kUnknown ? b.type : a.type;
+      }
+      uint32_t dst = push(t);
+      if (emitting()) {
+        emit_op(t == ValType::V128 ? IOp::SelectV : IOp::SelectI);
+        word(dst);
+        word(a.src);
+        word(b.src);
+        word(cond.src);
+        mark_dst(here() - 4);
+      }
+      return true;
+    }
+
+    case IOp::LocalGet: {
+      uint32_t x;
+      if (!read_local(x)) return false;
+      push_virtual(local_types_[x], local_slot_[x]);
+      return true;
+    }
+    case IOp::LocalSet:
+    case IOp::LocalTee: {
+      uint32_t x;
+      if (!read_local(x)) return false;
+      Operand v;
+      if (!pop(local_types_[x], v)) return false;
+      uint32_t ls = local_slot_[x];
+      if (emitting()) {
+        materialize_local(ls);
+        if (!v.is_virtual() && last_dst_ != UINT32_MAX && code_[last_dst_] == v.slot) {
+          code_[last_dst_] = ls;  // the producer writes straight into the local
+          last_dst_ = UINT32_MAX;
+        } else {
+          emit_copy(ls, v.src, local_types_[x]);
+        }
+      }
+      if (info->op == IOp::LocalTee) push_virtual(local_types_[x], ls);
+      return true;
+    }
+    case IOp::GlobalGet: {
+      uint32_t g;
+      if (!r_.u32(g)) return false;
+      if (g >= m_.all_globals.size()) return fail("unknown global " + std::to_string(g));
+      ValType t = m_.all_globals[g].type;
+      uint32_t dst = push(t);
+      if (emitting()) {
+        emit_op(t == ValType::V128 ? IOp::GlobalGetV : IOp::GlobalGet);
+        word(dst);
+        word(g);
+        mark_dst(here() - 2);
+      }
+      return true;
+    }
+    case IOp::GlobalSet: {
+      uint32_t g;
+      if (!r_.u32(g)) return false;
+      if (g >= m_.all_globals.size()) return fail("unknown global " + std::to_string(g));
+      if (!m_.all_globals[g].mut) return fail("global is immutable");
+      Operand v;
+      if (!pop(m_.all_globals[g].type, v)) return false;
+      if (emitting()) {
+        emit_op(m_.all_globals[g].type == ValType::V128 ? IOp::GlobalSetV : IOp::GlobalSet);
+        word(g);
+        word(v.src);
+      }
+      return true;
+    }
+
+    case IOp::TableGet: {
+      uint32_t t;
+      if (!read_table(t)) return false;
+      Operand i;
+      if (!pop(ValType::I32, i)) return false;
+      uint32_t dst = push(m_.all_tables[t].elem);
+      if (emitting()) {
+        emit_op(IOp::TableGet);
+        word(dst);
+        word(t);
+        word(i.src);
+      }
+      return true;
+    }
+    case IOp::TableSet: {
+      uint32_t t;
+      if (!read_table(t)) return false;
+      Operand v, i;
+      if (!pop(m_.all_tables[t].elem, v) || !pop(ValType::I32, i)) return false;
+      if (emitting()) {
+        emit_op(IOp::TableSet);
+        word(t);
+        word(i.src);
+        word(v.src);
+      }
+      return true;
+    }
+    case IOp::TableSize: {
+      uint32_t t;
+      if (!read_table(t)) return false;
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::TableSize);
+        word(dst);
+        word(t);
+      }
+      return true;
+    }
+    case IOp::TableGrow: {
+      uint32_t t;
+      if (!read_table(t)) return false;
+      Operand n, init;
+      if (!pop(ValType::I32, n) || !pop(m_.all_tables[t].elem, init)) return false;
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::TableGrow);
+        word(dst);
+        word(t);
+        word(init.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::TableFill: {
+      uint32_t t;
+      if (!read_table(t)) return false;
+      Operand n, v, i;
+      if (!pop(ValType::I32, n) || !pop(m_.all_tables[t].elem, v) || !pop(ValType::I32, i)) return false;
+      if (emitting()) {
+        emit_op(IOp::TableFill);
+        word(t);
+        word(i.src);
+        word(v.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::TableCopy: {
+      uint32_t dt, st;
+      if (!read_table(dt) || !read_table(st)) return false;
+      if (m_.all_tables[dt].elem != m_.all_tables[st].elem) return fail("type mismatch");
+      Operand n, s, d;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
+      if (emitting()) {
+        emit_op(IOp::TableCopy);
+        word(dt);
+        word(st);
+        word(d.src);
+        word(s.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::TableInit: {
+      uint32_t e, t;
+      if (!read_elem(e) || !read_table(t)) return false;
+      if (m_.all_tables[t].elem != m_.elems[e].type) return fail("type mismatch");
+      Operand n, s, d;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
+      if (emitting()) {
+        emit_op(IOp::TableInit);
+        word(t);
+        word(e);
+        word(d.src);
+        word(s.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::ElemDrop: {
+      uint32_t e;
+      if (!read_elem(e)) return false;
+      if (emitting()) {
+        emit_op(IOp::ElemDrop);
+        word(e);
+      }
+      return true;
+    }
+
+    case IOp::MemorySize: {
+      if (!read_zero_byte() || !need_memory()) return false;
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::MemorySize);
+        word(dst);
+        mark_dst(here() - 1);
+      }
+      return true;
+    }
+    case IOp::MemoryGrow: {
+      if (!read_zero_byte() || !need_memory()) return false;
+      Operand delta;
+      if (!pop(ValType::I32, delta)) return false;
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::MemoryGrow);
+        word(dst);
+        word(delta.src);
+      }
+      return true;
+    }
+    case IOp::MemoryInit: {
+      uint32_t d;
+      if (!read_data(d) || !read_zero_byte() || !need_memory()) return false;
+      Operand n, s, dst;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, dst)) return false;
+      if (emitting()) {
+        emit_op(IOp::MemoryInit);
+        word(d);
+        word(dst.src);
+        word(s.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::DataDrop: {
+      uint32_t d;
+      if (!read_data(d)) return false;
+      if (emitting()) {
+        emit_op(IOp::DataDrop);
+        word(d);
+      }
+      return true;
+    }
+    case IOp::MemoryCopy: {
+      if (!read_zero_byte() || !read_zero_byte() || !need_memory()) return false;
+      Operand n, s, d;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
+      if (emitting()) {
+        emit_op(IOp::MemoryCopy);
+        word(d.src);
+        word(s.src);
+        word(n.src);
+      }
+      return true;
+    }
+    case IOp::MemoryFill: {
+      if (!read_zero_byte() || !need_memory()) return false;
+      Operand n, v, d;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, v) || !pop(ValType::I32, d)) return false;
+      if (emitting()) {
+        emit_op(IOp::MemoryFill);
+        word(d.src);
+        word(v.src);
+        word(n.src);
+      }
+      return true;
+    }
+
+    case IOp::I32Const: {
+      int32_t v;
+      if (!r_.s32(v)) return false;
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::Const32);
+        word(dst);
+        word(static_cast<uint32_t>(v));
+        mark_dst(here() - 2);
+      }
+      return true;
+    }
+    case IOp::I64Const:
+    case IOp::F64Const: {
+      uint64_t bits;
+      if (info->op == IOp::I64Const) {
+        int64_t v;
+        if (!r_.s64(v)) return false;
+        bits = static_cast<uint64_t>(v);
+      } else if (!r_.f64(bits)) {
+        return false;
+      }
+      uint32_t dst = push(info->op == IOp::I64Const ? ValType::I64 : ValType::F64);
+      if (emitting()) {
+        emit_op(IOp::Const64);
+        word(dst);
+        word(static_cast<uint32_t>(bits));
+        word(static_cast<uint32_t>(bits >> 32));
+        mark_dst(here() - 3);
+      }
+      return true;
+    }
+    case IOp::F32Const: {
+      uint32_t bits;
+      if (!r_.f32(bits)) return false;
+      uint32_t dst = push(ValType::F32);
+      if (emitting()) {
+        emit_op(IOp::Const32);
+        word(dst);
+        word(bits);
+        mark_dst(here() - 2);
+      }
+      return true;
+    }
+
+    case IOp::RefNull: {
+      ValType t;
+      if (!read_ref_type(t)) return false;
+      uint32_t dst = push(t);
+      if (emitting()) {
+        emit_op(IOp::Const64);
+        word(dst);
+        word(0);
+        word(0);
+        mark_dst(here() - 3);
+      }
+      return true;
+    }
+    case IOp::RefIsNull: {
+      Operand v;
+      if (!pop(v)) return false;
+      if (v.type != kUnknown && !is_ref(v.type)) return fail("type mismatch");
+      uint32_t dst = push(ValType::I32);
+      if (emitting()) {
+        emit_op(IOp::RefIsNull);
+        word(dst);
+        word(v.src);
+        mark_dst(here() - 2);
+      }
+      return true;
+    }
+    case IOp::RefFunc: {
+      uint32_t f;
+      if (!r_.u32(f)) return false;
+      if (f >= m_.func_type_indices.size()) return fail("unknown function " + std::to_string(f));
+      if (f >= m_.declared_refs.size() || !m_.declared_refs[f]) return fail("undeclared function reference");
+      uint32_t dst = push(ValType::FuncRef);
+      if (emitting()) {
+        emit_op(IOp::RefFunc);
+        word(dst);
+        word(f);
+      }
+      return true;
+    }
+
+    default:
+      break;
+  }
+  return malformed("illegal opcode");
+}
+
+}  // namespace
+
+Status compile_functions(Module& module, const LoadOptions& options) {
+  module.code.clear();
+  module.code.resize(module.functions.size());
+  for (size_t i = 0; i < module.functions.size(); ++i) {
+    FunctionCompiler fc(module, static_cast<uint32_t>(module.num_imported_funcs + i), options);
+    Status s = fc.compile(module.code[i]);
+    if (!s) return s;
+  }
+  return Status();
+}
+
+const char* iop_name(IOp op) {
+  static const char* const names[] = {
+#define WZVM_OP(Name, prefix, code, text, ...) text,
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#define WZVM_IOP(Name, text) text,
+#include "vm/internal_ops.def"
+#undef WZVM_IOP
+  };
+  auto i = static_cast<size_t>(op);
+  return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
+}
+
+}  // namespace wzvm::vm

@@ -1,0 +1,603 @@
+// The interpreter loop. One function, `execute`, runs the internal code of
+// vm/code.h with computed-goto dispatch (or a switch when built with
+// WZVM_SWITCH_DISPATCH, e.g. for sanitizers). The hot state lives in locals
+// the compiler keeps in registers: ip, fp, and the cached base and size of
+// memory 0. Calls between wasm functions push a Frame on the thread's frame
+// stack and continue in the same loop; host functions are entered through
+// one boundary (`call_host`), where profilers will hook in.
+
+#include "vm/interp.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "vm/numerics.h"
+
+namespace wzvm::vm {
+
+const char* trap_message(TrapCode code) {
+  switch (code) {
+    case TrapCode::None:
+      return "";
+#define WZVM_TRAP(Name, Message) \
+  case TrapCode::Name:           \
+    return Message;
+#include "vm/traps.def"
+#undef WZVM_TRAP
+  }
+  return "unknown trap";
+}
+
+Thread::Thread(const StoreLimits& limits)
+    : stack(new uint64_t[limits.value_stack_slots]),
+      stack_end(stack.get() + limits.value_stack_slots),
+      frames(limits.max_call_depth + 1),
+      max_depth(limits.max_call_depth),
+      top(stack.get()) {}
+
+Thread* Store::thread() { return thread_.get(); }
+
+namespace {
+
+using C_I32 = uint32_t;
+using C_I64 = uint64_t;
+using C_F32 = float;
+using C_F64 = double;
+
+// Slots are 8 bytes; narrower values use the low bytes (little-endian host).
+template <class T>
+__attribute__((always_inline)) inline T rd(const uint64_t* fp, uint32_t slot) {
+  T v;
+  std::memcpy(&v, fp + slot, sizeof(T));
+  return v;
+}
+template <class T>
+__attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) {
+  std::memcpy(fp + slot, &v, sizeof(T));
+}
+
+template <class F, class R, class A>
+__attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_t* ip) {
+  if constexpr (F::kTraps) {
+    R r;
+    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), r);
+    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
+    return t;
+  } else {
+    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2])));
+    return TrapCode::None;
+  }
+}
+
+template <class F, class R, class A>
+__attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32_t* ip) {
+  if constexpr (F::kTraps) {
+    R r;
+    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), rd<A>(fp, ip[3]), r);
+    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
+    return t;
+  } else {
+    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), rd<A>(fp, ip[3])));
+    return TrapCode::None;
+  }
+}
+
+uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
+
+void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
+  out.resize(types.size());
+  for (size_t i = 0; i < types.size(); ++i) {
+    Value& v = out[i];
+    v = Value::zero(types[i]);
+    std::memcpy(v.v128, slots, slots_of_type(types[i]) * 8);
+    if (types[i] == ValType::I32 || types[i] == ValType::F32) std::memset(v.v128 + 4, 0, 12);
+    slots += slots_of_type(types[i]);
+  }
+}
+
+void values_to_slots(std::span<const Value> values, uint64_t* slots) {
+  for (const Value& v : values) {
+    uint32_t n = slots_of_type(v.type);
+    if (v.type == ValType::I32 || v.type == ValType::F32) slots[0] = v.i32;
+    else std::memcpy(slots, v.v128, n * 8);
+    slots += n;
+  }
+}
+
+// The one boundary through which every host function is entered.
+Trap call_host(Store& store, Instance* caller, FuncInst* f, uint64_t* slots) {
+  std::vector<Value> args;
+  slots_to_values(f->type.params, slots, args);
+  std::vector<Value> results(f->type.results.size());
+  for (size_t i = 0; i < results.size(); ++i) results[i] = Value::zero(f->type.results[i]);
+  MemInst* mem = caller && !caller->memories.empty() ? caller->memories[0] : nullptr;
+  HostContext ctx{store, caller, mem};
+  Trap t = f->host(ctx, args, results);
+  if (t) return t;
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].type != f->type.results[i])
+      return Trap::make(TrapCode::HostError, "host function " + f->host_module + "." + f->host_field +
+                                                 " returned a value of the wrong type");
+  }
+  values_to_slots(results, slots);
+  return {};
+}
+
+// Byte offset in the module of the instruction at word `pos` of `code`.
+int64_t source_offset(const CompiledFunc& code, size_t pos) {
+  const auto& map = code.source_map;
+  auto it = std::upper_bound(map.begin(), map.end(), std::make_pair(static_cast<uint32_t>(pos), UINT32_MAX));
+  if (it == map.begin()) return -1;
+  return std::prev(it)->second;
+}
+
+// Fills the trap's backtrace from frames [entry, top]; `ip` is the current
+// instruction of the top frame, the others resume after their call.
+void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint32_t* ip) {
+  for (const Frame* f = top; f >= entry; --f) {
+    const FuncInst* fn = f->func;
+    FrameInfo info;
+    info.func_index = fn->func_index;
+    if (fn->instance) info.name = fn->instance->module->function_name(fn->func_index);
+    const uint32_t* at = f == top ? ip : f->ip - 1;
+    if (fn->code && at) info.offset = source_offset(*fn->code, static_cast<size_t>(at - fn->code->code.data()));
+    trap.backtrace.push_back(std::move(info));
+    if (f == entry) break;
+  }
+}
+
+}  // namespace
+
+Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  if (func->is_host()) return call_host(store, nullptr, func, args);
+
+  Frame* const frames = th.frames.data();
+  Frame* const entry = frames + th.depth;
+  Frame* const frame_limit = frames + th.max_depth;
+  uint64_t* const stack_end = th.stack_end;
+  const uint32_t saved_depth = th.depth;
+  uint64_t* const saved_top = th.top;
+
+  Frame* frame = entry;
+  const uint32_t* ip;
+  uint64_t* fp;
+  Instance* inst;
+  MemInst* memory;
+  uint8_t* mem;
+  uint64_t memsize;
+  TrapCode trap_code = TrapCode::None;
+  Trap host_trap;
+  bool trap_in_call = false;
+
+#define LOAD_MEM()                                                      \
+  do {                                                                  \
+    memory = inst->memories.empty() ? nullptr : inst->memories[0];      \
+    mem = memory ? memory->data : nullptr;                              \
+    memsize = memory ? memory->size : 0;                                \
+  } while (0)
+#define TRAP(code)        \
+  do {                    \
+    trap_code = (code);   \
+    goto on_trap;         \
+  } while (0)
+
+  {
+    const CompiledFunc* code = func->code;
+    if (entry >= frame_limit || args + code->frame_slots > stack_end) {
+      Trap t = Trap::make(TrapCode::StackExhausted);
+      return t;
+    }
+    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) args[i] = 0;
+    frame->func = func;
+    frame->fp = args;
+    frame->ip = nullptr;
+    fp = args;
+    ip = code->code.data();
+    inst = func->instance;
+    LOAD_MEM();
+  }
+
+  // Enters wasm function `callee` with its frame at `nfp`; `next` is where
+  // the caller resumes. A host callee goes through call_host instead.
+#define CALL(callee_expr, nfp_expr, next_expr)                                               \
+  do {                                                                                       \
+    FuncInst* callee = (callee_expr);                                                        \
+    uint64_t* nfp = (nfp_expr);                                                              \
+    const uint32_t* next = (next_expr);                                                      \
+    if (callee->is_host()) {                                                                 \
+      frame->ip = next;                                                                      \
+      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
+      th.top = nfp + std::max(callee->type.params.size(), callee->type.results.size()) * 2; \
+      Trap t = call_host(store, inst, callee, nfp);                                          \
+      th.top = saved_top;                                                                    \
+      if (t) {                                                                               \
+        host_trap = std::move(t);                                                            \
+        trap_in_call = true;                                                                 \
+        goto on_host_trap;                                                                   \
+      }                                                                                      \
+      LOAD_MEM();                                                                            \
+      ip = next;                                                                             \
+      DISPATCH();                                                                            \
+    }                                                                                        \
+    const CompiledFunc* code = callee->code;                                                 \
+    if (frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end) {                   \
+      trap_in_call = true;                                                                   \
+      frame->ip = next;                                                                      \
+      TRAP(TrapCode::StackExhausted);                                                        \
+    }                                                                                        \
+    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) nfp[i] = 0;             \
+    frame->ip = next;                                                                        \
+    ++frame;                                                                                 \
+    frame->func = callee;                                                                    \
+    frame->fp = nfp;                                                                         \
+    fp = nfp;                                                                                \
+    ip = code->code.data();                                                                  \
+    if (callee->instance != inst) {                                                          \
+      inst = callee->instance;                                                               \
+      LOAD_MEM();                                                                            \
+    }                                                                                        \
+    DISPATCH();                                                                              \
+  } while (0)
+
+#if defined(WZVM_SWITCH_DISPATCH)
+#define CASE(Name) case static_cast<uint32_t>(IOp::Name):
+#define DISPATCH() goto dispatch
+dispatch:
+  switch (*ip) {
+#else
+#define CASE(Name) L_##Name:
+#define DISPATCH() goto* kLabels[*ip]
+  static const void* const kLabels[] = {
+#define WZVM_OP(Name, ...) &&L_##Name,
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#define WZVM_IOP(Name, ...) &&L_##Name,
+#include "vm/internal_ops.def"
+#undef WZVM_IOP
+  };
+  DISPATCH();
+  {
+#endif
+
+    // ---- Unary, Binary, Load and Store rows of the opcode table.
+#define WZVM_GEN_Special(Name, R, P1, P2, Extra)
+#define WZVM_GEN_Unary(Name, R, P1, P2, F)                                     \
+  CASE(Name) {                                                                 \
+    TrapCode t = unary<num::F, C_##R, C_##P1>(fp, ip);                         \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                     \
+    ip += 3;                                                                   \
+    DISPATCH();                                                                \
+  }
+#define WZVM_GEN_Binary(Name, R, P1, P2, F)                                    \
+  CASE(Name) {                                                                 \
+    TrapCode t = binary<num::F, C_##R, C_##P1>(fp, ip);                        \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                     \
+    ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+  // Bounds: the effective address is computed in 64 bits, so address +
+  // offset + size cannot wrap.
+#define WZVM_GEN_Load(Name, R, P1, P2, T)                                      \
+  CASE(Name) {                                                                 \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];      \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T v;                                                                       \
+    std::memcpy(&v, mem + ea, sizeof(T));                                      \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                               \
+    ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+#define WZVM_GEN_Store(Name, R, P1, P2, T)                                     \
+  CASE(Name) {                                                                 \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];      \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T v = static_cast<T>(rd<C_##P2>(fp, ip[2]));                               \
+    std::memcpy(mem + ea, &v, sizeof(T));                                      \
+    ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_GEN_##K(Name, R, P1, P2, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+
+    // ---- Moves and constants.
+    CASE(Copy) {
+      fp[ip[1]] = fp[ip[2]];
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(CopyN) {
+      std::memmove(fp + ip[1], fp + ip[2], ip[3] * sizeof(uint64_t));
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(Const32) {
+      fp[ip[1]] = ip[2];
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(Const64) {
+      fp[ip[1]] = static_cast<uint64_t>(ip[2]) | (static_cast<uint64_t>(ip[3]) << 32);
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(SelectI) {
+      fp[ip[1]] = rd<uint32_t>(fp, ip[4]) ? fp[ip[2]] : fp[ip[3]];
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(SelectV) {
+      uint64_t lo, hi;
+      if (rd<uint32_t>(fp, ip[4])) {
+        lo = fp[ip[2]];
+        hi = fp[ip[2] + 1];
+      } else {
+        lo = fp[ip[3]];
+        hi = fp[ip[3] + 1];
+      }
+      fp[ip[1]] = lo;
+      fp[ip[1] + 1] = hi;
+      ip += 5;
+      DISPATCH();
+    }
+
+    // ---- Control.
+    CASE(Jump) {
+      ip += static_cast<int32_t>(ip[1]);
+      DISPATCH();
+    }
+    CASE(JumpIf) {
+      if (rd<uint32_t>(fp, ip[1])) ip += static_cast<int32_t>(ip[2]);
+      else ip += 3;
+      DISPATCH();
+    }
+    CASE(JumpUnless) {
+      if (!rd<uint32_t>(fp, ip[1])) ip += static_cast<int32_t>(ip[2]);
+      else ip += 3;
+      DISPATCH();
+    }
+    CASE(Switch) {
+      uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
+      ip += static_cast<int32_t>(ip[3 + i]);
+      DISPATCH();
+    }
+    CASE(Unreachable) { TRAP(TrapCode::Unreachable); }
+    CASE(Ret) {
+      uint32_t n = ip[2];
+      if (n == 1) fp[0] = fp[ip[1]];
+      else if (n) std::memmove(fp, fp + ip[1], n * sizeof(uint64_t));
+      if (frame == entry) goto done;
+      --frame;
+      fp = frame->fp;
+      ip = frame->ip;
+      inst = frame->func->instance;
+      LOAD_MEM();  // the callee may have grown a (possibly shared) memory
+      DISPATCH();
+    }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3); }
+    CASE(CallTable) {
+      TableInst* table = inst->tables[ip[1]];
+      uint32_t i = rd<uint32_t>(fp, ip[3]);
+      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
+      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
+      if (!target) TRAP(TrapCode::UninitializedElement);
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      CALL(target, fp + ip[4], ip + 5);
+    }
+
+    // ---- Variables and references.
+    CASE(GlobalGet) {
+      fp[ip[1]] = inst->globals[ip[2]]->value;
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(GlobalSet) {
+      inst->globals[ip[1]]->value = fp[ip[2]];
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(GlobalGetV) {
+      GlobalInst* g = inst->globals[ip[2]];
+      fp[ip[1]] = g->value;
+      fp[ip[1] + 1] = g->value_hi;
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(GlobalSetV) {
+      GlobalInst* g = inst->globals[ip[1]];
+      g->value = fp[ip[2]];
+      g->value_hi = fp[ip[2] + 1];
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(RefIsNull) {
+      wr<uint32_t>(fp, ip[1], fp[ip[2]] == 0);
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(RefFunc) {
+      fp[ip[1]] = reinterpret_cast<Ref>(inst->funcs[ip[2]]);
+      ip += 3;
+      DISPATCH();
+    }
+
+    // ---- Tables.
+    CASE(TableGet) {
+      TableInst* t = inst->tables[ip[2]];
+      uint32_t i = rd<uint32_t>(fp, ip[3]);
+      if (i >= t->elems.size()) TRAP(TrapCode::TableOutOfBounds);
+      fp[ip[1]] = t->elems[i];
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(TableSet) {
+      TableInst* t = inst->tables[ip[1]];
+      uint32_t i = rd<uint32_t>(fp, ip[2]);
+      if (i >= t->elems.size()) TRAP(TrapCode::TableOutOfBounds);
+      t->elems[i] = fp[ip[3]];
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(TableSize) {
+      wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(inst->tables[ip[2]]->elems.size()));
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(TableGrow) {
+      int64_t old = inst->tables[ip[2]]->grow(rd<uint32_t>(fp, ip[4]), fp[ip[3]]);
+      wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(TableFill) {
+      TableInst* t = inst->tables[ip[1]];
+      uint64_t i = rd<uint32_t>(fp, ip[2]), n = rd<uint32_t>(fp, ip[4]);
+      if (i + n > t->elems.size()) TRAP(TrapCode::TableOutOfBounds);
+      std::fill_n(t->elems.begin() + i, n, fp[ip[3]]);
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(TableCopy) {
+      TableInst* dt = inst->tables[ip[1]];
+      TableInst* st = inst->tables[ip[2]];
+      uint64_t d = rd<uint32_t>(fp, ip[3]), s = rd<uint32_t>(fp, ip[4]), n = rd<uint32_t>(fp, ip[5]);
+      if (d + n > dt->elems.size() || s + n > st->elems.size()) TRAP(TrapCode::TableOutOfBounds);
+      if (n) std::memmove(dt->elems.data() + d, st->elems.data() + s, n * sizeof(Ref));
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(TableInit) {
+      TableInst* t = inst->tables[ip[1]];
+      const ElemInst& e = inst->elems[ip[2]];
+      uint64_t d = rd<uint32_t>(fp, ip[3]), s = rd<uint32_t>(fp, ip[4]), n = rd<uint32_t>(fp, ip[5]);
+      if (s + n > e.refs.size() || d + n > t->elems.size()) TRAP(TrapCode::TableOutOfBounds);
+      if (n) std::memcpy(t->elems.data() + d, e.refs.data() + s, n * sizeof(Ref));
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(ElemDrop) {
+      inst->elems[ip[1]].refs.clear();
+      inst->elems[ip[1]].refs.shrink_to_fit();
+      ip += 2;
+      DISPATCH();
+    }
+
+    // ---- Memory.
+    CASE(MemorySize) {
+      wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(memsize >> 16));
+      ip += 2;
+      DISPATCH();
+    }
+    CASE(MemoryGrow) {
+      int64_t old = memory->grow(rd<uint32_t>(fp, ip[2]));
+      wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
+      LOAD_MEM();
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(MemoryFill) {
+      uint64_t d = rd<uint32_t>(fp, ip[1]), n = rd<uint32_t>(fp, ip[3]);
+      if (d + n > memsize) TRAP(TrapCode::MemoryOutOfBounds);
+      if (n) std::memset(mem + d, static_cast<uint8_t>(rd<uint32_t>(fp, ip[2])), n);
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(MemoryCopy) {
+      uint64_t d = rd<uint32_t>(fp, ip[1]), s = rd<uint32_t>(fp, ip[2]), n = rd<uint32_t>(fp, ip[3]);
+      if (d + n > memsize || s + n > memsize) TRAP(TrapCode::MemoryOutOfBounds);
+      if (n) std::memmove(mem + d, mem + s, n);
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(MemoryInit) {
+      const DataInst& seg = inst->datas[ip[1]];
+      uint64_t d = rd<uint32_t>(fp, ip[2]), s = rd<uint32_t>(fp, ip[3]), n = rd<uint32_t>(fp, ip[4]);
+      if (s + n > seg.size || d + n > memsize) TRAP(TrapCode::MemoryOutOfBounds);
+      if (n) std::memcpy(mem + d, seg.bytes + s, n);
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(DataDrop) {
+      inst->datas[ip[1]].size = 0;
+      ip += 2;
+      DISPATCH();
+    }
+
+    // Instructions that lowering always rewrites; reaching one is a compiler bug.
+    CASE(Nop)
+    CASE(Block)
+    CASE(Loop)
+    CASE(If)
+    CASE(Else)
+    CASE(End)
+    CASE(Br)
+    CASE(BrIf)
+    CASE(BrTable)
+    CASE(Return)
+    CASE(Call)
+    CASE(CallIndirect)
+    CASE(Drop)
+    CASE(Select)
+    CASE(SelectT)
+    CASE(LocalGet)
+    CASE(LocalSet)
+    CASE(LocalTee)
+    CASE(I32Const)
+    CASE(I64Const)
+    CASE(F32Const)
+    CASE(F64Const)
+    CASE(RefNull) {
+      host_trap = Trap::make(TrapCode::HostError, std::string("internal error: unlowered instruction ") +
+                                                      iop_name(static_cast<IOp>(*ip)));
+      goto on_host_trap;
+    }
+
+#if defined(WZVM_SWITCH_DISPATCH)
+    default:
+      host_trap = Trap::make(TrapCode::HostError, "internal error: bad internal opcode");
+      goto on_host_trap;
+  }
+#else
+  }
+#endif
+
+done:
+  th.depth = saved_depth;
+  return {};
+
+on_trap:
+  host_trap = Trap::make(trap_code);
+on_host_trap:
+  // A trap inside a call is reported at the call instruction of the caller.
+  add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
+  th.depth = saved_depth;
+  return host_trap;
+
+#undef CALL
+#undef CASE
+#undef DISPATCH
+#undef TRAP
+#undef LOAD_MEM
+}
+
+Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results) {
+  if (args.size() != func->type.params.size())
+    return Trap::make(TrapCode::HostError, "wrong number of arguments: expected " +
+                                               std::to_string(func->type.params.size()) + ", got " +
+                                               std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i)
+    if (args[i].type != func->type.params[i])
+      return Trap::make(TrapCode::HostError, "argument " + std::to_string(i) + " has type " +
+                                                 valtype_name(args[i].type) + ", expected " +
+                                                 valtype_name(func->type.params[i]));
+  Thread& th = *thread_;
+  uint64_t* base = th.top;
+  size_t need = 2 * std::max(args.size(), func->type.results.size());
+  if (base + need > th.stack_end) return Trap::make(TrapCode::StackExhausted);
+  values_to_slots(args, base);
+  Trap t = execute(*this, th, func, base);
+  if (!t) slots_to_values(func->type.results, base, results);
+  return t;
+}
+
+}  // namespace wzvm::vm
