@@ -24,8 +24,8 @@
 // Float assumptions: IEEE-754 binary32/binary64 with round-to-nearest-even as
 // the current rounding mode and no x87 excess precision (x86-64 SSE, AArch64).
 // Operations whose NaN result the spec leaves as nan:arithmetic (add, sub,
-// mul, div, sqrt, ceil, floor, trunc, nearest, demote, promote) rely on the
-// hardware, which returns a quiet NaN; operations the spec defines on the
+// mul, div, sqrt, demote, promote) rely on the hardware, which returns a quiet
+// NaN; ceil/floor/trunc/nearest and min/max quiet NaNs explicitly; operations the spec defines on the
 // bits (abs, neg, copysign) are done on the bits so payloads survive.
 
 #include <bit>
@@ -342,26 +342,41 @@ struct Copysign {
 };
 
 // Rounding to integral: the spec results are exact, so the libm functions are
-// exact too (ceil(-0.5) = -0, NaN in -> quiet NaN out).
+// exact too (ceil(-0.5) = -0). But glibc's ceil/floor/trunc/rint return a
+// signaling NaN unchanged, and the spec wants nan:arithmetic (f32.wast:
+// ceil(nan:0x200000) is nan:arithmetic), so NaNs are quieted explicitly.
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-fceil
 struct Ceil {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return std::ceil(a); }
+  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]] return detail::quiet(a);
+    return std::ceil(a);
+  }
 };
 struct Floor {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return std::floor(a); }
+  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]] return detail::quiet(a);
+    return std::floor(a);
+  }
 };
 struct Trunc {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return std::trunc(a); }
+  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]] return detail::quiet(a);
+    return std::trunc(a);
+  }
 };
 // fnearest is round-half-to-even (0.5 -> +0, 1.5 -> 2, -0.5 -> -0): exactly
 // rint under the default round-to-nearest-even mode. (std::round rounds
 // half away from zero and would be wrong.)
+// https://webassembly.github.io/spec/core/exec/numerics.html#op-fnearest
 struct Nearest {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return std::rint(a); }
+  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]] return detail::quiet(a);
+    return std::rint(a);
+  }
 };
 struct Sqrt {
   static constexpr bool kTraps = false;
