@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Run the WebAssembly core spec tests against wzvm (registered with ctest as spec-core).
+#
+# Usage: spec-tests/run-spec.sh RUNNER BUILD_SPEC_DIR [RUNNER_FLAGS...]
+#   RUNNER          path of the wzvm-spectest binary
+#   BUILD_SPEC_DIR  where the converted tests go (e.g. build/spec; core tests land in build/spec/core)
+#   RUNNER_FLAGS    passed on to wzvm-spectest before the files (e.g. -v)
+#
+# 1. Finds the testsuite: $WZVM_SPEC_TESTSUITE, else ../shared/wasm-testsuite beside
+#    the repository, else the git submodule third_party/testsuite (when populated).
+#    Layouts: core tests under core/ (the shared copy) or at the top level (upstream).
+# 2. Converts core/*.wast with wast2json (the suite's own convert.sh when it has one),
+#    reusing the previous conversion when nothing changed (stamp file).
+# 3. Runs wzvm-spectest over BUILD_SPEC_DIR/core with spec-tests/known-failures.txt.
+#    simd_*.json files are counted as skipped until the SIMD issue lands;
+#    set WZVM_SPEC_SIMD=1 to run them.
+set -u
+
+if [ $# -lt 2 ]; then
+  awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0" >&2
+  exit 2
+fi
+RUNNER=$1
+OUT=$2
+shift 2
+
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/.." && pwd)
+WAST2JSON=${WAST2JSON:-wast2json}
+
+# --- 1. find the testsuite -------------------------------------------------
+has_wast() { compgen -G "$1/*.wast" >/dev/null 2>&1; }
+
+suite=""
+if [ -n "${WZVM_SPEC_TESTSUITE:-}" ]; then
+  suite=$WZVM_SPEC_TESTSUITE
+  [ -d "$suite" ] || { echo "run-spec.sh: WZVM_SPEC_TESTSUITE=$suite is not a directory" >&2; exit 2; }
+elif [ -d "$repo/../shared/wasm-testsuite" ]; then
+  suite=$(cd "$repo/../shared/wasm-testsuite" && pwd)
+elif has_wast "$repo/third_party/testsuite"; then
+  suite=$repo/third_party/testsuite
+else
+  cat >&2 <<EOF
+run-spec.sh: WebAssembly spec testsuite not found. Get it with
+    git submodule update --init third_party/testsuite
+or point WZVM_SPEC_TESTSUITE at a checkout of https://github.com/WebAssembly/testsuite
+(commit 3a04b2cf93bd8fce277458d419eea8d9c326345c, the one wabt 1.0.32 parses).
+EOF
+  exit 2
+fi
+
+if has_wast "$suite/core"; then
+  coresrc=$suite/core        # shared copy: core/ and proposals/
+elif has_wast "$suite"; then
+  coresrc=$suite             # upstream testsuite repo: core tests at the top level
+else
+  echo "run-spec.sh: no .wast files in $suite/core or $suite" >&2
+  exit 2
+fi
+
+if [ ! -x "$RUNNER" ]; then
+  echo "run-spec.sh: runner $RUNNER not found or not executable (build the wzvm-spectest target)" >&2
+  exit 2
+fi
+
+# --- 2. convert (once) -------------------------------------------------------
+command -v "$WAST2JSON" >/dev/null 2>&1 || {
+  echo "run-spec.sh: $WAST2JSON not found (apt-get install wabt; 1.0.32 is the tested version)" >&2; exit 2; }
+
+mkdir -p "$OUT/core" || exit 2
+OUT=$(cd "$OUT" && pwd)
+stamp=$OUT/core/.converted
+ident="suite=$coresrc wast2json=$(command -v "$WAST2JSON") version=$("$WAST2JSON" --version 2>/dev/null)"
+
+up_to_date() {
+  [ -f "$stamp" ] || return 1
+  [ "$(cat "$stamp")" = "$ident" ] || return 1
+  # Any .wast (or the converter) newer than the stamp means a new conversion.
+  [ -z "$(find "$coresrc" -maxdepth 1 -name '*.wast' -newer "$stamp" -print -quit)" ] || return 1
+  if [ -f "$suite/convert.sh" ] && [ "$suite/convert.sh" -nt "$stamp" ]; then return 1; fi
+  return 0
+}
+
+if ! up_to_date; then
+  rm -f "$stamp"
+  echo "run-spec.sh: converting $coresrc/*.wast into $OUT/core ..."
+  if [ -f "$suite/convert.sh" ] && [ "$coresrc" = "$suite/core" ]; then
+    # The suite's own script knows the flags (none for core). It converts
+    # proposals/ too, which the proposal runs (issue 11) will use.
+    WAST2JSON=$WAST2JSON bash "$suite/convert.sh" "$OUT" "$suite" || {
+      echo "run-spec.sh: conversion failed (see the *.wast2json.log files under $OUT)" >&2; exit 1; }
+  else
+    fail=0
+    for wast in "$coresrc"/*.wast; do
+      base=$(basename "$wast" .wast)
+      rm -f "$OUT/core/$base.json" "$OUT/core/$base".[0-9]*.wasm "$OUT/core/$base".[0-9]*.wat
+      # No flags for core: wasm 2.0 features are wast2json's defaults.
+      if ! (cd "$coresrc" && "$WAST2JSON" "$base.wast" -o "$OUT/core/$base.json") 2>"$OUT/core/$base.wast2json.log"; then
+        echo "run-spec.sh: wast2json failed on $wast (see $OUT/core/$base.wast2json.log)" >&2
+        fail=1
+      else
+        rm -f "$OUT/core/$base.wast2json.log"
+      fi
+    done
+    [ "$fail" -eq 0 ] || exit 1
+  fi
+  echo "$ident" >"$stamp"
+fi
+
+# --- 3. run ----------------------------------------------------------------
+flags=(--known-failures "$here/known-failures.txt")
+if [ "${WZVM_SPEC_SIMD:-0}" != 1 ]; then
+  flags+=(--skip-simd)  # until the SIMD issue: every simd_*.json command counts as skipped
+fi
+exec "$RUNNER" "${flags[@]}" "$@" "$OUT/core"
