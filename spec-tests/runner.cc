@@ -339,6 +339,15 @@ class FileRunner {
     std::string field = action.value("field", "");
     std::string module = action.value("module", "");
     r.what = (module.empty() ? "" : module + ".") + "\"" + field + "\"";
+    std::vector<Value> args;
+    if (action.contains("args")) {
+      for (const auto& a : action["args"]) {
+        auto v = parse_value(a, r.error);
+        if (!v) return r;
+        args.push_back(*v);
+      }
+    }
+    if (type == "invoke") r.what += format_values(args);
     Instance* inst = find_instance(module, r.error);
     if (!inst) return r;
     if (type == "get") {
@@ -356,15 +365,6 @@ class FileRunner {
       return r;
     }
     vm::FuncInst* f = inst->exported_func(field);
-    std::vector<Value> args;
-    if (action.contains("args")) {
-      for (const auto& a : action["args"]) {
-        auto v = parse_value(a, r.error);
-        if (!v) return r;
-        args.push_back(*v);
-      }
-    }
-    r.what += format_values(args);
     if (!f) {
       r.error = "no exported function \"" + field + "\"";
       return r;
