@@ -35,7 +35,7 @@ EXPORT("gcd") long long gcd(long long a, long long b) {
   return a;
 }
 
-// Newton's square root: exercises f64. sqrt_newton(2) = 1.4142135623730951.
+// Newton's square root: exercises f64. sqrt_newton(2) = 1.414213562373095.
 EXPORT("sqrt_newton") double sqrt_newton(double x) {
   if (x <= 0) return 0;
   double r = x > 1 ? x : 1;
