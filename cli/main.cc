@@ -46,7 +46,14 @@ std::string hex(int64_t v) {
 int report_trap(const vm::Trap& trap) {
   if (trap.code == vm::TrapCode::Exit) return trap.exit_code;
   std::cerr << "wzvm: trap: " << trap.message << "\n";
-  for (size_t i = 0; i < trap.backtrace.size(); ++i) {
+  // Deep recursion leaves thousands of frames: show the innermost and outermost ones.
+  constexpr size_t kInner = 16, kOuter = 4;
+  const size_t n = trap.backtrace.size();
+  for (size_t i = 0; i < n; ++i) {
+    if (n > kInner + kOuter + 1 && i == kInner) {
+      std::cerr << "  ... " << (n - kInner - kOuter) << " frames omitted\n";
+      i = n - kOuter;
+    }
     const vm::FrameInfo& f = trap.backtrace[i];
     std::cerr << "  at " << i << ": " << f.name;
     if (f.offset >= 0) std::cerr << " (offset " << hex(f.offset) << ")";
