@@ -242,7 +242,7 @@ class FunctionCompiler {
   void repush(const std::vector<Operand>& vs) {
     for (const Operand& v : vs) {
       push(v.type);
-      vals_.back().src = v.type == kUnknown ? vals_.back().slot : v.src;
+      if (v.is_virtual()) vals_.back().src = v.src;
     }
   }
 
@@ -359,6 +359,7 @@ class FunctionCompiler {
     return true;
   }
   bool read_ref_type(ValType& t) {
+    t = ValType::FuncRef;
     uint8_t b;
     if (!r_.u8(b)) return false;
     if (b != 0x70 && b != 0x6F) return malformed("malformed reference type");
@@ -686,6 +687,9 @@ bool FunctionCompiler::instruction() {
           bind_label();
         }
       }
+      // The spec pushes the label's types back, not what was popped: after
+      // `unreachable`, br_if's operands become typed again.
+      for (size_t i = 0; i < vs.size(); ++i) vs[i].type = types[i];
       repush(vs);
       return true;
     }
@@ -1077,7 +1081,7 @@ bool FunctionCompiler::instruction() {
     }
 
     case IOp::RefNull: {
-      ValType t;
+      ValType t = ValType::FuncRef;
       if (!read_ref_type(t)) return false;
       uint32_t dst = push(t);
       if (emitting()) {

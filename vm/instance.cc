@@ -160,8 +160,12 @@ bool limits_match(uint64_t cur_min, const std::optional<uint64_t>& cur_max, cons
 }
 
 std::string describe_limits(uint64_t min, const std::optional<uint64_t>& max) {
+  // Appended piecewise: GCC 12 warns (-Wrestrict, a false positive) on `" " + to_string(...)`.
   std::string s = std::to_string(min);
-  if (max) s += " " + std::to_string(*max);
+  if (max) {
+    s += ' ';
+    s += std::to_string(*max);
+  }
   return s;
 }
 

@@ -37,13 +37,17 @@ class Reader {
     return false;
   }
 
+  // Every read sets its output, even on failure, so callers never see
+  // uninitialised values.
   bool u8(uint8_t& out) {
+    out = 0;
     if (p_ >= end_) return fail("unexpected end");
     out = *p_++;
     return true;
   }
 
   bool bytes(size_t n, const uint8_t*& out) {
+    out = nullptr;
     if (remaining() < n) return fail("unexpected end");
     out = p_;
     p_ += n;
@@ -56,6 +60,7 @@ class Reader {
   }
 
   bool u32(uint32_t& out) {
+    out = 0;
     uint64_t v;
     if (!uleb(32, v)) return false;
     out = static_cast<uint32_t>(v);
@@ -63,6 +68,7 @@ class Reader {
   }
   bool u64(uint64_t& out) { return uleb(64, out); }
   bool s32(int32_t& out) {
+    out = 0;
     int64_t v;
     if (!sleb(32, v)) return false;
     out = static_cast<int32_t>(v);
@@ -72,12 +78,14 @@ class Reader {
   bool s64(int64_t& out) { return sleb(64, out); }
 
   bool f32(uint32_t& bits) {
+    bits = 0;
     const uint8_t* b;
     if (!bytes(4, b)) return false;
     std::memcpy(&bits, b, 4);
     return true;
   }
   bool f64(uint64_t& bits) {
+    bits = 0;
     const uint8_t* b;
     if (!bytes(8, b)) return false;
     std::memcpy(&bits, b, 8);
@@ -98,6 +106,7 @@ class Reader {
 
  private:
   bool uleb(unsigned bits, uint64_t& out) {
+    out = 0;
     uint64_t result = 0;
     unsigned shift = 0;
     for (;;) {
@@ -122,6 +131,7 @@ class Reader {
   }
 
   bool sleb(unsigned bits, int64_t& out) {
+    out = 0;
     uint64_t result = 0;
     unsigned shift = 0;
     for (;;) {
