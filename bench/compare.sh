@@ -35,10 +35,10 @@ while [ $# -gt 0 ]; do
   shift
 done
 
-# Argument n of run(n). Full sizes: about 15 s in wasm-interp, which is 0.5-2 s for an
-# interpreter in the class of wasm3; quick sizes: about 1 s in wasm-interp.
-declare -A SIZE=([fib]=34 [loop]=20000000 [sieve]=8000000 [matmul]=250)
-declare -A QSIZE=([fib]=25 [loop]=2000000 [sieve]=1000000 [matmul]=80)
+# Argument n of run(n). Full sizes: about 1 s in wzvm and 15 s in wasm-interp on a
+# 2-vCPU VM (docs/benchmarks.md); quick sizes: about 1 s in wasm-interp.
+declare -A SIZE=([fib]=37 [loop]=60000000 [sieve]=24000000 [matmul]=350)
+declare -A QSIZE=([fib]=31 [loop]=5000000 [sieve]=2000000 [matmul]=150)
 [ ${#PROGRAMS[@]} -eq 0 ] && PROGRAMS=(fib loop sieve matmul)
 if [ "$QUICK" = 1 ] && [ "$RUNS" = 5 ]; then RUNS=3; fi
 
