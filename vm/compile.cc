@@ -123,8 +123,9 @@ class FunctionCompiler {
         func_index_(func_index),
         fn_(m.functions[func_index - m.num_imported_funcs]),
         type_(m.func_type(func_index)),
-        r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
-        options_(options) {}
+        r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset) {
+    (void)options;  // instrumentation choices arrive with the profiler (issue 4)
+  }
 
   Status compile(CompiledFunc& out);
 
@@ -354,7 +355,7 @@ class FunctionCompiler {
   }
   bool read_data(uint32_t& d) {
     if (!r_.u32(d)) return false;
-    if (!m_.data_count) return fail("data count section required");
+    if (!m_.data_count) return malformed("data count section required");
     if (d >= *m_.data_count) return fail("unknown data segment " + std::to_string(d));
     return true;
   }
@@ -377,7 +378,6 @@ class FunctionCompiler {
   const Function& fn_;
   const FuncType& type_;
   Reader r_;
-  const LoadOptions& options_;
   size_t instr_offset_ = 0;
   bool failed_ = false;
   Error error_;

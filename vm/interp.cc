@@ -123,6 +123,16 @@ Trap call_host(Store& store, Instance* caller, FuncInst* f, uint64_t* slots) {
   return {};
 }
 
+// A host call made by wasm code. Out of line so that no object with a
+// destructor is in scope of the dispatch loop's indirect gotos. A nested
+// entry into wasm (the host calling back) builds above the arguments.
+__attribute__((noinline)) bool host_boundary(Store& store, Thread& th, Instance* caller, FuncInst* f,
+                                             uint64_t* slots, Trap& trap) {
+  th.top = slots + 2 * std::max(f->type.params.size(), f->type.results.size());
+  trap = call_host(store, caller, f, slots);
+  return !trap;
+}
+
 // Byte offset in the module of the instruction at word `pos` of `code`.
 int64_t source_offset(const CompiledFunc& code, size_t pos) {
   const auto& map = code.source_map;
@@ -207,11 +217,9 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if (callee->is_host()) {                                                                 \
       frame->ip = next;                                                                      \
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
-      th.top = nfp + std::max(callee->type.params.size(), callee->type.results.size()) * 2; \
-      Trap t = call_host(store, inst, callee, nfp);                                          \
+      bool ok = host_boundary(store, th, inst, callee, nfp, host_trap);                      \
       th.top = saved_top;                                                                    \
-      if (t) {                                                                               \
-        host_trap = std::move(t);                                                            \
+      if (!ok) {                                                                             \
         trap_in_call = true;                                                                 \
         goto on_host_trap;                                                                   \
       }                                                                                      \
