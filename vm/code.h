@@ -15,6 +15,27 @@
 
 namespace wzvm::vm {
 
+// Row filters for expansions of vm/opcodes.def: WZVM_IF_KIND_##K(...) keeps
+// its argument only for the named kind, WZVM_IF_RESULT_##R(...) only for the
+// named result type.
+#define WZVM_IF_KIND_Special(...)
+#define WZVM_IF_KIND_Unary(...)
+#define WZVM_IF_KIND_Binary(...) __VA_ARGS__
+#define WZVM_IF_KIND_Load(...)
+#define WZVM_IF_KIND_Store(...)
+#define WZVM_IF_RESULT_I32(...) __VA_ARGS__
+#define WZVM_IF_RESULT_I64(...)
+#define WZVM_IF_RESULT_F32(...)
+#define WZVM_IF_RESULT_F64(...)
+#define WZVM_IF_RESULT_V128(...)
+#define WZVM_IF_RESULT____(...)
+// Fused compare-and-branch: every binary instruction with an i32 result
+// (comparisons, and/or/sub, ...) followed by br_if or if becomes one
+// operation `JumpIf_X a b offset` / `JumpUnless_X a b offset`. Loops and
+// conditionals in compiled C are mostly this pair, so it saves a dispatch
+// and a slot write per branch.
+#define WZVM_FUSED_ROW_(X, Name, K, R, P1, Extra) WZVM_IF_KIND_##K(WZVM_IF_RESULT_##R(X(Name, R, P1, Extra)))
+
 enum class IOp : uint32_t {
 #define WZVM_OP(Name, ...) Name,
 #include "vm/opcodes.def"
@@ -22,6 +43,11 @@ enum class IOp : uint32_t {
 #define WZVM_IOP(Name, ...) Name,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
+#define WZVM_FUSED_ENUM_(Name, R, P1, Extra) JumpIf_##Name, JumpUnless_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_ENUM_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_ENUM_
   Count
 };
 

@@ -72,6 +72,17 @@ struct OpTables {
   }
 #include "vm/opcodes.def"
 #undef WZVM_OP
+    init_fused();
+  }
+  // JumpIf_X / JumpUnless_X for each IOp X that can fuse with a following branch.
+  std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
+  void init_fused() {
+    fused.fill({IOp::Count, IOp::Count});
+#define WZVM_FUSED_MAP_(Name, R, P1, Extra) fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_MAP_
   }
   OpInfo* table_for(int prefix) {
     return prefix == 0xFC ? fc.data() : prefix == 0xFD ? fd.data() : single.data();
@@ -112,7 +123,9 @@ struct Ctrl {
   uint32_t loop_start = 0;  // loops: branch target
   // Jumps to the end label: (op word position, offset word position).
   std::vector<std::pair<uint32_t, uint32_t>> fixups;
-  int64_t else_op = -1;  // if: the JumpUnless to patch to the else arm or end
+  // if: the conditional jump to patch to the else arm or end (op word, offset word).
+  int64_t else_op = -1;
+  uint32_t else_word = 0;
   const std::vector<ValType>& label_types() const { return opcode == 0x03 ? params : results; }
 };
 
@@ -168,6 +181,37 @@ class FunctionCompiler {
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
   }
+  // A jump taken when `cond` is non-zero (or zero), with the offset left to
+  // patch; returns (op word, offset word). When `cond` was computed by the
+  // instruction just emitted, that instruction becomes a fused
+  // compare-and-branch in place (same length, no result slot written).
+  std::pair<uint32_t, uint32_t> emit_cond_jump(bool if_true, const Operand& cond) {
+    if (!cond.is_virtual() && last_dst_ != UINT32_MAX && code_[last_dst_] == cond.slot) {
+      uint32_t p = last_dst_ - 1;
+      IOp prev = static_cast<IOp>(code_[p]);
+      auto [jif, junless] = op_tables().fused[static_cast<size_t>(prev)];
+      if (jif != IOp::Count) {  // [X dst a b] -> [Jump*_X a b offset]
+        code_[p] = static_cast<uint32_t>(if_true ? jif : junless);
+        code_[p + 1] = code_[p + 2];
+        code_[p + 2] = code_[p + 3];
+        code_[p + 3] = 0;
+        last_dst_ = UINT32_MAX;
+        return {p, p + 3};
+      }
+      if (prev == IOp::I32Eqz) {  // [eqz dst a] -> [JumpUnless/JumpIf a offset]
+        code_[p] = static_cast<uint32_t>(if_true ? IOp::JumpUnless : IOp::JumpIf);
+        code_[p + 1] = code_[p + 2];
+        code_[p + 2] = 0;
+        last_dst_ = UINT32_MAX;
+        return {p, p + 2};
+      }
+    }
+    uint32_t op = emit_op(if_true ? IOp::JumpIf : IOp::JumpUnless);
+    word(cond.src);
+    word(0);
+    return {op, op + 2};
+  }
+
   void emit_copy(uint32_t dst, uint32_t src, ValType t) {
     if (dst == src) return;
     if (slots_of(t) == 1) {
@@ -585,10 +629,9 @@ bool FunctionCompiler::instruction() {
         bind_label();
         c.loop_start = here();
       } else if (info->op == IOp::If) {
-        uint32_t op = emit_op(IOp::JumpUnless);
-        word(cond.src);
-        word(0);
+        auto [op, w] = emit_cond_jump(false, cond);
         c.else_op = op;
+        c.else_word = w;
       }
       return true;
     }
@@ -610,7 +653,7 @@ bool FunctionCompiler::instruction() {
         c.fixups.emplace_back(op, op + 1);
       }
       if (!c.dead) {
-        patch(c.else_op, c.else_op + 2, here());
+        patch(c.else_op, c.else_word, here());
         c.else_op = -1;
         bind_label();
       }
@@ -640,7 +683,7 @@ bool FunctionCompiler::instruction() {
       }
       uint32_t end = here();
       for (auto [op, w] : c.fixups) patch(op, w, end);
-      if (c.else_op >= 0) patch(c.else_op, c.else_op + 2, end);
+      if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
       bind_label();
       std::vector<ValType> results = std::move(c.results);
       ctrls_.pop_back();
@@ -672,18 +715,14 @@ bool FunctionCompiler::instruction() {
       if (emitting()) {
         Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
         if (!needs_moves(depth, vs)) {
-          uint32_t op = emit_op(IOp::JumpIf);
-          word(cond.src);
-          word(0);
-          if (target.opcode == 0x03) patch(op, op + 2, target.loop_start);
-          else target.fixups.emplace_back(op, op + 2);
+          auto [op, w] = emit_cond_jump(true, cond);
+          if (target.opcode == 0x03) patch(op, w, target.loop_start);
+          else target.fixups.emplace_back(op, w);
         } else {
-          uint32_t skip = emit_op(IOp::JumpUnless);
-          word(cond.src);
-          word(0);
+          auto [skip, w] = emit_cond_jump(false, cond);
           std::vector<Operand> moved = vs;
           emit_branch(depth, moved);
-          patch(skip, skip + 2, here());
+          patch(skip, w, here());
           bind_label();
         }
       }
@@ -1147,7 +1186,13 @@ const char* iop_name(IOp op) {
 #define WZVM_IOP(Name, text) text,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
+#define WZVM_FUSED_NAMES_(Name, R, P1, Extra) "jump_if(" #Name ")", "jump_unless(" #Name ")",
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_NAMES_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_NAMES_
   };
+  static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);
   return i < sizeof(names) / sizeof(names[0]) ? names[i] : "?";
 }

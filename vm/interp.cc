@@ -82,6 +82,20 @@ __attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32
   }
 }
 
+// The condition of a fused compare-and-branch (vm/code.h): operands at ip[1], ip[2].
+template <class F, class R, class A>
+__attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, const uint32_t* ip, bool& c) {
+  if constexpr (F::kTraps) {
+    R r{};
+    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[1]), rd<A>(fp, ip[2]), r);
+    c = r != 0;
+    return t;
+  } else {
+    c = F::template op<R, A>(rd<A>(fp, ip[1]), rd<A>(fp, ip[2])) != 0;
+    return TrapCode::None;
+  }
+}
+
 uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
@@ -262,7 +276,13 @@ dispatch:
 #define WZVM_IOP(Name, ...) &&L_##Name,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
+#define WZVM_FUSED_LABELS_(Name, R, P1, Extra) &&L_JumpIf_##Name, &&L_JumpUnless_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_LABELS_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_LABELS_
   };
+  static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
   DISPATCH();
   {
 #endif
@@ -307,6 +327,27 @@ dispatch:
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_GEN_##K(Name, R, P1, P2, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
+
+    // ---- Fused compare-and-branch: [op a b offset].
+#define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
+  CASE(JumpIf_##Name) {                                                   \
+    bool c;                                                               \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
+    ip += c ? static_cast<int32_t>(ip[3]) : 4;                            \
+    DISPATCH();                                                           \
+  }                                                                       \
+  CASE(JumpUnless_##Name) {                                               \
+    bool c;                                                               \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
+    ip += c ? 4 : static_cast<int32_t>(ip[3]);                            \
+    DISPATCH();                                                           \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_FUSED_
 
     // ---- Moves and constants.
     CASE(Copy) {
