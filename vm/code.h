@@ -57,8 +57,11 @@ struct CompiledFunc {
   std::vector<uint32_t> code;
   uint32_t param_slots = 0;   // slots of the parameters (fp[0..param_slots))
   uint32_t local_slots = 0;   // params + declared locals; fp[param_slots..local_slots) zeroed on entry
-  uint32_t frame_slots = 0;   // local_slots + the deepest value stack
+  uint32_t frame_slots = 0;   // local_slots + the deepest value stack + constants
   uint32_t result_slots = 0;
+  // Constants copied to fp[const_base..] on entry (see vm/compile.cc).
+  uint32_t const_base = 0;
+  std::vector<uint64_t> consts;
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;

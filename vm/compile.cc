@@ -106,6 +106,12 @@ bool is_valtype_byte(uint8_t b) {
 }
 
 // A value on the compile-time stack.
+// Operand locations with this bit set name the k-th constant of the
+// function's constant area, whose frame slot is known only at the end.
+constexpr uint32_t kConstTag = 0x80000000u;
+constexpr size_t kMaxConsts = 64;
+constexpr size_t kConstsOutsideLoops = 4;
+
 struct Operand {
   ValType type;
   uint32_t slot;  // the frame slot of this stack position
@@ -174,6 +180,27 @@ class FunctionCompiler {
     return pos;
   }
   void word(uint32_t w) { code_.push_back(w); }
+  // An operand word naming a frame slot. The constant area sits between the
+  // locals and the value stack, and its size is known only at the end, so
+  // every slot word is recorded and renumbered then (see compile()).
+  void slot_word(uint32_t slot) {
+    slot_words_.push_back(here());
+    code_.push_back(slot);
+  }
+  void src_word(uint32_t src) { slot_word(src); }
+  // The virtual location of a constant in the function's constant area
+  // (copied into the frame on entry, so hot loops read constants without an
+  // instruction of their own). Few per function, and mostly in loops, since
+  // every call pays for the copy.
+  bool want_const_slot() const {
+    return consts_.size() < kMaxConsts && (loop_depth_ > 0 || consts_.size() < kConstsOutsideLoops);
+  }
+  uint32_t const_ref(uint64_t value) {
+    for (size_t i = 0; i < consts_.size(); ++i)
+      if (consts_[i] == value) return kConstTag | static_cast<uint32_t>(i);
+    consts_.push_back(value);
+    return kConstTag | static_cast<uint32_t>(consts_.size() - 1);
+  }
   // The op just emitted writes its single result to the word at `pos`: a
   // following local.set may redirect it (see the file comment).
   void mark_dst(uint32_t pos) { last_dst_ = pos; }
@@ -181,6 +208,14 @@ class FunctionCompiler {
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
   }
+  // The instruction at `p` lost its destination word (p + 1): its other
+  // operands moved one word down.
+  void drop_dst_word(uint32_t p) {
+    auto it = std::find(slot_words_.end() - std::min<size_t>(slot_words_.size(), 4), slot_words_.end(), p + 1);
+    if (it != slot_words_.end()) slot_words_.erase(it);
+    for (size_t i = slot_words_.size(); i-- > 0 && slot_words_[i] > p;) --slot_words_[i];
+  }
+
   // A jump taken when `cond` is non-zero (or zero), with the offset left to
   // patch; returns (op word, offset word). When `cond` was computed by the
   // instruction just emitted, that instruction becomes a fused
@@ -195,6 +230,7 @@ class FunctionCompiler {
         code_[p + 1] = code_[p + 2];
         code_[p + 2] = code_[p + 3];
         code_[p + 3] = 0;
+        drop_dst_word(p);
         last_dst_ = UINT32_MAX;
         return {p, p + 3};
       }
@@ -202,12 +238,13 @@ class FunctionCompiler {
         code_[p] = static_cast<uint32_t>(if_true ? IOp::JumpUnless : IOp::JumpIf);
         code_[p + 1] = code_[p + 2];
         code_[p + 2] = 0;
+        drop_dst_word(p);
         last_dst_ = UINT32_MAX;
         return {p, p + 2};
       }
     }
     uint32_t op = emit_op(if_true ? IOp::JumpIf : IOp::JumpUnless);
-    word(cond.src);
+    src_word(cond.src);
     word(0);
     return {op, op + 2};
   }
@@ -216,12 +253,12 @@ class FunctionCompiler {
     if (dst == src) return;
     if (slots_of(t) == 1) {
       emit_op(IOp::Copy);
-      word(dst);
-      word(src);
+      slot_word(dst);
+      src_word(src);
     } else {
       emit_op(IOp::CopyN);
-      word(dst);
-      word(src);
+      slot_word(dst);
+      src_word(src);
       word(slots_of(t));
     }
   }
@@ -345,7 +382,7 @@ class FunctionCompiler {
       n += v.type == kUnknown ? 1 : slots_of(v.type);
     }
     emit_op(IOp::Ret);
-    word(vs.empty() ? 0 : vs.front().slot);
+    slot_word(vs.empty() ? 0 : vs.front().slot);
     word(n);
   }
 
@@ -436,6 +473,9 @@ class FunctionCompiler {
   std::vector<std::pair<uint32_t, uint32_t>> source_map_;
   uint32_t last_dst_ = UINT32_MAX;
   std::vector<Operand> scratch_;
+  std::vector<uint64_t> consts_;
+  std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
+  uint32_t loop_depth_ = 0;
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -479,10 +519,22 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     malformed("END opcode expected");  // bytes after the final `end`
     return Status(error_);
   }
+  // Frame: [params][locals][constants][value stack]. Constants were named by
+  // tag and stack slots numbered from local_slots_; make room between them.
+  const uint32_t nconsts = static_cast<uint32_t>(consts_.size());
+  if (nconsts) {
+    for (uint32_t pos : slot_words_) {
+      uint32_t w = code_[pos];
+      if (w & kConstTag) code_[pos] = local_slots_ + (w & ~kConstTag);
+      else if (w >= local_slots_) code_[pos] = w + nconsts;
+    }
+  }
+  out.const_base = local_slots_;
+  out.consts = std::move(consts_);
   out.code = std::move(code_);
   out.param_slots = param_slots;
   out.local_slots = local_slots_;
-  out.frame_slots = max_slot_;
+  out.frame_slots = max_slot_ + nconsts;
   out.result_slots = result_slots;
   out.source_map = std::move(source_map_);
   return Status();
@@ -496,8 +548,8 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       uint32_t dst = push(info.result);
       if (emitting()) {
         emit_op(info.op);
-        word(dst);
-        word(a.src);
+        slot_word(dst);
+        src_word(a.src);
         mark_dst(here() - 2);
       }
       return true;
@@ -508,9 +560,9 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       uint32_t dst = push(info.result);
       if (emitting()) {
         emit_op(info.op);
-        word(dst);
-        word(a.src);
-        word(b.src);
+        slot_word(dst);
+        src_word(a.src);
+        src_word(b.src);
         mark_dst(here() - 3);
       }
       return true;
@@ -523,8 +575,8 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       uint32_t dst = push(info.result);
       if (emitting()) {
         emit_op(info.op);
-        word(dst);
-        word(addr.src);
+        slot_word(dst);
+        src_word(addr.src);
         word(offset);
         mark_dst(here() - 3);
       }
@@ -537,8 +589,8 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       if (!pop(info.p2, v) || !pop(ValType::I32, addr)) return false;
       if (emitting()) {
         emit_op(info.op);
-        word(addr.src);
-        word(v.src);
+        src_word(addr.src);
+        src_word(v.src);
         word(offset);
       }
       return true;
@@ -562,12 +614,12 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       emit_op(IOp::CallTable);
       word(index);
       word(type_index);
-      word(elem.src);
-      word(base);
+      src_word(elem.src);
+      slot_word(base);
     } else {
       emit_op(IOp::CallFunc);
       word(index);
-      word(base);
+      slot_word(base);
     }
   }
   for (ValType t : ft.results) push(t);
@@ -628,6 +680,7 @@ bool FunctionCompiler::instruction() {
       if (info->op == IOp::Loop) {
         bind_label();
         c.loop_start = here();
+        ++loop_depth_;
       } else if (info->op == IOp::If) {
         auto [op, w] = emit_cond_jump(false, cond);
         c.else_op = op;
@@ -686,6 +739,7 @@ bool FunctionCompiler::instruction() {
       if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
       bind_label();
       std::vector<ValType> results = std::move(c.results);
+      if (c.opcode == 0x03 && !c.dead) --loop_depth_;
       ctrls_.pop_back();
       for (ValType t : results) push(t);
       return true;
@@ -754,7 +808,7 @@ bool FunctionCompiler::instruction() {
       if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
       if (emitting()) {
         uint32_t op = emit_op(IOp::Switch);
-        word(index.src);
+        src_word(index.src);
         word(n);
         uint32_t table = here();
         for (uint32_t i = 0; i <= n; ++i) word(0);
@@ -832,10 +886,10 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(t);
       if (emitting()) {
         emit_op(t == ValType::V128 ? IOp::SelectV : IOp::SelectI);
-        word(dst);
-        word(a.src);
-        word(b.src);
-        word(cond.src);
+        slot_word(dst);
+        src_word(a.src);
+        src_word(b.src);
+        src_word(cond.src);
         mark_dst(here() - 4);
       }
       return true;
@@ -874,7 +928,7 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(t);
       if (emitting()) {
         emit_op(t == ValType::V128 ? IOp::GlobalGetV : IOp::GlobalGet);
-        word(dst);
+        slot_word(dst);
         word(g);
         mark_dst(here() - 2);
       }
@@ -890,7 +944,7 @@ bool FunctionCompiler::instruction() {
       if (emitting()) {
         emit_op(m_.all_globals[g].type == ValType::V128 ? IOp::GlobalSetV : IOp::GlobalSet);
         word(g);
-        word(v.src);
+        src_word(v.src);
       }
       return true;
     }
@@ -903,9 +957,9 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(m_.all_tables[t].elem);
       if (emitting()) {
         emit_op(IOp::TableGet);
-        word(dst);
+        slot_word(dst);
         word(t);
-        word(i.src);
+        src_word(i.src);
       }
       return true;
     }
@@ -917,8 +971,8 @@ bool FunctionCompiler::instruction() {
       if (emitting()) {
         emit_op(IOp::TableSet);
         word(t);
-        word(i.src);
-        word(v.src);
+        src_word(i.src);
+        src_word(v.src);
       }
       return true;
     }
@@ -928,7 +982,7 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::TableSize);
-        word(dst);
+        slot_word(dst);
         word(t);
       }
       return true;
@@ -941,10 +995,10 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::TableGrow);
-        word(dst);
+        slot_word(dst);
         word(t);
-        word(init.src);
-        word(n.src);
+        src_word(init.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -956,9 +1010,9 @@ bool FunctionCompiler::instruction() {
       if (emitting()) {
         emit_op(IOp::TableFill);
         word(t);
-        word(i.src);
-        word(v.src);
-        word(n.src);
+        src_word(i.src);
+        src_word(v.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -972,9 +1026,9 @@ bool FunctionCompiler::instruction() {
         emit_op(IOp::TableCopy);
         word(dt);
         word(st);
-        word(d.src);
-        word(s.src);
-        word(n.src);
+        src_word(d.src);
+        src_word(s.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -988,9 +1042,9 @@ bool FunctionCompiler::instruction() {
         emit_op(IOp::TableInit);
         word(t);
         word(e);
-        word(d.src);
-        word(s.src);
-        word(n.src);
+        src_word(d.src);
+        src_word(s.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -1009,7 +1063,7 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::MemorySize);
-        word(dst);
+        slot_word(dst);
         mark_dst(here() - 1);
       }
       return true;
@@ -1021,8 +1075,8 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::MemoryGrow);
-        word(dst);
-        word(delta.src);
+        slot_word(dst);
+        src_word(delta.src);
       }
       return true;
     }
@@ -1034,9 +1088,9 @@ bool FunctionCompiler::instruction() {
       if (emitting()) {
         emit_op(IOp::MemoryInit);
         word(d);
-        word(dst.src);
-        word(s.src);
-        word(n.src);
+        src_word(dst.src);
+        src_word(s.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -1055,9 +1109,9 @@ bool FunctionCompiler::instruction() {
       if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
       if (emitting()) {
         emit_op(IOp::MemoryCopy);
-        word(d.src);
-        word(s.src);
-        word(n.src);
+        src_word(d.src);
+        src_word(s.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -1067,9 +1121,9 @@ bool FunctionCompiler::instruction() {
       if (!pop(ValType::I32, n) || !pop(ValType::I32, v) || !pop(ValType::I32, d)) return false;
       if (emitting()) {
         emit_op(IOp::MemoryFill);
-        word(d.src);
-        word(v.src);
-        word(n.src);
+        src_word(d.src);
+        src_word(v.src);
+        src_word(n.src);
       }
       return true;
     }
@@ -1077,10 +1131,14 @@ bool FunctionCompiler::instruction() {
     case IOp::I32Const: {
       int32_t v;
       if (!r_.s32(v)) return false;
+      if (emitting() && want_const_slot()) {
+        push_virtual(ValType::I32, const_ref(static_cast<uint32_t>(v)));
+        return true;
+      }
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::Const32);
-        word(dst);
+        slot_word(dst);
         word(static_cast<uint32_t>(v));
         mark_dst(here() - 2);
       }
@@ -1096,10 +1154,14 @@ bool FunctionCompiler::instruction() {
       } else if (!r_.f64(bits)) {
         return false;
       }
+      if (emitting() && want_const_slot()) {
+        push_virtual(info->op == IOp::I64Const ? ValType::I64 : ValType::F64, const_ref(bits));
+        return true;
+      }
       uint32_t dst = push(info->op == IOp::I64Const ? ValType::I64 : ValType::F64);
       if (emitting()) {
         emit_op(IOp::Const64);
-        word(dst);
+        slot_word(dst);
         word(static_cast<uint32_t>(bits));
         word(static_cast<uint32_t>(bits >> 32));
         mark_dst(here() - 3);
@@ -1109,10 +1171,14 @@ bool FunctionCompiler::instruction() {
     case IOp::F32Const: {
       uint32_t bits;
       if (!r_.f32(bits)) return false;
+      if (emitting() && want_const_slot()) {
+        push_virtual(ValType::F32, const_ref(bits));
+        return true;
+      }
       uint32_t dst = push(ValType::F32);
       if (emitting()) {
         emit_op(IOp::Const32);
-        word(dst);
+        slot_word(dst);
         word(bits);
         mark_dst(here() - 2);
       }
@@ -1125,7 +1191,7 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(t);
       if (emitting()) {
         emit_op(IOp::Const64);
-        word(dst);
+        slot_word(dst);
         word(0);
         word(0);
         mark_dst(here() - 3);
@@ -1139,8 +1205,8 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::I32);
       if (emitting()) {
         emit_op(IOp::RefIsNull);
-        word(dst);
-        word(v.src);
+        slot_word(dst);
+        src_word(v.src);
         mark_dst(here() - 2);
       }
       return true;
@@ -1153,7 +1219,7 @@ bool FunctionCompiler::instruction() {
       uint32_t dst = push(ValType::FuncRef);
       if (emitting()) {
         emit_op(IOp::RefFunc);
-        word(dst);
+        slot_word(dst);
         word(f);
       }
       return true;

@@ -212,6 +212,7 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       return t;
     }
     for (uint32_t i = code->param_slots; i < code->local_slots; ++i) args[i] = 0;
+    for (size_t i = 0; i < code->consts.size(); ++i) args[code->const_base + i] = code->consts[i];
     frame->func = func;
     frame->fp = args;
     frame->ip = nullptr;
@@ -248,6 +249,7 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       TRAP(TrapCode::StackExhausted);                                                        \
     }                                                                                        \
     for (uint32_t i = code->param_slots; i < code->local_slots; ++i) nfp[i] = 0;             \
+    for (size_t i = 0; i < code->consts.size(); ++i) nfp[code->const_base + i] = code->consts[i]; \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
     frame->func = callee;                                                                    \
