@@ -8,6 +8,7 @@
 #include <span>
 #include <vector>
 
+#include "vm/profiling.h"
 #include "vm/runtime.h"
 
 namespace wzvm::vm {
@@ -17,6 +18,7 @@ struct Frame {
   FuncInst* func;        // the function running in this frame
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
+  uint32_t node;         // call-tree node of this frame (only while profiling)
 };
 
 // Per-thread interpreter state: the value stack (slots) and frame stack.
@@ -30,6 +32,10 @@ struct Thread {
   // function calling back into wasm) builds on top of these.
   uint32_t depth = 0;
   uint64_t* top = nullptr;
+  // Attached by a profiler; null runs the plain interpreter loop.
+  Profiling* profiling = nullptr;
+  // Call-tree node of the code that entered the VM (for nested entries).
+  uint32_t entry_node = CallTree::kRoot;
 };
 
 // Run `func` with arguments already placed as slots at `args` (which must lie

@@ -1,0 +1,102 @@
+#pragma once
+// The VM's hook points for profilers (DESIGN.md, "Hook points"). vm/ knows
+// nothing of profile formats: it maintains the current call stack as a node
+// of an interned call tree, counts instructions per node, polls a sampling
+// flag at safe points and times host calls at their one boundary, and reports
+// through ProfileSink. profiler/ attaches a Profiling to a Thread, owns the
+// timer that raises `sample_pending`, and turns what it receives into
+// profiles.
+//
+// With no Profiling attached the interpreter runs its plain loop, which has
+// none of this; with one attached it runs a second instantiation of the same
+// loop that has the hooks (vm/interp.cc).
+
+#include <atomic>
+#include <csignal>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace wzvm::vm {
+
+struct FuncInst;
+
+// Every distinct stack of functions seen while profiling, interned: a sample
+// or an instruction count is attributed to a node id, not to a copied stack.
+// Node 0 is the root (no function). Children are keyed by function (a
+// FuncInst, so functions of different modules and host functions are
+// distinct), not by call site: recursion with several call sites would
+// otherwise make the tree as large as the number of calls.
+class CallTree {
+ public:
+  struct Node {
+    uint32_t parent = 0;
+    const FuncInst* func = nullptr;
+    uint32_t depth = 0;
+  };
+  static constexpr uint32_t kRoot = 0;
+
+  CallTree() { nodes_.push_back({}); }
+
+  // The node for calling `func` from `parent`, added if new.
+  uint32_t child(uint32_t parent, const FuncInst* func) {
+    auto [it, inserted] = index_.try_emplace(Key{parent, func}, static_cast<uint32_t>(nodes_.size()));
+    if (inserted) nodes_.push_back({parent, func, nodes_[parent].depth + 1});
+    return it->second;
+  }
+  const Node& node(uint32_t id) const { return nodes_[id]; }
+  size_t size() const { return nodes_.size(); }
+
+ private:
+  struct Key {
+    uint32_t parent;
+    const FuncInst* func;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return (static_cast<size_t>(k.parent) * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<uintptr_t>(k.func);
+    }
+  };
+  std::vector<Node> nodes_;
+  std::unordered_map<Key, uint32_t, KeyHash> index_;
+};
+
+// Receives what the interpreter measures. Called on the interpreter's thread.
+class ProfileSink {
+ public:
+  virtual ~ProfileSink() = default;
+  // A CPU sample taken at a safe point: `node` is the current call stack,
+  // `func`/`offset` the function and module byte offset of the instruction
+  // about to run, `cpu_ns` the guest's own CPU time since the previous sample
+  // (host-call time excluded).
+  virtual void on_cpu_sample(uint32_t node, const FuncInst* func, int64_t offset, uint64_t cpu_ns) = 0;
+  // A host call returned (or trapped/exited): `node` is the host function's
+  // node under its caller, `wall_ns` the wall time spent inside it.
+  virtual void on_host_call(uint32_t node, uint64_t wall_ns) = 0;
+};
+
+// Profiling state attached to a Thread (Thread::profiling).
+struct Profiling {
+  CallTree tree;
+  // Executed instructions per call-tree node; grows with the tree. Filled
+  // only by code lowered with LoadOptions::count_instructions.
+  std::vector<uint64_t> instructions;
+  ProfileSink* sink = nullptr;  // may be null (counting only)
+  bool cpu = false;             // take CPU samples and keep guest CPU time
+  // Set by the profiler's timer signal; polled at safe points (function
+  // entry, loop back-edges). The handler does nothing else.
+  volatile std::sig_atomic_t sample_pending = 0;
+  // Guest CPU accounting (thread CPU clock, ns): time since `cpu_mark` is
+  // guest time unless a host call is running.
+  uint64_t cpu_mark = 0;
+  uint64_t guest_cpu = 0;  // accumulated since the last sample
+
+  uint32_t enter(uint32_t parent, const FuncInst* f) {
+    uint32_t n = tree.child(parent, f);
+    if (n >= instructions.size()) instructions.resize(tree.size() * 2, 0);
+    return n;
+  }
+};
+
+}  // namespace wzvm::vm
