@@ -142,9 +142,8 @@ class FunctionCompiler {
         func_index_(func_index),
         fn_(m.functions[func_index - m.num_imported_funcs]),
         type_(m.func_type(func_index)),
-        r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset) {
-    (void)options;  // instrumentation choices arrive with the profiler (issue 4)
-  }
+        r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
+        counting_(options.count_instructions) {}
 
   Status compile(CompiledFunc& out);
 
@@ -204,7 +203,12 @@ class FunctionCompiler {
   // The op just emitted writes its single result to the word at `pos`: a
   // following local.set may redirect it (see the file comment).
   void mark_dst(uint32_t pos) { last_dst_ = pos; }
-  void bind_label() { last_dst_ = UINT32_MAX; }
+  // A branch target: no instruction may be merged across it, and an
+  // instruction-count segment ends here.
+  void bind_label() {
+    last_dst_ = UINT32_MAX;
+    seg_pos_ = UINT32_MAX;
+  }
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
   }
@@ -451,6 +455,7 @@ class FunctionCompiler {
 
   bool instruction();
   bool simple(const OpInfo& info);
+  bool special(const OpInfo& info, uint8_t opcode);
   // `index` is the table for call_indirect, the callee for call.
   bool op_call(uint32_t type_index, bool indirect, uint32_t index);
 
@@ -476,6 +481,8 @@ class FunctionCompiler {
   std::vector<uint64_t> consts_;
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
   uint32_t loop_depth_ = 0;
+  const bool counting_;
+  uint32_t seg_pos_ = UINT32_MAX;  // operand of the open segment's CountInstr
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -646,8 +653,37 @@ bool FunctionCompiler::instruction() {
     info = opcode == 0xFC ? &tables.fc[sub] : &tables.fd[sub];
   }
   if (!info->valid) return malformed("illegal opcode");
-  if (info->kind != Kind::Special) return simple(*info);
+  if (!counting_) return info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
 
+  // Instruction counting (LoadOptions::count_instructions): each straight-line
+  // segment starts with a CountInstr whose operand is the number of
+  // instructions in it. A segment ends wherever control may leave it (branch,
+  // call, label), so a count is never charged for code that did not run,
+  // except the rest of a segment when an instruction in it traps.
+  const bool counted = info->op != IOp::Block && info->op != IOp::Loop && info->op != IOp::Else &&
+                       info->op != IOp::End;
+  if (counted && emitting()) {
+    if (seg_pos_ == UINT32_MAX) {
+      emit_op(IOp::CountInstr);
+      seg_pos_ = here();
+      word(0);
+    }
+    ++code_[seg_pos_];
+  }
+  bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
+  switch (info->op) {
+    case IOp::Br: case IOp::BrIf: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
+    case IOp::If: case IOp::Call: case IOp::CallIndirect:
+      seg_pos_ = UINT32_MAX;
+      break;
+    default:
+      break;
+  }
+  return ok;
+}
+
+bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
+  const OpInfo* info = &info_ref;
   switch (info->op) {
     case IOp::Unreachable:
       if (emitting()) emit_op(IOp::Unreachable);

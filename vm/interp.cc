@@ -8,6 +8,8 @@
 
 #include "vm/interp.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -170,10 +172,57 @@ void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint3
   }
 }
 
-}  // namespace
+uint64_t clock_ns(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
 
-Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
-  if (func->is_host()) return call_host(store, nullptr, func, args);
+// Guest CPU time since the last mark goes to the running total.
+void charge_guest_cpu(Profiling& p) {
+  uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  p.guest_cpu += now - p.cpu_mark;
+  p.cpu_mark = now;
+}
+
+// A safe point found the sampling flag raised: report the current stack and
+// the guest CPU time since the previous sample. Out of line: rare and cold.
+__attribute__((noinline)) void take_sample(Profiling& p, const Frame* frame, const uint32_t* ip) {
+  p.sample_pending = 0;
+  if (!p.cpu) return;
+  charge_guest_cpu(p);
+  const CompiledFunc* code = frame->func->code;
+  int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
+  if (p.sink) p.sink->on_cpu_sample(frame->node, frame->func, offset, p.guest_cpu);
+  p.guest_cpu = 0;
+}
+
+// The host-call boundary with the profiler's hook: the host function gets a
+// node of its own under its caller, its wall time is measured exactly here,
+// and guest CPU accounting pauses while it runs. Wasm code the host calls
+// back into appears under the host function's node.
+__attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, Instance* caller, FuncInst* f,
+                                                      uint64_t* slots, Trap& trap, uint32_t caller_node) {
+  Profiling& p = *th.profiling;
+  uint32_t node = p.enter(caller_node, f);
+  if (p.cpu) charge_guest_cpu(p);
+  uint32_t saved_entry = th.entry_node;
+  th.entry_node = node;
+  uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+  bool ok = host_boundary(store, th, caller, f, slots, trap);
+  uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
+  th.entry_node = saved_entry;
+  if (p.cpu) p.cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (p.sink) p.sink->on_host_call(node, wall);
+  return ok;
+}
+
+// The interpreter loop, instantiated twice: kProfiling = false is the plain
+// loop (no hooks at all), true adds the hooks of vm/profiling.h. The choice
+// is made once per entry, never per instruction.
+template <bool kProfiling>
+Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  Profiling* const prof = th.profiling;
 
   Frame* const frames = th.frames.data();
   Frame* const entry = frames + th.depth;
@@ -204,6 +253,20 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     trap_code = (code);   \
     goto on_trap;         \
   } while (0)
+  // Function entries and loop back-edges poll the sampling flag (profiling loop only).
+#define SAFE_POINT()                                                        \
+  do {                                                                      \
+    if (__builtin_expect(prof->sample_pending != 0, 0)) take_sample(*prof, frame, ip); \
+  } while (0)
+  // A jump by `off` words; backward jumps are loop back-edges.
+#define JUMP_BY(off)                                                        \
+  do {                                                                      \
+    int32_t off_ = (off);                                                   \
+    ip += off_;                                                             \
+    if constexpr (kProfiling) {                                             \
+      if (off_ < 0) SAFE_POINT();                                           \
+    }                                                                       \
+  } while (0)
 
   {
     const CompiledFunc* code = func->code;
@@ -220,6 +283,10 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     ip = code->code.data();
     inst = func->instance;
     LOAD_MEM();
+    if constexpr (kProfiling) {
+      frame->node = prof->enter(th.entry_node, func);
+      SAFE_POINT();
+    }
   }
 
   // Enters wasm function `callee` with its frame at `nfp`; `next` is where
@@ -232,7 +299,11 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if (callee->is_host()) {                                                                 \
       frame->ip = next;                                                                      \
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
-      bool ok = host_boundary(store, th, inst, callee, nfp, host_trap);                      \
+      bool ok;                                                                               \
+      if constexpr (kProfiling)                                                              \
+        ok = host_boundary_profiled(store, th, inst, callee, nfp, host_trap, frame->node);   \
+      else                                                                                   \
+        ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
       th.top = saved_top;                                                                    \
       if (!ok) {                                                                             \
         trap_in_call = true;                                                                 \
@@ -259,6 +330,10 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if (callee->instance != inst) {                                                          \
       inst = callee->instance;                                                               \
       LOAD_MEM();                                                                            \
+    }                                                                                        \
+    if constexpr (kProfiling) {                                                              \
+      frame->node = prof->enter(frame[-1].node, callee);                                     \
+      SAFE_POINT();                                                                          \
     }                                                                                        \
     DISPATCH();                                                                              \
   } while (0)
@@ -336,14 +411,16 @@ dispatch:
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    ip += c ? static_cast<int32_t>(ip[3]) : 4;                            \
+    if (c) JUMP_BY(static_cast<int32_t>(ip[3]));                          \
+    else ip += 4;                                                         \
     DISPATCH();                                                           \
   }                                                                       \
   CASE(JumpUnless_##Name) {                                               \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    ip += c ? 4 : static_cast<int32_t>(ip[3]);                            \
+    if (!c) JUMP_BY(static_cast<int32_t>(ip[3]));                         \
+    else ip += 4;                                                         \
     DISPATCH();                                                           \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
@@ -394,22 +471,27 @@ dispatch:
 
     // ---- Control.
     CASE(Jump) {
-      ip += static_cast<int32_t>(ip[1]);
+      JUMP_BY(static_cast<int32_t>(ip[1]));
       DISPATCH();
     }
     CASE(JumpIf) {
-      if (rd<uint32_t>(fp, ip[1])) ip += static_cast<int32_t>(ip[2]);
+      if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
       else ip += 3;
       DISPATCH();
     }
     CASE(JumpUnless) {
-      if (!rd<uint32_t>(fp, ip[1])) ip += static_cast<int32_t>(ip[2]);
+      if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
       else ip += 3;
       DISPATCH();
     }
     CASE(Switch) {
       uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      ip += static_cast<int32_t>(ip[3 + i]);
+      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      DISPATCH();
+    }
+    CASE(CountInstr) {
+      if constexpr (kProfiling) prof->instructions[frame->node] += ip[1];
+      ip += 2;
       DISPATCH();
     }
     CASE(Unreachable) { TRAP(TrapCode::Unreachable); }
@@ -614,6 +696,13 @@ dispatch:
 
 done:
   th.depth = saved_depth;
+  if constexpr (kProfiling) {
+    // The guest time since the last sample belongs in the profile too.
+    if (saved_depth == 0 && prof->cpu) {
+      prof->sample_pending = 1;
+      take_sample(*prof, frame, ip);
+    }
+  }
   return {};
 
 on_trap:
@@ -622,13 +711,28 @@ on_host_trap:
   // A trap inside a call is reported at the call instruction of the caller.
   add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
   th.depth = saved_depth;
+  if constexpr (kProfiling) {
+    if (saved_depth == 0 && prof->cpu) {
+      prof->sample_pending = 1;
+      take_sample(*prof, frame, trap_in_call ? frame->ip - 1 : ip);
+    }
+  }
   return host_trap;
 
+#undef JUMP_BY
+#undef SAFE_POINT
 #undef CALL
 #undef CASE
 #undef DISPATCH
 #undef TRAP
 #undef LOAD_MEM
+}
+
+}  // namespace
+
+Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  if (func->is_host()) return call_host(store, nullptr, func, args);
+  return th.profiling ? run<true>(store, th, func, args) : run<false>(store, th, func, args);
 }
 
 Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results) {
