@@ -65,6 +65,10 @@ struct CompiledFunc {
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
+  // Instruction-counting builds only: word offset -> instructions of its
+  // segment, already counted, that come after it (sorted pairs). When a trap
+  // or proc_exit ends a segment early these are taken back.
+  std::vector<std::pair<uint32_t, uint32_t>> count_rest;
 };
 
 }  // namespace wzvm::vm

@@ -176,6 +176,7 @@ class FunctionCompiler {
       source_map_.emplace_back(pos, static_cast<uint32_t>(instr_offset_));
     code_.push_back(static_cast<uint32_t>(op));
     last_dst_ = UINT32_MAX;
+    if (counting_) count_marks_.push_back({pos, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]});
     return pos;
   }
   void word(uint32_t w) { code_.push_back(w); }
@@ -483,6 +484,12 @@ class FunctionCompiler {
   uint32_t loop_depth_ = 0;
   const bool counting_;
   uint32_t seg_pos_ = UINT32_MAX;  // operand of the open segment's CountInstr
+  struct CountMark {
+    uint32_t pos;    // op word
+    uint32_t seg;    // its segment's CountInstr operand, or UINT32_MAX
+    uint32_t index;  // instructions of the segment up to and including this one
+  };
+  std::vector<CountMark> count_marks_;
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -535,6 +542,10 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
       if (w & kConstTag) code_[pos] = local_slots_ + (w & ~kConstTag);
       else if (w >= local_slots_) code_[pos] = w + nconsts;
     }
+  }
+  for (const CountMark& m : count_marks_) {
+    uint32_t rest = m.seg == UINT32_MAX ? 0 : code_[m.seg] - m.index;
+    if (out.count_rest.empty() || out.count_rest.back().second != rest) out.count_rest.emplace_back(m.pos, rest);
   }
   out.const_base = local_slots_;
   out.consts = std::move(consts_);
@@ -657,9 +668,10 @@ bool FunctionCompiler::instruction() {
 
   // Instruction counting (LoadOptions::count_instructions): each straight-line
   // segment starts with a CountInstr whose operand is the number of
-  // instructions in it. A segment ends wherever control may leave it (branch,
-  // call, label), so a count is never charged for code that did not run,
-  // except the rest of a segment when an instruction in it traps.
+  // instructions in it. A segment ends wherever control may branch (branches,
+  // labels); calls stay inside it, since they return. When a trap or
+  // proc_exit cuts a segment short, the interpreter takes back what did not
+  // run using CompiledFunc::count_rest, so counts stay exact.
   const bool counted = info->op != IOp::Block && info->op != IOp::Loop && info->op != IOp::Else &&
                        info->op != IOp::End;
   if (counted && emitting()) {
@@ -673,7 +685,7 @@ bool FunctionCompiler::instruction() {
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
   switch (info->op) {
     case IOp::Br: case IOp::BrIf: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
-    case IOp::If: case IOp::Call: case IOp::CallIndirect:
+    case IOp::If:
       seg_pos_ = UINT32_MAX;
       break;
     default:

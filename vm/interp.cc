@@ -157,6 +157,23 @@ int64_t source_offset(const CompiledFunc& code, size_t pos) {
   return std::prev(it)->second;
 }
 
+// Counting builds charge a whole segment on entry; frames unwound by a trap
+// or proc_exit did not run the rest of theirs. `ip` is the current
+// instruction of the top frame, the others resume after their call.
+__attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry, const Frame* top,
+                                               const uint32_t* ip) {
+  for (const Frame* f = top; f >= entry; --f) {
+    const CompiledFunc* code = f->func->code;
+    if (code->count_rest.empty()) continue;
+    const uint32_t* at = f == top ? ip : f->ip - 1;
+    uint32_t pos = static_cast<uint32_t>(at - code->code.data());
+    const auto& map = code->count_rest;
+    auto it = std::upper_bound(map.begin(), map.end(), std::make_pair(pos, UINT32_MAX));
+    if (it != map.begin()) p.instructions[f->node] -= std::prev(it)->second;
+    if (f == entry) break;
+  }
+}
+
 // Fills the trap's backtrace from frames [entry, top]; `ip` is the current
 // instruction of the top frame, the others resume after their call.
 void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint32_t* ip) {
@@ -712,6 +729,7 @@ on_host_trap:
   add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
   th.depth = saved_depth;
   if constexpr (kProfiling) {
+    uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
     if (saved_depth == 0 && prof->cpu) {
       prof->sample_pending = 1;
       take_sample(*prof, frame, trap_in_call ? frame->ip - 1 : ip);

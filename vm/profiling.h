@@ -33,6 +33,10 @@ class CallTree {
     uint32_t parent = 0;
     const FuncInst* func = nullptr;
     uint32_t depth = 0;
+    // The child found last: loops and recursion call the same function from
+    // the same node again and again, so most calls stop here.
+    uint32_t cached_child = 0;
+    const FuncInst* cached_func = nullptr;
   };
   static constexpr uint32_t kRoot = 0;
 
@@ -45,6 +49,7 @@ class CallTree {
     return it->second;
   }
   const Node& node(uint32_t id) const { return nodes_[id]; }
+  Node& node(uint32_t id) { return nodes_[id]; }
   size_t size() const { return nodes_.size(); }
 
  private:
@@ -92,10 +97,22 @@ struct Profiling {
   uint64_t cpu_mark = 0;
   uint64_t guest_cpu = 0;  // accumulated since the last sample
 
+  // The call-tree node for calling `f` from `parent` (the interpreter's hook
+  // on every call while profiling).
   uint32_t enter(uint32_t parent, const FuncInst* f) {
-    uint32_t n = tree.child(parent, f);
-    if (n >= instructions.size()) instructions.resize(tree.size() * 2, 0);
-    return n;
+    CallTree::Node& n = tree.node(parent);
+    if (n.cached_func == f) return n.cached_child;
+    return enter_slow(parent, f);
+  }
+
+ private:
+  uint32_t enter_slow(uint32_t parent, const FuncInst* f) {
+    uint32_t id = tree.child(parent, f);
+    if (id >= instructions.size()) instructions.resize(tree.size() * 2, 0);
+    CallTree::Node& n = tree.node(parent);
+    n.cached_func = f;
+    n.cached_child = id;
+    return id;
   }
 };
 
