@@ -161,10 +161,10 @@ TEST(Cli, UnknownImport) {
 }
 
 TEST(Cli, RunsStartWithoutInvoke) {
-  CliRun r = wzvm("'" + testdata("cli_start.wasm") + "' guest-arg --guest-flag");
+  CliRun r = wzvm(std::string("'") + testdata("cli_start.wasm") + "' guest-arg --guest-flag");
   EXPECT_EQ(r.status, 0) << r.err;
   // A module without _start: an error that says what to do.
-  r = wzvm("'" + testdata("cli.wasm") + "'");
+  r = wzvm(std::string("'") + testdata("cli.wasm") + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, HasSubstr("_start"));
 }
