@@ -10,6 +10,9 @@ PACKAGES=(
   clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32 wabt
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
+  # profiler: pprof files are protobuf (protoc at build time) + gzip; the tests
+  # and the demo read them with `go tool pprof`
+  protobuf-compiler libprotobuf-dev golang-go
 )
 
 missing=()

@@ -1,0 +1,201 @@
+#include "profiler/pprof.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "profiler/output.h"
+
+namespace wzvm::profiler {
+namespace {
+
+namespace pb = perftools::profiles;
+
+// Interns strings, mappings, functions and locations of one profile. Ids are
+// handed out in order of first use, so a deterministic walk gives
+// deterministic ids.
+class Builder {
+ public:
+  explicit Builder(const Profiler& profiler) : prof_(profiler) { str(""); }
+
+  pb::Profile& profile() { return p_; }
+
+  int64_t str(const std::string& s) {
+    auto [it, inserted] = strings_.try_emplace(s, static_cast<int64_t>(strings_.size()));
+    if (inserted) p_.add_string_table(s);
+    return it->second;
+  }
+
+  void value_type(pb::ValueType* vt, const char* type, const char* unit) {
+    vt->set_type(str(type));
+    vt->set_unit(str(unit));
+  }
+
+  // The sample's stack: `leaf` first, then every caller up to the root.
+  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) {
+    s->add_location_id(leaf);
+    for (uint32_t n = prof_.tree().node(node).parent; n != vm::CallTree::kRoot; n = prof_.tree().node(n).parent)
+      s->add_location_id(location(prof_.tree().node(n).func, -1));
+  }
+
+  // offset -1: the function as a whole (address = its first instruction).
+  uint64_t location(const vm::FuncInst* f, int64_t offset) {
+    auto [it, inserted] = locations_.try_emplace({f, offset}, 0);
+    if (!inserted) return it->second;
+    pb::Location* loc = p_.add_location();
+    it->second = static_cast<uint64_t>(p_.location_size());
+    loc->set_id(it->second);
+    const vm::Module* m = module_of(f);
+    if (m) {
+      loc->set_mapping_id(mapping(m));
+      uint64_t addr = offset >= 0 ? static_cast<uint64_t>(offset) : body_offset(*m, f->func_index);
+      loc->set_address(addr);
+    }
+    loc->add_line()->set_function_id(function(f));
+    return it->second;
+  }
+
+ private:
+  static const vm::Module* module_of(const vm::FuncInst* f) {
+    return f && !f->is_host() && f->instance ? f->instance->module.get() : nullptr;
+  }
+  static uint64_t body_offset(const vm::Module& m, uint32_t func_index) {
+    if (func_index < m.num_imported_funcs) return 0;
+    uint32_t i = func_index - m.num_imported_funcs;
+    return i < m.functions.size() ? m.functions[i].body_offset : 0;
+  }
+
+  uint64_t mapping(const vm::Module* m) {
+    auto [it, inserted] = mappings_.try_emplace(m, 0);
+    if (!inserted) return it->second;
+    pb::Mapping* mp = p_.add_mapping();
+    it->second = static_cast<uint64_t>(p_.mapping_size());
+    mp->set_id(it->second);
+    mp->set_memory_start(0);
+    mp->set_memory_limit(m->bytes.size());
+    mp->set_file_offset(0);
+    std::string name;
+    if (const std::string* path = prof_.module_path(m)) name = *path;
+    else if (!m->names.module.empty()) name = m->names.module;
+    else name = "module-" + std::to_string(it->second);
+    mp->set_filename(str(name));
+    // Function names come from the name section (or exports, or indices):
+    // always there. File names and lines need DWARF, not read yet.
+    mp->set_has_functions(true);
+    mp->set_has_filenames(false);
+    mp->set_has_line_numbers(false);
+    mp->set_has_inline_frames(false);
+    return it->second;
+  }
+
+  uint64_t function(const vm::FuncInst* f) {
+    auto [it, inserted] = functions_.try_emplace(f, 0);
+    if (!inserted) return it->second;
+    pb::Function* fn = p_.add_function();
+    it->second = static_cast<uint64_t>(p_.function_size());
+    fn->set_id(it->second);
+    int64_t name = str(function_name(f));
+    fn->set_name(name);
+    fn->set_system_name(name);
+    return it->second;
+  }
+
+  struct LocKey {
+    const vm::FuncInst* f;
+    int64_t offset;
+    bool operator==(const LocKey&) const = default;
+  };
+  struct LocKeyHash {
+    size_t operator()(const LocKey& k) const {
+      return std::hash<const void*>()(k.f) * 31 + std::hash<int64_t>()(k.offset);
+    }
+  };
+
+  const Profiler& prof_;
+  pb::Profile p_;
+  std::unordered_map<std::string, int64_t> strings_;
+  // Lookup tables only: iteration order never reaches the output.
+  std::unordered_map<const vm::Module*, uint64_t> mappings_;
+  std::unordered_map<const vm::FuncInst*, uint64_t> functions_;
+  std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
+};
+
+}  // namespace
+
+pb::Profile build_cpu_profile(const Profiler& profiler) {
+  Builder b(profiler);
+  pb::Profile& p = b.profile();
+  b.value_type(p.add_sample_type(), "samples", "count");
+  b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
+  b.value_type(p.add_sample_type(), "host", "nanoseconds");
+  const unsigned hz = profiler.options().cpu_hz ? profiler.options().cpu_hz : 1000;
+  for (const CpuSite& s : profiler.cpu_sites()) {
+    pb::Sample* ps = p.add_sample();
+    b.add_stack(ps, b.location(s.func, s.offset), s.node);
+    ps->add_value(static_cast<int64_t>(s.count));
+    ps->add_value(static_cast<int64_t>(s.cpu_ns));
+    ps->add_value(0);
+  }
+  for (const HostSite& h : profiler.host_sites()) {
+    pb::Sample* ps = p.add_sample();
+    b.add_stack(ps, b.location(profiler.tree().node(h.node).func, -1), h.node);
+    ps->add_value(0);
+    ps->add_value(0);
+    ps->add_value(static_cast<int64_t>(h.wall_ns));
+    // The number of calls is not a sample count: it goes in a label, so
+    // `-sample_index=samples` keeps counting CPU samples only.
+    pb::Label* l = ps->add_label();
+    l->set_key(b.str("calls"));
+    l->set_num(static_cast<int64_t>(h.count));
+    l->set_num_unit(b.str("calls"));
+  }
+  b.value_type(p.mutable_period_type(), "cpu", "nanoseconds");
+  p.set_period(static_cast<int64_t>(1000000000u / hz));
+  p.set_time_nanos(static_cast<int64_t>(profiler.start_unix_ns()));
+  p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
+  p.set_default_sample_type(b.str("cpu"));
+  return std::move(p);
+}
+
+pb::Profile build_instructions_profile(const Profiler& profiler) {
+  Builder b(profiler);
+  pb::Profile& p = b.profile();
+  b.value_type(p.add_sample_type(), "instructions", "count");
+  const vm::CallTree& tree = profiler.tree();
+  for (uint32_t n = 1; n < tree.size(); ++n) {
+    uint64_t count = profiler.instructions(n);
+    if (count == 0) continue;
+    pb::Sample* ps = p.add_sample();
+    b.add_stack(ps, b.location(tree.node(n).func, -1), n);
+    ps->add_value(static_cast<int64_t>(count));
+  }
+  // Every instruction is counted: the period is 1.
+  b.value_type(p.mutable_period_type(), "instructions", "count");
+  p.set_period(1);
+  p.set_default_sample_type(b.str("instructions"));
+  return std::move(p);
+}
+
+bool write_profile(const pb::Profile& profile, const std::string& path, std::string& why) {
+  std::string raw, gz;
+  if (!profile.SerializeToString(&raw)) {
+    why = "cannot serialize the profile";
+    return false;
+  }
+  if (!gzip(raw, gz, why)) return false;
+  return write_file_atomic(path, gz, why);
+}
+
+std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler& profiler) {
+  const vm::CallTree& tree = profiler.tree();
+  std::unordered_map<const vm::FuncInst*, uint64_t> by_func;
+  for (uint32_t n = 1; n < tree.size(); ++n)
+    if (uint64_t c = profiler.instructions(n)) by_func[tree.node(n).func] += c;
+  std::map<std::string, uint64_t> by_name;
+  for (const auto& [f, c] : by_func) by_name[function_name(f)] += c;
+  std::vector<std::pair<std::string, uint64_t>> out(by_name.begin(), by_name.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+}  // namespace wzvm::profiler

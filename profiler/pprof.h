@@ -1,0 +1,39 @@
+#pragma once
+// pprof writers (https://github.com/google/pprof/blob/main/proto/README.md).
+// Each profile has one Mapping per module (file name = the module's path,
+// has_functions; no file names or line numbers until DWARF is read), one
+// Function per wasm or host function, and Locations whose address is a byte
+// offset in the module: the sampled instruction for a CPU sample's leaf, the
+// function's first instruction for every other frame (the call tree is keyed
+// by function, not call site: vm/profiling.h).
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "profiler/profile.pb.h"
+#include "profiler/profiler.h"
+
+namespace wzvm::profiler {
+
+// samples/count, cpu/nanoseconds (default), host/nanoseconds. Host calls are
+// samples whose leaf is the import ("wasi_snapshot_preview1.fd_read") on top
+// of the calling guest stack, with values {0, 0, wall ns} and a label
+// calls=N. period = 1e9 / cpu_hz ns; time_nanos and duration_nanos set.
+perftools::profiles::Profile build_cpu_profile(const Profiler& profiler);
+
+// instructions/count: executed instructions per call stack (the leaf frame's
+// own instructions). Deterministic: no times, nothing from the host's memory,
+// and every id and repeated field in call-tree order, which follows the
+// program's execution; the same run gives the same bytes.
+perftools::profiles::Profile build_instructions_profile(const Profiler& profiler);
+
+// Serialize, gzip and write atomically.
+bool write_profile(const perftools::profiles::Profile& profile, const std::string& path, std::string& why);
+
+// Instructions executed in each function's own code (self), summed over
+// stacks and merged by name; sorted by count (descending), then name.
+std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler& profiler);
+
+}  // namespace wzvm::profiler

@@ -1,0 +1,101 @@
+#include "profiler/profiler.h"
+
+#include <algorithm>
+
+#include "profiler/clock.h"
+#include "vm/interp.h"
+
+namespace wzvm::profiler {
+
+Profiler::Profiler(Options options) : options_(options) {
+  profiling_.sink = this;
+  profiling_.cpu = options.cpu;
+}
+
+Profiler::~Profiler() { stop(); }
+
+void Profiler::add_module(const vm::Module* module, std::string path) {
+  for (auto& [m, p] : module_paths_)
+    if (m == module) {
+      p = std::move(path);
+      return;
+    }
+  module_paths_.emplace_back(module, std::move(path));
+}
+
+const std::string* Profiler::module_path(const vm::Module* module) const {
+  for (const auto& [m, p] : module_paths_)
+    if (m == module) return &p;
+  return nullptr;
+}
+
+bool Profiler::start(vm::Store& store, std::string& why) {
+  stop();
+  vm::Thread* th = store.thread();
+  profiling_.sample_pending = 0;
+  profiling_.guest_cpu = 0;
+  profiling_.cpu_mark = thread_cpu_ns();
+  start_unix_ns_ = unix_ns();
+  start_mono_ns_ = monotonic_ns();
+  duration_ns_ = 0;
+  if (options_.cpu && !sampler_.start(profiling_, options_.cpu_hz, why)) return false;
+  th->profiling = &profiling_;
+  thread_ = th;
+  return true;
+}
+
+void Profiler::stop() {
+  if (!thread_) return;
+  sampler_.stop();
+  thread_->profiling = nullptr;
+  thread_ = nullptr;
+  duration_ns_ = monotonic_ns() - start_mono_ns_;
+  // Guest CPU since the last sample has no stack left to charge it to (the
+  // frames are gone); it is at most one sampling period and is dropped.
+  profiling_.sample_pending = 0;
+}
+
+void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
+  CpuSite& s = cpu_[CpuKey{node, offset}];
+  s.node = node;
+  s.func = func;
+  s.offset = offset;
+  s.count++;
+  s.cpu_ns += cpu_ns;
+}
+
+void Profiler::on_host_call(uint32_t node, uint64_t wall_ns) {
+  HostSite& h = host_[node];
+  h.node = node;
+  h.count++;
+  h.wall_ns += wall_ns;
+}
+
+std::vector<CpuSite> Profiler::cpu_sites() const {
+  std::vector<CpuSite> out;
+  out.reserve(cpu_.size());
+  for (const auto& [k, s] : cpu_) out.push_back(s);
+  std::sort(out.begin(), out.end(),
+            [](const CpuSite& a, const CpuSite& b) { return std::tie(a.node, a.offset) < std::tie(b.node, b.offset); });
+  return out;
+}
+
+std::vector<HostSite> Profiler::host_sites() const {
+  std::vector<HostSite> out;
+  out.reserve(host_.size());
+  for (const auto& [n, h] : host_) out.push_back(h);
+  std::sort(out.begin(), out.end(), [](const HostSite& a, const HostSite& b) { return a.node < b.node; });
+  return out;
+}
+
+std::string function_name(const vm::FuncInst* func) {
+  if (!func) return "(unknown)";
+  if (func->is_host()) {
+    if (func->host_module.empty() && func->host_field.empty()) return "(host function)";
+    return func->host_module + "." + func->host_field;
+  }
+  if (func->instance && func->instance->module) return func->instance->module->function_name(func->func_index);
+  return "wasm-function[" + std::to_string(func->func_index) + "]";
+}
+
+}  // namespace wzvm::profiler

@@ -1,0 +1,121 @@
+#pragma once
+// The profiling session: attaches a vm::Profiling to a Store's thread,
+// runs the CPU sampler, and aggregates what the interpreter reports
+// (vm::ProfileSink) until the profiles are written (profiler/pprof.h).
+//
+//   profiler::Profiler prof({.cpu = true, .instructions = true});
+//   prof.add_module(module.get(), "app.wasm");   // Mapping file name
+//   // load the module with LoadOptions::count_instructions = prof.options().instructions
+//   prof.start(store, why);                      // on the thread that runs the guest
+//   store.invoke(...);
+//   prof.stop();
+//   profiler::write_profile(profiler::build_cpu_profile(prof), "cpu.pb.gz", why);
+//
+// Everything here runs on the interpreter thread: the sink is called from the
+// loop, and the aggregation tables are plain hash maps.
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "profiler/sampler.h"
+#include "vm/profiling.h"
+#include "vm/runtime.h"
+
+namespace wzvm::profiler {
+
+struct Options {
+  bool cpu = false;           // CPU samples + host-call wall time
+  bool instructions = false;  // exact instruction counts (modules loaded with count_instructions)
+  unsigned cpu_hz = 1000;     // sampling rate of the CPU timer
+};
+
+// Aggregated CPU samples at one (call stack, instruction).
+struct CpuSite {
+  uint32_t node = 0;
+  const vm::FuncInst* func = nullptr;
+  int64_t offset = -1;  // module byte offset of the sampled instruction, -1 if unknown
+  uint64_t count = 0;   // samples
+  uint64_t cpu_ns = 0;  // guest CPU time they weigh
+};
+
+// Aggregated host calls at one call-tree node (the host function under its caller).
+struct HostSite {
+  uint32_t node = 0;
+  uint64_t count = 0;    // calls
+  uint64_t wall_ns = 0;  // wall time inside them
+};
+
+class Profiler final : public vm::ProfileSink {
+ public:
+  explicit Profiler(Options options = {});
+  ~Profiler() override;
+  Profiler(const Profiler&) = delete;
+  Profiler& operator=(const Profiler&) = delete;
+
+  const Options& options() const { return options_; }
+
+  // Names the file a module came from (its pprof Mapping's file name).
+  // Modules never named here are called after their name section, else
+  // "module-N" in order of appearance.
+  void add_module(const vm::Module* module, std::string path);
+  const std::string* module_path(const vm::Module* module) const;
+
+  // Attaches to `store`'s thread and starts the CPU timer (when cpu is on).
+  // Call on the thread that will run the guest. False with `why` if the
+  // sampler cannot start (nothing is attached then).
+  bool start(vm::Store& store, std::string& why);
+  // Stops the timer and detaches; idempotent. Safe after a trap or proc_exit:
+  // the VM has unwound its frames by then.
+  void stop();
+
+  // What was measured.
+  vm::Profiling& profiling() { return profiling_; }
+  const vm::CallTree& tree() const { return profiling_.tree; }
+  // Executed instructions of a node (0 beyond the counted range).
+  uint64_t instructions(uint32_t node) const {
+    return node < profiling_.instructions.size() ? profiling_.instructions[node] : 0;
+  }
+  // Sorted by (node, offset): a stable order for writers and tests.
+  std::vector<CpuSite> cpu_sites() const;
+  std::vector<HostSite> host_sites() const;  // sorted by node
+  uint64_t start_unix_ns() const { return start_unix_ns_; }
+  uint64_t duration_ns() const { return duration_ns_; }
+
+  // vm::ProfileSink
+  void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
+  void on_host_call(uint32_t node, uint64_t wall_ns) override;
+
+ private:
+  struct CpuKey {
+    uint32_t node;
+    int64_t offset;
+    bool operator==(const CpuKey&) const = default;
+  };
+  struct CpuKeyHash {
+    size_t operator()(const CpuKey& k) const {
+      return (static_cast<size_t>(k.node) * 0x9E3779B97F4A7C15ull) ^ static_cast<size_t>(k.offset);
+    }
+  };
+
+  Options options_;
+  vm::Profiling profiling_;
+  CpuSampler sampler_;
+  vm::Thread* thread_ = nullptr;  // attached to, while running
+  // A node's function is fixed (CallTree::Node::func), so (node, offset) is a site.
+  std::unordered_map<CpuKey, CpuSite, CpuKeyHash> cpu_;
+  std::unordered_map<uint32_t, HostSite> host_;
+  std::vector<std::pair<const vm::Module*, std::string>> module_paths_;
+  uint64_t start_unix_ns_ = 0;
+  uint64_t start_mono_ns_ = 0;
+  uint64_t duration_ns_ = 0;
+};
+
+// A function's display name: the module's best name (name section, export,
+// wasm-function[N]) for wasm functions, "MODULE.FIELD" of the import for host
+// functions (e.g. "wasi_snapshot_preview1.fd_read").
+std::string function_name(const vm::FuncInst* func);
+
+}  // namespace wzvm::profiler

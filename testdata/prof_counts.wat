@@ -1,0 +1,64 @@
+;; Programs whose instruction counts are worked out by hand, for the
+;; instruction profiler's tests (tests/profiler_test.cc, tests/profile_cli_test.cc).
+;; Rule (vm/profiling.h): every executed instruction counts 1, except the
+;; structure markers block, loop, else and end.
+(module
+  ;; loop(n) = 0 + 1 + ... + (n-1). Per iteration that goes round: 13
+  ;; instructions; the last test exits with 4; then 1 for the result:
+  ;; 13 n + 5 in total (n = 1000: 13005).
+  (func $loop (export "loop") (param $n i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (block $done
+      (loop $top
+        local.get $i         ;; 1
+        local.get $n         ;; 2
+        i32.ge_u             ;; 3
+        br_if $done          ;; 4
+        local.get $acc       ;; 5
+        local.get $i         ;; 6
+        i32.add              ;; 7
+        local.set $acc       ;; 8
+        local.get $i         ;; 9
+        i32.const 1          ;; 10
+        i32.add              ;; 11
+        local.set $i         ;; 12
+        br $top))            ;; 13
+    local.get $acc)
+
+  ;; A call tree. leaf: 3 instructions per call.
+  (func $leaf (param i32) (result i32)
+    local.get 0
+    i32.const 1
+    i32.add)
+  ;; mid: 3 of its own per call (local.get, call, call) and two leaf calls.
+  (func $mid (param i32) (result i32)
+    local.get 0
+    call $leaf
+    call $leaf)
+  ;; tree() = 5: own 5 (i32.const, call, call, call, return) + mid twice (6)
+  ;; + leaf from mid four times (12) + leaf once directly (3) = 26.
+  ;; Per stack: tree 5; tree;mid 6; tree;mid;leaf 12; tree;leaf 3.
+  ;; Per function (self): leaf 15, mid 6, tree 5.
+  (func $tree (export "tree") (result i32)
+    i32.const 0
+    call $mid
+    call $leaf
+    call $mid
+    return)
+
+  ;; if/else: the markers don't count, the branch taken does.
+  ;; pick(1) = 10: local.get, if, i32.const = 3. pick(0) = 20: same, 3.
+  (func $pick (export "pick") (param i32) (result i32)
+    local.get 0
+    if (result i32)
+      i32.const 10
+    else
+      i32.const 20
+    end)
+
+  ;; Traps after exactly 3 counted instructions (i32.const, i32.const, i32.div_u).
+  (func $boom (export "boom") (result i32)
+    i32.const 1
+    i32.const 0
+    i32.div_u)
+)

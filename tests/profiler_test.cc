@@ -1,0 +1,338 @@
+// profiler/: the pprof writers and the aggregation behind them, driven by
+// hand (calls into the ProfileSink as the interpreter makes them) so every
+// number in the written profile is known; the profiles are read back with
+// protobuf (a round trip through the wire format and gzip).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "profiler/instruction_profile.h"
+#include "profiler/output.h"
+#include "profiler/pprof.h"
+#include "profiler/profiler.h"
+#include "profiler/text.h"
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+namespace pb = perftools::profiles;
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string gunzip(const std::string& gz) {
+  z_stream zs;
+  std::memset(&zs, 0, sizeof zs);
+  EXPECT_EQ(inflateInit2(&zs, 15 + 32), Z_OK);
+  std::string out(1 << 20, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
+  zs.avail_in = static_cast<uInt>(gz.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  inflateEnd(&zs);
+  return out;
+}
+
+pb::Profile read_profile(const std::string& path) {
+  std::vector<uint8_t> gz = read_bytes(path);
+  pb::Profile p;
+  EXPECT_TRUE(p.ParseFromString(gunzip(std::string(gz.begin(), gz.end()))));
+  return p;
+}
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/wzvm-prof-XXXXXX";
+    path_ = mkdtemp(tmpl);
+  }
+  ~TempDir() { fs::remove_all(path_); }
+  const std::string& path() const { return path_; }
+  std::vector<std::string> entries() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(path_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+ private:
+  std::string path_;
+};
+
+// The prof_counts module, instantiated, plus one host function standing in
+// for a WASI import; the profiler is fed by hand.
+struct Fixture {
+  std::shared_ptr<const vm::Module> module;
+  vm::Store store;
+  vm::Instance* inst = nullptr;
+  vm::FuncInst* host = nullptr;
+  Fixture() {
+    auto m = vm::load_module(read_bytes(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm"));
+    EXPECT_TRUE(m) << m.error().to_string();
+    module = m.value();
+    auto i = store.instantiate(module, {});
+    EXPECT_TRUE(i);
+    inst = i.value();
+    host = store.add_host_func("wasi_snapshot_preview1", "fd_read", {}, [](vm::HostContext&, auto, auto) {
+      return vm::Trap{};
+    });
+  }
+  vm::FuncInst* func(const char* export_name) { return inst->exported_func(export_name); }
+  uint32_t body_offset(const vm::FuncInst* f) const {
+    return module->functions[f->func_index - module->num_imported_funcs].body_offset;
+  }
+};
+
+std::string str(const pb::Profile& p, int64_t i) { return p.string_table(static_cast<int>(i)); }
+
+// "leaf;...;root" of a sample, by function names.
+std::string stack_of(const pb::Profile& p, const pb::Sample& s) {
+  std::string out;
+  for (uint64_t id : s.location_id()) {
+    const pb::Location& loc = p.location(static_cast<int>(id - 1));
+    EXPECT_EQ(loc.id(), id);
+    const pb::Function& f = p.function(static_cast<int>(loc.line(0).function_id() - 1));
+    if (!out.empty()) out += ";";
+    out += str(p, f.name());
+  }
+  return out;
+}
+
+TEST(ProfilerWriter, CpuProfileHasStacksHostFramesAndTimes) {
+  Fixture fx;
+  Profiler prof({.cpu = true, .cpu_hz = 250});
+  prof.add_module(fx.module.get(), "dir/prof_counts.wasm");
+  std::string why;
+  ASSERT_TRUE(prof.start(fx.store, why)) << why;  // sets the start time
+  prof.stop();
+  vm::Profiling& p = prof.profiling();
+  vm::FuncInst* tree = fx.func("tree");
+  vm::FuncInst* loop = fx.func("loop");
+  uint32_t n_tree = p.enter(vm::CallTree::kRoot, tree);
+  uint32_t n_loop = p.enter(n_tree, loop);
+  uint32_t n_host = p.enter(n_tree, fx.host);
+  // Three samples in loop at two offsets, one in tree; a host call twice.
+  prof.on_cpu_sample(n_loop, loop, 0x40, 1000);
+  prof.on_cpu_sample(n_loop, loop, 0x40, 3000);
+  prof.on_cpu_sample(n_loop, loop, 0x44, 500);
+  prof.on_cpu_sample(n_tree, tree, 0x60, 700);
+  prof.on_host_call(n_host, 2000000);
+  prof.on_host_call(n_host, 1000000);
+
+  TempDir dir;
+  std::string path = dir.path() + "/cpu.pb.gz";
+  ASSERT_TRUE(write_profile(build_cpu_profile(prof), path, why)) << why;
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"cpu.pb.gz"});  // no temporary left
+  pb::Profile pr = read_profile(path);
+
+  ASSERT_EQ(pr.string_table(0), "");
+  ASSERT_EQ(pr.sample_type_size(), 3);
+  EXPECT_EQ(str(pr, pr.sample_type(0).type()) + "/" + str(pr, pr.sample_type(0).unit()), "samples/count");
+  EXPECT_EQ(str(pr, pr.sample_type(1).type()) + "/" + str(pr, pr.sample_type(1).unit()), "cpu/nanoseconds");
+  EXPECT_EQ(str(pr, pr.sample_type(2).type()) + "/" + str(pr, pr.sample_type(2).unit()), "host/nanoseconds");
+  EXPECT_EQ(str(pr, pr.default_sample_type()), "cpu");
+  EXPECT_EQ(str(pr, pr.period_type().type()), "cpu");
+  EXPECT_EQ(pr.period(), 4000000);  // 1e9 / 250 Hz
+
+  ASSERT_EQ(pr.mapping_size(), 1);
+  EXPECT_EQ(pr.mapping(0).id(), 1u);
+  EXPECT_EQ(str(pr, pr.mapping(0).filename()), "dir/prof_counts.wasm");
+  EXPECT_TRUE(pr.mapping(0).has_functions());
+  EXPECT_FALSE(pr.mapping(0).has_filenames());
+  EXPECT_FALSE(pr.mapping(0).has_line_numbers());
+  EXPECT_EQ(pr.mapping(0).memory_limit(), fx.module->bytes.size());
+
+  // Samples: sorted by (node, offset), then host calls.
+  ASSERT_EQ(pr.sample_size(), 4);
+  EXPECT_EQ(stack_of(pr, pr.sample(0)), "tree");
+  EXPECT_EQ(pr.sample(0).value(0), 1);
+  EXPECT_EQ(pr.sample(0).value(1), 700);
+  EXPECT_EQ(stack_of(pr, pr.sample(1)), "loop;tree");
+  EXPECT_EQ(pr.sample(1).value(0), 2);
+  EXPECT_EQ(pr.sample(1).value(1), 4000);
+  EXPECT_EQ(pr.sample(1).value(2), 0);
+  EXPECT_EQ(stack_of(pr, pr.sample(2)), "loop;tree");
+  EXPECT_EQ(pr.sample(2).value(1), 500);
+  EXPECT_EQ(stack_of(pr, pr.sample(3)), "wasi_snapshot_preview1.fd_read;tree");
+  EXPECT_EQ(pr.sample(3).value(0), 0);
+  EXPECT_EQ(pr.sample(3).value(1), 0);
+  EXPECT_EQ(pr.sample(3).value(2), 3000000);
+  ASSERT_EQ(pr.sample(3).label_size(), 1);
+  EXPECT_EQ(str(pr, pr.sample(3).label(0).key()), "calls");
+  EXPECT_EQ(pr.sample(3).label(0).num(), 2);
+
+  // Leaf addresses are the sampled offsets; callers are function-level (the
+  // function's first instruction); the host function has no mapping.
+  auto loc = [&](uint64_t id) { return pr.location(static_cast<int>(id - 1)); };
+  EXPECT_EQ(loc(pr.sample(1).location_id(0)).address(), 0x40u);
+  EXPECT_EQ(loc(pr.sample(2).location_id(0)).address(), 0x44u);
+  EXPECT_EQ(loc(pr.sample(1).location_id(1)).address(), fx.body_offset(tree));
+  EXPECT_EQ(loc(pr.sample(1).location_id(1)).mapping_id(), 1u);
+  EXPECT_EQ(loc(pr.sample(3).location_id(0)).mapping_id(), 0u);
+  // The same function-level location is shared by every stack that needs it.
+  EXPECT_EQ(pr.sample(1).location_id(1), pr.sample(3).location_id(1));
+
+  EXPECT_GT(pr.time_nanos(), 1600000000000000000);  // after 2020
+  EXPECT_GE(pr.duration_nanos(), 0);
+}
+
+TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {
+  auto make = [](std::string& bytes) {
+    Fixture fx;
+    Profiler prof({.instructions = true});
+    prof.add_module(fx.module.get(), "prof_counts.wasm");
+    vm::Profiling& p = prof.profiling();
+    uint32_t n_tree = p.enter(vm::CallTree::kRoot, fx.func("tree"));
+    uint32_t n_loop = p.enter(n_tree, fx.func("loop"));
+    uint32_t n_host = p.enter(n_loop, fx.host);
+    p.instructions[n_tree] = 5;
+    p.instructions[n_loop] = 13005;
+    (void)n_host;  // host functions execute no wasm instructions: no sample
+    pb::Profile pr = build_instructions_profile(prof);
+    EXPECT_EQ(pr.time_nanos(), 0);
+    EXPECT_EQ(pr.duration_nanos(), 0);
+    EXPECT_TRUE(pr.SerializeToString(&bytes));
+    return pr;
+  };
+  std::string a, b;
+  pb::Profile pr = make(a);
+  make(b);
+  EXPECT_EQ(a, b);
+
+  ASSERT_EQ(pr.sample_type_size(), 1);
+  EXPECT_EQ(str(pr, pr.sample_type(0).type()), "instructions");
+  EXPECT_EQ(str(pr, pr.sample_type(0).unit()), "count");
+  EXPECT_EQ(str(pr, pr.default_sample_type()), "instructions");
+  EXPECT_EQ(pr.period(), 1);
+  ASSERT_EQ(pr.sample_size(), 2);
+  EXPECT_EQ(stack_of(pr, pr.sample(0)), "tree");
+  EXPECT_EQ(pr.sample(0).value(0), 5);
+  EXPECT_EQ(stack_of(pr, pr.sample(1)), "loop;tree");
+  EXPECT_EQ(pr.sample(1).value(0), 13005);
+}
+
+TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
+  Fixture fx;
+  Profiler prof({.instructions = true});
+  vm::Profiling& p = prof.profiling();
+  uint32_t n_tree = p.enter(vm::CallTree::kRoot, fx.func("tree"));
+  uint32_t n_mid = p.enter(n_tree, fx.func("loop"));
+  uint32_t n_pick = p.enter(n_tree, fx.func("pick"));
+  uint32_t n_pick2 = p.enter(n_mid, fx.func("pick"));
+  p.instructions[n_tree] = 5;
+  p.instructions[n_mid] = 7;
+  p.instructions[n_pick] = 3;
+  p.instructions[n_pick2] = 3;
+  // pick is counted once per stack but totals are per function: 6; ties by name.
+  EXPECT_EQ(instruction_text(prof), "7 loop\n6 pick\n5 tree\n18 total\n");
+}
+
+TEST(ProfilerOutput, AtomicWriteReplacesWholeOrLeavesNothing) {
+  TempDir dir;
+  std::string path = dir.path() + "/x.pb.gz", why;
+  ASSERT_TRUE(write_file_atomic(path, "first", why)) << why;
+  ASSERT_TRUE(write_file_atomic(path, "second", why)) << why;
+  std::vector<uint8_t> got = read_bytes(path);
+  EXPECT_EQ(std::string(got.begin(), got.end()), "second");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"x.pb.gz"});
+  // A directory that does not exist: an error naming it, no file anywhere.
+  EXPECT_FALSE(write_file_atomic(dir.path() + "/missing/x.pb.gz", "data", why));
+  EXPECT_NE(why.find("missing"), std::string::npos) << why;
+  // The target is a directory: rename fails, the temporary is removed.
+  fs::create_directory(dir.path() + "/d");
+  EXPECT_FALSE(write_file_atomic(dir.path() + "/d", "data", why));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"d", "x.pb.gz"}));
+}
+
+TEST(ProfilerOutput, GzipIsReproducible) {
+  std::string a, b, why;
+  std::string data(10000, 'x');
+  ASSERT_TRUE(gzip(data, a, why));
+  ASSERT_TRUE(gzip(data, b, why));
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(gunzip(a), data);
+}
+
+
+// --- exact counts through the interpreter (InstructionProfile) --------------
+
+std::string counts_path() { return std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm"; }
+
+TEST(InstructionCounts, LoopOfNIterationsOf13) {
+  for (uint32_t n : {0u, 1u, 1000u}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "loop", {vm::Value::from_i32(n)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    ASSERT_FALSE(p->trap()) << p->trap().message;
+    EXPECT_EQ(p->results().at(0).i32, n * (n - 1) / 2 * (n > 0));
+    EXPECT_EQ(p->total(), 13u * n + 5) << "n = " << n;
+    EXPECT_EQ(p->count("loop"), 13u * n + 5);
+    EXPECT_EQ(p->counts().size(), 1u);
+  }
+}
+
+TEST(InstructionCounts, CallTreePerFunctionAndPerStack) {
+  auto p = InstructionProfile::run_and_count_file(counts_path(), "tree");
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->results().at(0).i32, 5u);
+  EXPECT_EQ(p->total(), 26u);
+  EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"leaf", 15}, {"mid", 6}, {"tree", 5}}));
+  EXPECT_EQ(p->text(), "15 leaf\n6 mid\n5 tree\n26 total\n");
+
+  // Per stack, in the pprof profile.
+  TempDir dir;
+  std::string path = dir.path() + "/i.pb.gz", why;
+  ASSERT_TRUE(p->write_pprof(path, why)) << why;
+  pb::Profile pr = read_profile(path);
+  std::map<std::string, int64_t> stacks;
+  for (const pb::Sample& s : pr.sample()) stacks[stack_of(pr, s)] += s.value(0);
+  EXPECT_EQ(stacks, (std::map<std::string, int64_t>{
+                        {"tree", 5}, {"mid;tree", 6}, {"leaf;mid;tree", 12}, {"leaf;tree", 3}}));
+}
+
+TEST(InstructionCounts, StructureMarkersDoNotCount) {
+  for (uint32_t arg : {0u, 1u}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "pick", {vm::Value::from_i32(arg)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->results().at(0).i32, arg ? 10u : 20u);
+    EXPECT_EQ(p->total(), 3u) << "pick(" << arg << ")";
+  }
+}
+
+TEST(InstructionCounts, TrapKeepsCountsUpToIt) {
+  auto p = InstructionProfile::run_and_count_file(counts_path(), "boom");
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::IntegerDivideByZero);
+  EXPECT_EQ(p->total(), 3u);
+}
+
+TEST(InstructionCounts, TwoRunsGiveIdenticalBytes) {
+  TempDir dir;
+  std::string why;
+  for (const char* name : {"a", "b"}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "tree");
+    ASSERT_TRUE(p);
+    ASSERT_TRUE(p->write_pprof(dir.path() + "/" + name, why)) << why;
+  }
+  EXPECT_EQ(read_bytes(dir.path() + "/a"), read_bytes(dir.path() + "/b"));
+}
+
+}  // namespace
+}  // namespace wzvm::profiler
