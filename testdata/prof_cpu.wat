@@ -1,0 +1,33 @@
+;; Program for the CPU profiler's tests (tests/cpu_profile_test.cc,
+;; tests/profile_cli_test.cc): two functions with the same loop body doing
+;; 3:1 work, and a host call that blocks (env.sleep_ms) before the work.
+(module
+  (import "env" "sleep_ms" (func $sleep_ms (param i32)))
+  ;; 3n rounds of a linear congruential step.
+  (func $heavy (param $n i32) (result i32)
+    (local $i i32) (local $x i32)
+    (local.set $i (i32.mul (local.get $n) (i32.const 3)))
+    (block $done
+      (loop $top
+        (br_if $done (i32.eqz (local.get $i)))
+        (local.set $x (i32.add (i32.mul (local.get $x) (i32.const 1664525)) (i32.const 1013904223)))
+        (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $x))
+  ;; n rounds of the same.
+  (func $light (param $n i32) (result i32)
+    (local $i i32) (local $x i32)
+    (local.set $i (local.get $n))
+    (block $done
+      (loop $top
+        (br_if $done (i32.eqz (local.get $i)))
+        (local.set $x (i32.add (i32.mul (local.get $x) (i32.const 1664525)) (i32.const 1013904223)))
+        (local.set $i (i32.sub (local.get $i) (i32.const 1)))
+        (br $top)))
+    (local.get $x))
+  (func $work (export "work") (param $n i32) (result i32)
+    (i32.add (call $heavy (local.get $n)) (call $light (local.get $n))))
+  (func (export "sleep_then_work") (param $ms i32) (param $n i32) (result i32)
+    (call $sleep_ms (local.get $ms))
+    (call $work (local.get $n)))
+)
