@@ -4,6 +4,7 @@
 //   0 success, 1 wzvm error (file, module, link, arguments, export),
 //   2 usage error, 134 trap (like a native abort), N = WASI proc_exit(N).
 
+#include <csignal>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -16,9 +17,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/profile.h"
 #include "cli/values.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
+#include "wasi/wasi.h"
+
+extern char** environ;
 
 #ifndef WZVM_VERSION
 #define WZVM_VERSION "0.0.0"
@@ -78,8 +83,12 @@ bool read_file(const std::string& path, std::vector<uint8_t>& out, std::string& 
 
 struct Options {
   std::string invoke;  // empty: run _start
+  std::vector<std::string> dirs;  // --dir HOST[::GUEST]
+  std::vector<std::string> envs;  // --env NAME=VALUE
+  bool inherit_env = false;
   std::string file;
   std::vector<std::string> args;  // everything after the module path
+  cli::ProfileFlags profile;
 };
 
 int run(const Options& opt) {
@@ -87,21 +96,47 @@ int run(const Options& opt) {
   std::string why;
   if (!read_file(opt.file, bytes, why)) return fail(opt.file, why);
 
-  auto loaded = vm::load_module(std::move(bytes));
+  vm::LoadOptions load_options;
+  load_options.count_instructions = opt.profile.count_instructions();
+  auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
   std::shared_ptr<const vm::Module> module = loaded.value();
 
-  // No host functions yet: WASI arrives in a later issue.
-  if (!module->imports.empty()) {
-    const vm::Import& imp = module->imports.front();
-    std::string what = "unknown import " + imp.module + "." + imp.field;
-    if (opt.invoke.empty() && imp.module.starts_with("wasi_"))
-      what += " (WASI support is not built yet; use --invoke on a module without imports)";
-    return fail(opt.file, what);
+  // WASI: argv[0] is the module path as given; the environment is exactly
+  // --env unless --inherit-env (later --env entries override earlier ones and
+  // inherited ones of the same name).
+  wasi::Config config;
+  config.args.push_back(opt.file);
+  if (opt.invoke.empty()) config.args.insert(config.args.end(), opt.args.begin(), opt.args.end());
+  auto set_env = [&](const std::string& kv) {
+    std::string name = kv.substr(0, kv.find('='));
+    std::erase_if(config.env, [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
+    config.env.push_back(kv);
+  };
+  if (opt.inherit_env)
+    for (char** e = environ; e && *e; ++e)
+      if (std::strchr(*e, '=')) set_env(*e);
+  for (const std::string& kv : opt.envs) set_env(kv);
+  for (const std::string& d : opt.dirs) {
+    size_t sep = d.find("::");
+    if (sep == std::string::npos) config.dirs.push_back({d, d});
+    else config.dirs.push_back({d.substr(0, sep), d.substr(sep + 2)});
   }
+  auto ctx = wasi::Wasi::create(std::move(config));
+  if (!ctx) return fail(opt.file, ctx.error().message);
 
   vm::Store store;
-  auto inst = store.instantiate(module, {});
+  // Attached before instantiation, so a start function is profiled too; the
+  // profiles are written when run() returns, whichever way (trap, exit, error).
+  cli::ProfileSession profile(opt.profile, store, *module, opt.file);
+  if (!profile.ok()) {
+    std::cerr << "wzvm: error: " << profile.error() << "\n";
+    return kExitError;
+  }
+  // Every import must be a WASI function; anything else is "unknown import M.F".
+  auto imports = (*ctx)->imports_for(store, *module);
+  if (!imports) return fail(opt.file, imports.error().message);
+  auto inst = store.instantiate(module, *imports);
   if (!inst) {
     const vm::Error& e = inst.error();
     if (e.kind == vm::Error::Kind::Instantiate) {
@@ -116,7 +151,7 @@ int run(const Options& opt) {
   auto it = (*inst)->exports.find(name);
   if (it == (*inst)->exports.end()) {
     if (opt.invoke.empty())
-      return fail(opt.file, "no _start export (WASI support is not built yet; use --invoke NAME to call an export)");
+      return fail(opt.file, "no _start export (use --invoke NAME to call an export)");
     return fail(opt.file, "export " + name + " not found");
   }
   if (it->second.kind != vm::ExternKind::Func)
@@ -146,6 +181,14 @@ int run(const Options& opt) {
   }
 
   std::vector<vm::Value> results;
+  // A WASI reactor is initialised before any of its exports is called.
+  if (!opt.invoke.empty()) {
+    if (vm::FuncInst* init = (*inst)->exported_func("_initialize"); init && init->type.params.empty()) {
+      vm::Trap t = store.invoke(init, {}, results);
+      if (t) return report_trap(t);
+      results.clear();
+    }
+  }
   vm::Trap trap = store.invoke(func, params, results);
   std::cout.flush();
   if (trap) return report_trap(trap);
@@ -166,12 +209,23 @@ int main(int argc, char** argv) {
       "Options come before the module; everything after it belongs to the guest\n"
       "(with --invoke, the function's arguments: i32/i64 decimal or 0x hex, f32/f64\n"
       "decimal, hex float, inf, nan, nan:0x...).\n"
-      "Exit status: 0 ok, 1 error, 2 usage error, 134 trap.");
+      "Exit status: the guest's proc_exit code (0 when _start returns), 1 wzvm error,\n"
+      "2 usage error, 134 trap.");
   // The module path and everything after it are left unparsed (remaining()).
   app.prefix_command();
   Options opt;
   app.add_option("--invoke", opt.invoke, "Call this exported function instead of _start and print its results")
       ->option_text("NAME");
+  // One value per occurrence (CLI11 vectors otherwise swallow the module path).
+  app.add_option("--dir", opt.dirs, "Preopen host directory HOST for the guest as GUEST (default: HOST); repeatable, fds 3, 4, ...")
+      ->option_text("HOST[::GUEST]")
+      ->allow_extra_args(false);
+  app.add_option("--env", opt.envs, "Set a guest environment variable; repeatable")
+      ->option_text("NAME=VALUE")
+      ->allow_extra_args(false)
+      ->check([](const std::string& v) { return v.find('=') == std::string::npos ? "expected NAME=VALUE, got '" + v + "'" : std::string(); });
+  app.add_flag("--inherit-env", opt.inherit_env, "Pass wzvm's own environment to the guest (before --env)");
+  opt.profile.add_to(app);
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
 
   try {
@@ -194,6 +248,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   opt.file = rest.front();
+  // A guest writing to a closed pipe gets EPIPE, as under wasmtime, rather
+  // than wzvm dying of SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
   opt.args.assign(rest.begin() + 1, rest.end());
-  return run(opt);
+  bool profile_write_failed = false;
+  opt.profile.write_failed = &profile_write_failed;
+  int status = run(opt);
+  return status == kExitOk && profile_write_failed ? kExitError : status;
 }
