@@ -1,0 +1,62 @@
+#pragma once
+// The `wzvm` command's profiling flags and the session that applies them to
+// one run: --profile=cpu|instructions (comma list, repeatable),
+// --profile-out, --cpu-hz, --profile-text. Kept out of main.cc so the
+// command's flow stays readable and the profiler wiring is in one place.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm::profiler {
+class Profiler;
+}
+
+namespace wzvm::cli {
+
+struct ProfileFlags {
+  std::vector<std::string> kinds;  // --profile values, as given
+  std::string out;                 // --profile-out: a file (one profile) or a directory (several)
+  unsigned cpu_hz = 1000;
+  bool text = false;               // --profile-text
+  // Set when a profile could not be written, so main() can exit non-zero
+  // even though the guest succeeded.
+  bool* write_failed = nullptr;
+
+  void add_to(CLI::App& app);
+  bool cpu() const;
+  bool instructions() const;  // the pprof file
+  bool count_instructions() const { return instructions() || text; }
+  bool any() const { return cpu() || count_instructions(); }
+};
+
+// Attaches the profiler to `store` on construction (before instantiation, so
+// a start function is profiled too) and, on destruction, stops it, writes
+// the profiles and says where on stderr. Being a scope guard, it writes on
+// every way out of the run: normal return, trap, proc_exit, failed call.
+// Declare it after the Store it profiles, so it goes first.
+class ProfileSession {
+ public:
+  ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module, const std::string& path);
+  ~ProfileSession();
+  ProfileSession(const ProfileSession&) = delete;
+  ProfileSession& operator=(const ProfileSession&) = delete;
+  // False when the output location is unusable or the sampler cannot start;
+  // error() says why. Nothing runs profiled then.
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+
+ private:
+  void finish();
+  const ProfileFlags& flags_;
+  std::unique_ptr<profiler::Profiler> profiler_;
+  std::string cpu_path_, instructions_path_;
+  std::string error_;
+};
+
+}  // namespace wzvm::cli
