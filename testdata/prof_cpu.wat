@@ -25,8 +25,18 @@
         (local.set $i (i32.sub (local.get $i) (i32.const 1)))
         (br $top)))
     (local.get $x))
+  ;; heavy(n/16) and light(n/16) alternate 16 times, so a change of CPU speed
+  ;; during the run (other processes, frequency) hits both alike.
   (func $work (export "work") (param $n i32) (result i32)
-    (i32.add (call $heavy (local.get $n)) (call $light (local.get $n))))
+    (local $round i32) (local $acc i32)
+    (local.set $round (i32.const 16))
+    (local.set $n (i32.shr_u (local.get $n) (i32.const 4)))
+    (loop $again
+      (local.set $acc (i32.add (local.get $acc) (call $heavy (local.get $n))))
+      (local.set $acc (i32.add (local.get $acc) (call $light (local.get $n))))
+      (local.set $round (i32.sub (local.get $round) (i32.const 1)))
+      (br_if $again (local.get $round)))
+    (local.get $acc))
   (func (export "sleep_then_work") (param $ms i32) (param $n i32) (result i32)
     (call $sleep_ms (local.get $ms))
     (call $work (local.get $n)))

@@ -1,0 +1,249 @@
+// `wzvm --profile=...` end to end: runs the built wzvm on test programs, then
+// reads the written profiles with the real client, `go tool pprof` (Debian's
+// golang-go), and checks functions, values and sample types as a user would
+// see them. Exact instruction counts are worked out in testdata/prof_counts.wat.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "profiler/clock.h"
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+struct Output {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
+
+// A fresh working directory per test, removed afterwards.
+class ProfileCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/wzvm-profcli-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // Runs `CMD` (a shell command line) in the test's directory.
+  Output sh(const std::string& cmd) {
+    std::string out = dir_ + "/.out", err = dir_ + "/.err";
+    std::string line = "cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'";
+    int rc = std::system(line.c_str());
+    Output r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    fs::remove(out);
+    fs::remove(err);
+    return r;
+  }
+  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
+  // `go tool pprof ARGS`; HOME and GOCACHE point into the test directory so
+  // the go command never needs the user's.
+  std::string pprof(const std::string& args) {
+    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
+    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
+    return r.out;
+  }
+  std::vector<std::string> files() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(dir_)) {
+      std::string n = e.path().filename().string();
+      if (!n.starts_with(".go")) out.push_back(n);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::string path(const std::string& name) const { return dir_ + "/" + name; }
+
+  std::string dir_;
+};
+
+// Flat values of `go tool pprof -top` rows by function name (the unit as
+// printed: pass -unit=ms for times).
+std::map<std::string, double> top_flat(const std::string& top) {
+  std::map<std::string, double> out;
+  std::istringstream in(top);
+  std::string line;
+  bool rows = false;
+  while (std::getline(in, line)) {
+    if (line.find("flat%") != std::string::npos) {
+      rows = true;
+      continue;
+    }
+    if (!rows) continue;
+    std::istringstream f(line);
+    std::string flat, flat_pct, sum_pct, cum, cum_pct, name;
+    f >> flat >> flat_pct >> sum_pct >> cum >> cum_pct;
+    std::getline(f >> std::ws, name);
+    out[name] = std::strtod(flat.c_str(), nullptr);  // "1000.07ms" -> 1000.07
+  }
+  return out;
+}
+
+TEST_F(ProfileCli, TextCountsAreExactAndWriteNoFile) {
+  Output r = wzvm("--profile-text --invoke tree '" + testdata("prof_counts.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "5\n");
+  EXPECT_EQ(r.err, "wzvm: instructions executed per function (self):\n15 leaf\n6 mid\n5 tree\n26 total\n");
+  EXPECT_TRUE(files().empty());
+}
+
+TEST_F(ProfileCli, InstructionsProfileThroughPprof) {
+  Output r = wzvm("--profile=instructions --invoke loop '" + testdata("prof_counts.wasm") + "' 1000");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "499500\n");
+  // Default file name, and the message says how to open it.
+  EXPECT_THAT(r.err, HasSubstr("instructions profile written to wzvm-instructions.pb.gz"));
+  EXPECT_THAT(r.err, HasSubstr("go tool pprof -top wzvm-instructions.pb.gz"));
+  std::string top = pprof("-top wzvm-instructions.pb.gz");
+  EXPECT_THAT(top, HasSubstr("Type: instructions"));
+  EXPECT_EQ(top_flat(top)["loop"], 13005);
+  std::string raw = pprof("-raw wzvm-instructions.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("instructions/count"));
+  EXPECT_THAT(raw, Not(HasSubstr("Time:")));  // deterministic: no timestamp
+}
+
+TEST_F(ProfileCli, InstructionsProfileIsByteIdenticalAcrossRuns) {
+  std::string mod = "'" + testdata("prof_counts.wasm") + "'";
+  ASSERT_EQ(wzvm("--profile=instructions --profile-out a.pb.gz --invoke tree " + mod).status, 0);
+  ASSERT_EQ(wzvm("--profile=instructions --profile-out b.pb.gz --invoke tree " + mod).status, 0);
+  std::string a = slurp(path("a.pb.gz")), b = slurp(path("b.pb.gz"));
+  EXPECT_FALSE(a.empty());
+  EXPECT_EQ(a, b);
+  // Per-stack counts as pprof reads them: tree's own 5 plus callees.
+  std::string top = pprof("-top -cum a.pb.gz");
+  EXPECT_THAT(top, HasSubstr("accounting for 26, 100% of 26 total"));
+  std::map<std::string, double> flat = top_flat(top);
+  EXPECT_EQ(flat["leaf"], 15);
+  EXPECT_EQ(flat["mid"], 6);
+  EXPECT_EQ(flat["tree"], 5);
+}
+
+TEST_F(ProfileCli, TrapStillWritesTheProfile) {
+  Output r = wzvm("--profile=instructions --profile-out t.pb.gz --invoke boom '" + testdata("prof_counts.wasm") + "'");
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, HasSubstr("wzvm: trap: integer divide by zero"));
+  EXPECT_THAT(r.err, HasSubstr("profile written to t.pb.gz"));
+  EXPECT_EQ(top_flat(pprof("-top t.pb.gz"))["boom"], 3);
+  EXPECT_EQ(files(), std::vector<std::string>{"t.pb.gz"});  // and no temporary file
+}
+
+// n for prof_wasi's work(n) to take about `seconds` of CPU here, measured in
+// process on the unprofiled loop (imports stubbed: work calls none).
+uint32_t calibrate(double seconds) {
+  std::ifstream in(testdata("prof_wasi.wasm"), std::ios::binary);
+  auto m = vm::load_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  EXPECT_TRUE(m);
+  vm::Store store;
+  std::vector<vm::Extern> imports;
+  for (const vm::Import& imp : (*m)->imports) {
+    vm::Extern e;
+    e.func = store.add_host_func(imp.module, imp.field, (*m)->types[imp.func_type],
+                                 [](vm::HostContext&, auto, auto) { return vm::Trap{}; });
+    imports.push_back(e);
+  }
+  auto inst = store.instantiate(*m, imports);
+  EXPECT_TRUE(inst);
+  std::vector<vm::Value> results;
+  for (uint32_t n = 200000;; n *= 4) {
+    uint64_t t0 = thread_cpu_ns();
+    EXPECT_FALSE(store.invoke((*inst)->exported_func("work"), {{vm::Value::from_i32(n)}}, results));
+    double t = static_cast<double>(thread_cpu_ns() - t0) / 1e9;
+    if (t > 0.02) return static_cast<uint32_t>(std::min(n * seconds / t, 4e8));
+  }
+}
+
+TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
+  const uint32_t n = calibrate(0.3);
+  Output r = wzvm("--profile=cpu,instructions --profile-out out --invoke sleep_then_work '" + testdata("prof_wasi.wasm") +
+               "' 1000 " + std::to_string(n));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("cpu profile written to out/wzvm-cpu.pb.gz"));
+  EXPECT_THAT(r.err, HasSubstr("instructions profile written to out/wzvm-instructions.pb.gz"));
+
+  std::string raw = pprof("-raw out/wzvm-cpu.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("samples/count cpu/nanoseconds[dflt] host/nanoseconds"));
+  EXPECT_THAT(raw, HasSubstr("PeriodType: cpu nanoseconds"));
+  EXPECT_THAT(raw, HasSubstr("Period: 1000000"));
+
+  // ~1 s of host time under poll_oneoff, on top of the guest stack that called it.
+  std::string host = pprof("-top -unit=ms -sample_index=host out/wzvm-cpu.pb.gz");
+  std::map<std::string, double> h = top_flat(host);
+  EXPECT_GE(h["wasi_snapshot_preview1.poll_oneoff"], 1000) << host;
+  EXPECT_LT(h["wasi_snapshot_preview1.poll_oneoff"], 1500) << host;
+  EXPECT_THAT(pprof("-traces -sample_index=host out/wzvm-cpu.pb.gz"),
+              ::testing::ContainsRegex("calls: +1\n.* wasi_snapshot_preview1.poll_oneoff\n +sleep_ms\n +sleep_then_work\n"));
+
+  // ~0.3 s of guest CPU, 3:1 between heavy and light; never more than wall.
+  std::string top = pprof("-top -unit=ms out/wzvm-cpu.pb.gz");
+  std::map<std::string, double> c = top_flat(top);
+  double cpu = 0;
+  for (const auto& [f, v] : c) cpu += v;
+  EXPECT_GT(cpu, 150) << top;
+  EXPECT_LT(cpu, 700) << top;
+  EXPECT_GT(c["heavy"] / c["light"], 2.5) << top;
+  EXPECT_LT(c["heavy"] / c["light"], 3.6) << top;
+  EXPECT_EQ(c.count("wasi_snapshot_preview1.poll_oneoff") ? c["wasi_snapshot_preview1.poll_oneoff"] : 0, 0) << top;
+  // "Duration: 1.35s, Total samples = 321ms (23.7%)": CPU below wall.
+  EXPECT_THAT(top, ::testing::ContainsRegex("Total samples = [0-9.]+m?s \\(([0-9]|[1-9][0-9])\\.[0-9]+%\\)")) << top;
+
+  // The instructions profile of the same run: exact, 3:1 as well.
+  std::map<std::string, double> i = top_flat(pprof("-top out/wzvm-instructions.pb.gz"));
+  // Each of the 16 rounds runs heavy for 42 m + 8 instructions and light for
+  // 14 m + 6 (m = n / 16; loop bodies of 14): heavy = 3 light - 16 * 10.
+  EXPECT_EQ(static_cast<uint64_t>(i["heavy"]), 3 * static_cast<uint64_t>(i["light"]) - 160);
+}
+
+TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
+  Output r = wzvm("--profile=cpu --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
+  EXPECT_EQ(r.status, 3);
+  EXPECT_THAT(r.err, HasSubstr("cpu profile written to wzvm-cpu.pb.gz"));
+  EXPECT_THAT(pprof("-top wzvm-cpu.pb.gz"), HasSubstr("Type: cpu"));
+  EXPECT_EQ(files(), std::vector<std::string>{"wzvm-cpu.pb.gz"});
+}
+
+TEST_F(ProfileCli, BadProfileFlags) {
+  std::string mod = " --invoke tree '" + testdata("prof_counts.wasm") + "'";
+  Output r = wzvm("--profile=mem" + mod);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("mem"));
+  EXPECT_EQ(wzvm("--profile-out x.pb.gz" + mod).status, 2);  // needs --profile
+  EXPECT_EQ(wzvm("--profile=cpu --cpu-hz 0" + mod).status, 2);
+  // An output directory that does not exist: refused before the guest runs.
+  r = wzvm("--profile=cpu --profile-out nowhere/cpu.pb.gz" + mod);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("nowhere"));
+  EXPECT_EQ(r.out, "");
+  EXPECT_TRUE(files().empty());
+}
+
+}  // namespace
+}  // namespace wzvm::profiler
