@@ -50,8 +50,8 @@ void Profiler::stop() {
   thread_->profiling = nullptr;
   thread_ = nullptr;
   duration_ns_ = monotonic_ns() - start_mono_ns_;
-  // Guest CPU since the last sample has no stack left to charge it to (the
-  // frames are gone); it is at most one sampling period and is dropped.
+  // The interpreter already reported the guest CPU since its last sample
+  // when the outermost call returned (a final sample at the stack it left).
   profiling_.sample_pending = 0;
 }
 

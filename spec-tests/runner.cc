@@ -1,13 +1,19 @@
 // wzvm-spectest: runs the WebAssembly spec testsuite as converted by wabt's
 // wast2json (a JSON script per .wast plus its .wasm modules), against wzvm's vm/.
 //
-//   wzvm-spectest [-v] [--known-failures PATH] [--skip-simd] FILE.json|DIR...
+//   wzvm-spectest [-v] [--known-failures PATH] [--skip-simd] [--profile-cpu]
+//                 [--count-instructions] FILE.json|DIR...
 //
 // Command semantics follow the reference interpreter's script runner
 // (https://github.com/WebAssembly/spec/tree/main/interpreter#scripts).
 // One fresh Store per JSON file, with the `spectest` host module in it.
 // Deliberately simple and in-process: a crash in the engine ends the run, and
 // a signal handler names the file and line it happened on.
+//
+// --profile-cpu and --count-instructions run everything with the profilers
+// attached (the CPU sampler at 10 kHz, instruction counting lowered in): the
+// results must be the same as without, since profiling never changes what a
+// program computes. ctest runs the core suite all three ways.
 
 #include <algorithm>
 #include <csignal>
@@ -25,6 +31,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiler/profiler.h"
 #include "spec-tests/spectest_host.h"
 #include "spec-tests/values.h"
 #include "vm/module.h"
@@ -48,6 +55,8 @@ constexpr int kShownFailures = 5;
 struct Options {
   bool verbose = false;
   bool skip_simd = false;
+  bool profile_cpu = false;
+  bool count_instructions = false;
   std::string known_failures_path;
   std::vector<std::string> inputs;
 };
@@ -200,7 +209,22 @@ class FileRunner {
       return false;
     }
     registry_["spectest"] = std::move(st.value());
+    if (opts_.profile_cpu || opts_.count_instructions) {
+      // A high rate, so that safe points really take samples in short tests.
+      profiler_ = std::make_unique<profiler::Profiler>(profiler::Options{
+          .cpu = opts_.profile_cpu, .instructions = opts_.count_instructions, .cpu_hz = 10000});
+      if (!profiler_->start(*store_, error)) return false;
+    }
     return true;
+  }
+
+  // Adds what the profiler aggregated for this file to `totals`.
+  void add_profile_totals(uint64_t& instructions, uint64_t& samples, uint64_t& host_calls) {
+    if (!profiler_) return;
+    profiler_->stop();
+    for (uint32_t n = 1; n < profiler_->tree().size(); ++n) instructions += profiler_->instructions(n);
+    for (const auto& s : profiler_->cpu_sites()) samples += s.count;
+    for (const auto& h : profiler_->host_sites()) host_calls += h.count;
   }
 
   Outcome run(const json& cmd) {
@@ -257,6 +281,7 @@ class FileRunner {
       return e;
     }
     vm::LoadOptions lo;
+    lo.count_instructions = opts_.count_instructions;
     return vm::load_module(std::move(bytes), lo);
   }
 
@@ -454,6 +479,7 @@ class FileRunner {
   std::string display_;
   const Options& opts_;
   std::unique_ptr<vm::Store> store_;
+  std::unique_ptr<profiler::Profiler> profiler_;  // after store_: detaches before the store goes
   std::map<std::string, ExportMap> registry_;   // module name (register "as", "spectest") -> exports
   std::map<std::string, Instance*> named_;      // "$name" -> instance (nullptr if it failed)
   Instance* current_ = nullptr;
@@ -470,6 +496,8 @@ struct Totals {
   int simd_files_skipped = 0;
   long simd_commands_skipped = 0;
   int files = 0, files_failed = 0;
+  // With the profilers attached: what they saw, to show they were there.
+  uint64_t instructions = 0, cpu_samples = 0, host_calls = 0;
 };
 
 std::string display_name(const fs::path& p) {
@@ -569,6 +597,7 @@ void run_file(const fs::path& path, const Options& opts, KnownFailures& known, T
     }
   }
   set_crash_context({}, 0);
+  runner.add_profile_totals(totals.instructions, totals.cpu_samples, totals.host_calls);
 
   bool bad = st.failed > 0 || st.unexpected_passes > 0 || (!shown.empty());
   std::string counts = std::to_string(st.passed) + " passed, ";
@@ -602,6 +631,8 @@ void usage(FILE* out) {
                "  -v, --verbose            show every failure, expected failures and notes\n"
                "  --known-failures PATH    FILE.json:LINE entries that are expected to fail\n"
                "  --skip-simd              count the commands of simd_*.json files as skipped\n"
+               "  --profile-cpu            run with the CPU profiler attached (10 kHz sampling)\n"
+               "  --count-instructions     load modules with instruction counting, profiler attached\n"
                "  --enable-*               proposal flags (accepted and ignored for now)\n");
 }
 
@@ -612,6 +643,10 @@ int parse_args(int argc, char** argv, Options& opts) {
       opts.verbose = true;
     } else if (a == "--skip-simd") {
       opts.skip_simd = true;
+    } else if (a == "--profile-cpu") {
+      opts.profile_cpu = true;
+    } else if (a == "--count-instructions") {
+      opts.count_instructions = true;
     } else if (a == "--known-failures" || a.starts_with("--known-failures=")) {
       if (a.size() > std::strlen("--known-failures")) {
         opts.known_failures_path = a.substr(std::strlen("--known-failures="));
@@ -692,6 +727,11 @@ int main(int argc, char** argv) {
     std::printf("%ld unexpectedly passed \u2014 remove them from the known-failures list\n", totals.unexpected_passes);
   if (!opts.known_failures_path.empty() || totals.expected_failures)
     std::printf("%ld expected failures\n", totals.expected_failures);
+  if (opts.profile_cpu || opts.count_instructions)
+    std::printf("profiled: %llu instructions counted, %llu CPU samples, %llu host calls timed\n",
+                static_cast<unsigned long long>(totals.instructions),
+                static_cast<unsigned long long>(totals.cpu_samples),
+                static_cast<unsigned long long>(totals.host_calls));
   std::printf("%ld passed, %ld failed, %ld skipped\n", totals.passed, totals.failed, totals.skipped);
   std::fflush(stdout);
   return (totals.failed > 0 || totals.unexpected_passes > 0 || stale > 0 || totals.files_failed > 0) ? 1 : 0;
