@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-program comparison of wzvm against peer runtimes.
 #
-#   bash bench/compare.sh [--quick] [--runs N] [--build DIR] [PROGRAM...]
+#   bash bench/compare.sh [--quick] [--runs N] [--build DIR] [--profiling] [PROGRAM...]
 #
 # Programs (bench/programs/*.c, built by the normal build into
 # BUILD/bench/programs/*.wasm) each export `run(n)` and import nothing:
@@ -13,6 +13,12 @@
 # start included) and, per peer, peer time / wzvm time (> 1: wzvm is faster).
 # Results are checked to agree across runtimes.
 #
+# wzvm also runs with its profilers on, as two more columns: wzvm+cpu
+# (--profile=cpu) and wzvm+instr (--profile=instructions), each with its
+# ratio to profiling off (cpu/off, instr/off: 1.03 = 3% slower; the profile is
+# written, to a temporary directory, inside the timed run). --profiling runs
+# only these three (no peers), to measure profiler overhead quickly.
+#
 # Debian's wasm-interp can only run exports without parameters, so for it a
 # wrapper module (wasm2wat + one extra export `bench_main` calling run(n)) is
 # made on the fly.
@@ -22,13 +28,15 @@ cd "$(dirname "$0")/.."
 BUILD=build
 RUNS=5
 QUICK=0
+PROFILING_ONLY=0
 PROGRAMS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) QUICK=1 ;;
     --runs) RUNS=$2; shift ;;
     --build) BUILD=$2; shift ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --profiling) PROFILING_ONLY=1 ;;
+    -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option $1" >&2; exit 2 ;;
     *) PROGRAMS+=("$1") ;;
   esac
@@ -55,10 +63,13 @@ done
 
 PEERS=()
 have() { command -v "$1" >/dev/null 2>&1; }
-if have wasm-interp && have wasm2wat && have wat2wasm; then PEERS+=(wasm-interp); else echo "wasm-interp: absent"; fi
-if have node; then PEERS+=(node); else echo "node: absent"; fi
-if have wasm3; then PEERS+=(wasm3); else echo "wasm3: absent"; fi
-if have iwasm; then PEERS+=(iwasm); else echo "iwasm: absent"; fi
+if [ "$PROFILING_ONLY" = 1 ]; then :
+elif have wasm-interp && have wasm2wat && have wat2wasm; then PEERS+=(wasm-interp); else echo "wasm-interp: absent"; fi
+if [ "$PROFILING_ONLY" = 0 ]; then
+  if have node; then PEERS+=(node); else echo "node: absent"; fi
+  if have wasm3; then PEERS+=(wasm3); else echo "wasm3: absent"; fi
+  if have iwasm; then PEERS+=(iwasm); else echo "iwasm: absent"; fi
+fi
 
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -84,6 +95,8 @@ run_once() {  # runtime program n
   t0=$EPOCHREALTIME
   case "$rt" in
     wzvm) out=$("$WZVM" --invoke run "$wasm" "$n") ;;
+    wzvm+cpu) out=$("$WZVM" --profile=cpu --profile-out "$TMP/cpu.pb.gz" --invoke run "$wasm" "$n" 2>/dev/null) ;;
+    wzvm+instr) out=$("$WZVM" --profile=instructions --profile-out "$TMP/instr.pb.gz" --invoke run "$wasm" "$n" 2>/dev/null) ;;
     wasm-interp) out=$(wasm-interp --run-all-exports "$(make_wrapper "$p" "$n")") ;;
     node) out=$(node bench/run-node.js "$wasm" run "$n") ;;
     wasm3) out=$(wasm3 --func run "$wasm" "$n") ;;
@@ -101,10 +114,13 @@ run_once() {  # runtime program n
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-RUNTIMES=(wzvm "${PEERS[@]}")
+PROFILED=(wzvm+cpu wzvm+instr)
+RUNTIMES=(wzvm "${PROFILED[@]}" "${PEERS[@]}")
+declare -A RATIO_NAME=([wzvm+cpu]=cpu/off [wzvm+instr]=instr/off)
 echo "runs per runtime: $RUNS (median wall time, seconds)$([ "$QUICK" = 1 ] && echo ", quick sizes")"
 printf '%-8s %10s' program n
 for rt in "${RUNTIMES[@]}"; do printf ' %12s' "$rt"; done
+for rt in "${PROFILED[@]}"; do printf ' %10s' "${RATIO_NAME[$rt]}"; done
 for rt in "${PEERS[@]}"; do printf ' %18s' "$rt/wzvm"; done
 echo
 
@@ -131,11 +147,14 @@ for p in "${PROGRAMS[@]}"; do
     med[$rt]=$(printf '%s' "${times[$rt]}" | median)
     printf ' %12.3f' "${med[$rt]}"
   done
+  for rt in "${PROFILED[@]}"; do
+    printf ' %10.3f' "$(awk -v a="${med[$rt]}" -v b="${med[wzvm]}" 'BEGIN { print (b > 0 ? a / b : 0) }')"
+  done
   for rt in "${PEERS[@]}"; do
     printf ' %17.2fx' "$(awk -v a="${med[$rt]}" -v b="${med[wzvm]}" 'BEGIN { print (b > 0 ? a / b : 0) }')"
   done
   echo
-  for rt in "${PEERS[@]}"; do
+  for rt in "${PROFILED[@]}" "${PEERS[@]}"; do
     if [ "${results[$rt]}" != "${results[wzvm]}" ]; then
       echo "  result mismatch on $p: wzvm=${results[wzvm]} $rt=${results[$rt]}" >&2
       status=1
