@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The two commands of the README quick start:
 #   bash scripts/dev.sh demo   install deps, build (Release, build/), run the bundled example
+#                              and show the top functions of a CPU profile of it
 #   bash scripts/dev.sh test   install deps, build, run every test (unit tests + spec suite)
 # BUILD_DIR overrides build/.
 set -euo pipefail
@@ -26,6 +27,15 @@ demo() {
     # shellcheck disable=SC2086
     "$BUILD_DIR/wzvm" --invoke $cmd
   done
+  # The reason wzvm exists: a profile of the example (all four functions,
+  # called by its `demo` export), written as pprof and shown as text.
+  local prof="$BUILD_DIR/demo-cpu.pb.gz"
+  echo
+  echo "== a CPU profile of the example"
+  echo "\$ $BUILD_DIR/wzvm --profile=cpu --profile-out $prof --invoke demo $ex 30"
+  "$BUILD_DIR/wzvm" --profile=cpu --profile-out "$prof" --invoke demo "$ex" 30
+  echo "\$ go tool pprof -top $prof"
+  go tool pprof -top "$prof"
 }
 
 run_tests() {

@@ -2,7 +2,9 @@
 // clang-14 at build time, no libc calls and no imports, so it runs with
 // `wzvm --invoke NAME build/testdata/example.wasm ARGS...`.
 
-#define EXPORT(name) __attribute__((export_name(name)))
+// noinline: each export stays a function of its own, so `demo` below shows
+// them as separate functions in a profile.
+#define EXPORT(name) __attribute__((export_name(name), noinline))
 
 // Recursive Fibonacci: exercises calls. fib(30) = 832040.
 EXPORT("fib") int fib(int n) { return n < 2 ? n : fib(n - 1) + fib(n - 2); }
@@ -41,4 +43,14 @@ EXPORT("sqrt_newton") double sqrt_newton(double x) {
   double r = x > 1 ? x : 1;
   for (int i = 0; i < 64; i++) r = 0.5 * (r + x / r);
   return r;
+}
+
+// All of the above, for the profile that `scripts/dev.sh demo` shows
+// (`wzvm --profile=cpu --invoke demo example.wasm 30`, then `go tool pprof -top`).
+EXPORT("demo") int demo(int n) {
+  int acc = fib(n);
+  acc += count_primes(n * 100000);
+  for (int i = 1; i <= n * 10000; i++) acc += (int)gcd(7919LL * i, 104729LL * i + 13);
+  for (int i = 1; i <= n * 1000; i++) acc += (int)sqrt_newton(i);
+  return acc;
 }
