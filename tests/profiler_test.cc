@@ -334,5 +334,17 @@ TEST(InstructionCounts, TwoRunsGiveIdenticalBytes) {
   EXPECT_EQ(read_bytes(dir.path() + "/a"), read_bytes(dir.path() + "/b"));
 }
 
+// The README's example, verbatim but for the path: keeps the docs true.
+TEST(InstructionCounts, ReadmeExample) {
+  using vm::Value;
+  auto p = InstructionProfile::run_and_count_file(std::string(WZVM_TESTDATA_DIR) + "/example.wasm", "fib",
+                                                  {Value::from_i32(20)});
+  ASSERT_TRUE(p) << p.error().to_string();          // load or link errors
+  ASSERT_FALSE(p->trap());                           // a trap keeps the counts up to it
+  EXPECT_EQ(p->results().at(0).i32, 6765u);
+  EXPECT_EQ(p->total(), 291343u);                    // every function, every stack
+  EXPECT_EQ(p->counts().at("fib"), 291343u);         // per function (self)
+}
+
 }  // namespace
 }  // namespace wzvm::profiler
