@@ -375,6 +375,37 @@ TEST(WasiPrograms, PreopenedSockets) {
   close(client);
 }
 
+// libc++ and Rust std programs, built when their toolchains are installed.
+TEST(WasiPrograms, CxxLibcxx) {
+  if (!fs::exists(program("cxx.wasm"))) GTEST_SKIP() << "no cxx.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
+  Config cfg;
+  std::string dir = temp_dir();
+  cfg.dirs.push_back({dir, "/d"});
+  cfg.env = {"GREETING=hi"};
+  GuestRun r = run_guest("cxx", {"/d", "b", "a", "b", "c"}, cfg);
+  EXPECT_EQ(r.trap, "");
+  EXPECT_EQ(r.exit, 3);
+  EXPECT_EQ(r.out,
+            "GREETING=hi\na 1\nb 2\nc 1\ndir: .;..;counts.txt;sub;\ndie in range: 1\nclock ok: 1\nto stderr\n");
+  EXPECT_EQ(slurp(dir + "/counts.txt"), "a 1\nb 2\nc 1\n");
+}
+
+TEST(WasiPrograms, RustStd) {
+  if (!fs::exists(program("rust.wasm"))) GTEST_SKIP() << "no rust.wasm (install rustc libstd-rust-dev-wasm32)";
+  Config cfg;
+  std::string dir = temp_dir();
+  cfg.dirs.push_back({dir, "/d"});
+  GuestRun r = run_guest("rust", {"/d"}, cfg);
+  EXPECT_EQ(r.trap, "");
+  EXPECT_EQ(r.exit, 4);
+  EXPECT_EQ(r.out,
+            "args: [\"/d\"]\nGREETING=(unset)\n"
+            "sizes: {\"f0.txt\": 2, \"f1.txt\": 3, \"f2.txt\": 4, \"y\": -1}\n"
+            "f2: \"zzz\\n\"\nrenamed: true\nescape: Err(Uncategorized)\ncleaned: true\n"
+            "time sane: true true\nto stderr\n");
+  EXPECT_TRUE(fs::is_empty(dir));
+}
+
 // ---- the command line ------------------------------------------------------------
 
 struct CliRun {
