@@ -635,7 +635,10 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       src_word(elem.src);
       slot_word(base);
     } else {
-      emit_op(IOp::CallFunc);
+      // Calls to hooked functions (memory profiling) get their own op, so the
+      // plain CallFunc never tests for a hook.
+      bool hooked = index < m_.call_hooks.size() && m_.call_hooks[index] != 0;
+      emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
       word(index);
       slot_word(base);
     }
@@ -1282,6 +1285,13 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
 }  // namespace
 
 Status compile_functions(Module& module, const LoadOptions& options) {
+  module.call_hooks.clear();
+  if (options.call_hook) {
+    bool any = false;
+    module.call_hooks.resize(module.func_type_indices.size());
+    for (uint32_t f = 0; f < module.call_hooks.size(); ++f) any |= (module.call_hooks[f] = options.call_hook(module, f)) != 0;
+    if (!any) module.call_hooks.clear();
+  }
   module.code.clear();
   module.code.resize(module.functions.size());
   for (size_t i = 0; i < module.functions.size(); ++i) {

@@ -332,6 +332,7 @@ FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
   // in tests); such a function cannot run, and is_host() would misreport it, but
   // nothing calls it.
   if (defined < m.code.size()) f->code = &m.code[defined];
+  if (func_index < m.call_hooks.size()) f->call_hook = m.call_hooks[func_index];
   funcs_.push_back(std::move(f));
   return funcs_.back().get();
 }

@@ -234,6 +234,15 @@ __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, 
   return ok;
 }
 
+// Memory profiling hooks (vm/profiling.h), out of line: only calls to the
+// few hooked functions get here.
+__attribute__((noinline)) void hooked_call(Profiling& p, const Frame* frame, MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_call(frame->call_hook, frame->node, frame->fp, memory);
+}
+__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_return(frame->call_hook, frame->node, frame->fp, memory);
+}
+
 // The interpreter loop, instantiated twice: kProfiling = false is the plain
 // loop (no hooks at all), true adds the hooks of vm/profiling.h. The choice
 // is made once per entry, never per instruction.
@@ -302,13 +311,14 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     LOAD_MEM();
     if constexpr (kProfiling) {
       frame->node = prof->enter(th.entry_node, func);
+      frame->call_hook = 0;
       SAFE_POINT();
     }
   }
 
   // Enters wasm function `callee` with its frame at `nfp`; `next` is where
   // the caller resumes. A host callee goes through call_host instead.
-#define CALL(callee_expr, nfp_expr, next_expr)                                               \
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr)                                    \
   do {                                                                                       \
     FuncInst* callee = (callee_expr);                                                        \
     uint64_t* nfp = (nfp_expr);                                                              \
@@ -350,6 +360,8 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
       frame->node = prof->enter(frame[-1].node, callee);                                     \
+      frame->call_hook = (hook_expr);                                                        \
+      if (frame->call_hook) hooked_call(*prof, frame, memory);                               \
       SAFE_POINT();                                                                          \
     }                                                                                        \
     DISPATCH();                                                                              \
@@ -516,6 +528,9 @@ dispatch:
       uint32_t n = ip[2];
       if (n == 1) fp[0] = fp[ip[1]];
       else if (n) std::memmove(fp, fp + ip[1], n * sizeof(uint64_t));
+      if constexpr (kProfiling) {
+        if (frame->call_hook) hooked_return(*prof, frame, memory);
+      }
       if (frame == entry) goto done;
       --frame;
       fp = frame->fp;
@@ -524,7 +539,8 @@ dispatch:
       LOAD_MEM();  // the callee may have grown a (possibly shared) memory
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3); }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0); }
+    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook); }
     CASE(CallTable) {
       TableInst* table = inst->tables[ip[1]];
       uint32_t i = rd<uint32_t>(fp, ip[3]);
@@ -532,7 +548,8 @@ dispatch:
       FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
-      CALL(target, fp + ip[4], ip + 5);
+      // Indirect calls to hooked functions are found here, at run time.
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook);
     }
 
     // ---- Variables and references.

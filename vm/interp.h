@@ -19,6 +19,7 @@ struct Frame {
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
   uint32_t node;         // call-tree node of this frame (only while profiling)
+  uint8_t call_hook;     // FuncInst::call_hook when entered by a hooked call (only while profiling)
 };
 
 // Per-thread interpreter state: the value stack (slots) and frame stack.

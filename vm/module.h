@@ -5,6 +5,7 @@
 // A Module is immutable once loaded and may be instantiated many times.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -170,6 +171,8 @@ struct Module {
 
   // Lowered code of each defined function (same order as `functions`), filled by compile.
   std::vector<CompiledFunc> code;
+  // LoadOptions::call_hook of every function (imports included); empty when none is hooked.
+  std::vector<uint8_t> call_hooks;
 
   const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
   // Best human name of a function: name section, then export name, then wasm-function[N].
@@ -177,8 +180,13 @@ struct Module {
 };
 
 struct LoadOptions {
-  // Reserved for proposals (issue 11) and profiling instrumentation (issue 4).
+  // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
+  // Memory profiling: a non-zero hook id marks a function whose calls the
+  // profiler must see (allocators, found by name). Direct calls to it are
+  // lowered to hooked calls; the profiling loop reports their arguments and
+  // results to ProfileSink. Asked once per function index, after decoding.
+  std::function<uint8_t(const Module&, uint32_t func_index)> call_hook;
 };
 
 // Decode, validate and lower a module. The error names section, function and offset.

@@ -20,6 +20,7 @@
 namespace wzvm::vm {
 
 struct FuncInst;
+struct MemInst;
 
 // Every distinct stack of functions seen while profiling, interned: a sample
 // or an instruction count is attributed to a node id, not to a copied stack.
@@ -79,6 +80,17 @@ class ProfileSink {
   // A host call returned (or trapped/exited): `node` is the host function's
   // node under its caller, `wall_ns` the wall time spent inside it.
   virtual void on_host_call(uint32_t node, uint64_t wall_ns) = 0;
+  // Memory profiling: a function with a call hook (LoadOptions::call_hook)
+  // was entered, with its parameters as slots, and later returned, with its
+  // results as slots. `node` is the hooked function's own node. A frame
+  // unwound by a trap or proc_exit never returns. `memory` is the memory 0
+  // of the hooked function's instance (for results returned through memory).
+  virtual void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, MemInst* memory) {
+    (void)hook, (void)node, (void)args, (void)memory;
+  }
+  virtual void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, MemInst* memory) {
+    (void)hook, (void)node, (void)results, (void)memory;
+  }
 };
 
 // Profiling state attached to a Thread (Thread::profiling).

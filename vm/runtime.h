@@ -92,6 +92,7 @@ struct FuncInst {
   Instance* instance = nullptr;        // defining instance (nullptr for host functions)
   const CompiledFunc* code = nullptr;  // wasm functions
   uint32_t func_index = 0;             // index in the defining module
+  uint8_t call_hook = 0;               // Module::call_hooks: reported while profiling
   HostFn host;                         // host functions
   std::string host_module, host_field; // host functions: the import names they were created for
   bool is_host() const { return code == nullptr; }
