@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "vm/numerics.h"
+#include "vm/simd.h"
 
 namespace wzvm::vm {
 
@@ -45,6 +46,7 @@ using C_I32 = uint32_t;
 using C_I64 = uint64_t;
 using C_F32 = float;
 using C_F64 = double;
+using C_V128 = v128_t;  // two slots
 
 // Slots are 8 bytes; narrower values use the low bytes (little-endian host).
 template <class T>
@@ -71,15 +73,16 @@ __attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_
   }
 }
 
-template <class F, class R, class A>
+// B is the second operand's type: A, except for SIMD shifts (v128 x i32).
+template <class F, class R, class A, class B>
 __attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32_t* ip) {
   if constexpr (F::kTraps) {
     R r;
-    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), rd<A>(fp, ip[3]), r);
+    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), rd<B>(fp, ip[3]), r);
     if (t == TrapCode::None) wr<R>(fp, ip[1], r);
     return t;
   } else {
-    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), rd<A>(fp, ip[3])));
+    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), rd<B>(fp, ip[3])));
     return TrapCode::None;
   }
 }
@@ -404,7 +407,7 @@ dispatch:
   }
 #define WZVM_GEN_Binary(Name, R, P1, P2, F)                                    \
   CASE(Name) {                                                                 \
-    TrapCode t = binary<num::F, C_##R, C_##P1>(fp, ip);                        \
+    TrapCode t = binary<num::F, C_##R, C_##P1, C_##P2>(fp, ip);                        \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                     \
     ip += 4;                                                                   \
     DISPATCH();                                                                \
@@ -689,6 +692,87 @@ dispatch:
       ip += 2;
       DISPATCH();
     }
+
+    // ---- SIMD (0xFD): the Special rows of vm/opcodes.def (operand layouts in
+    // vm/compile.cc); the others are Unary/Binary/Load/Store rows above.
+    CASE(V128Const) {
+      std::memcpy(fp + ip[1], ip + 2, 16);
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(I8x16Shuffle) {
+      uint8_t sel[16];
+      std::memcpy(sel, ip + 4, 16);
+      wr<v128_t>(fp, ip[1], simd::shuffle(rd<v128_t>(fp, ip[2]), rd<v128_t>(fp, ip[3]), sel));
+      ip += 8;
+      DISPATCH();
+    }
+    CASE(V128Bitselect) {
+      wr<v128_t>(fp, ip[1], simd::bitselect(rd<v128_t>(fp, ip[2]), rd<v128_t>(fp, ip[3]), rd<v128_t>(fp, ip[4])));
+      ip += 5;
+      DISPATCH();
+    }
+    // [op dst v lane]: the lane (sign- or zero-extended by the C conversion).
+#define WZVM_SIMD_EXTRACT_(Name, T, R)                                              \
+  CASE(Name) {                                                                      \
+    wr<R>(fp, ip[1], static_cast<R>(simd::get_lane<T>(rd<v128_t>(fp, ip[2]), ip[3]))); \
+    ip += 4;                                                                        \
+    DISPATCH();                                                                     \
+  }
+    WZVM_SIMD_EXTRACT_(I8x16ExtractLaneS, int8_t, uint32_t)
+    WZVM_SIMD_EXTRACT_(I8x16ExtractLaneU, uint8_t, uint32_t)
+    WZVM_SIMD_EXTRACT_(I16x8ExtractLaneS, int16_t, uint32_t)
+    WZVM_SIMD_EXTRACT_(I16x8ExtractLaneU, uint16_t, uint32_t)
+    WZVM_SIMD_EXTRACT_(I32x4ExtractLane, uint32_t, uint32_t)
+    WZVM_SIMD_EXTRACT_(I64x2ExtractLane, uint64_t, uint64_t)
+    WZVM_SIMD_EXTRACT_(F32x4ExtractLane, float, float)
+    WZVM_SIMD_EXTRACT_(F64x2ExtractLane, double, double)
+#undef WZVM_SIMD_EXTRACT_
+    // [op dst v x lane]
+#define WZVM_SIMD_REPLACE_(Name, T, A)                                                          \
+  CASE(Name) {                                                                                  \
+    wr<v128_t>(fp, ip[1], simd::set_lane<T>(rd<v128_t>(fp, ip[2]), ip[4], static_cast<T>(rd<A>(fp, ip[3])))); \
+    ip += 5;                                                                                    \
+    DISPATCH();                                                                                 \
+  }
+    WZVM_SIMD_REPLACE_(I8x16ReplaceLane, uint8_t, uint32_t)
+    WZVM_SIMD_REPLACE_(I16x8ReplaceLane, uint16_t, uint32_t)
+    WZVM_SIMD_REPLACE_(I32x4ReplaceLane, uint32_t, uint32_t)
+    WZVM_SIMD_REPLACE_(I64x2ReplaceLane, uint64_t, uint64_t)
+    WZVM_SIMD_REPLACE_(F32x4ReplaceLane, float, float)
+    WZVM_SIMD_REPLACE_(F64x2ReplaceLane, double, double)
+#undef WZVM_SIMD_REPLACE_
+    // [load_lane dst addr v offset lane] / [store_lane addr v offset lane];
+    // bounds as for the other loads and stores.
+#define WZVM_SIMD_LOAD_LANE_(Name, T)                                                   \
+  CASE(Name) {                                                                          \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];               \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T x;                                                                                \
+    std::memcpy(&x, mem + ea, sizeof(T));                                               \
+    wr<v128_t>(fp, ip[1], simd::set_lane<T>(rd<v128_t>(fp, ip[3]), ip[5], x));          \
+    ip += 6;                                                                            \
+    DISPATCH();                                                                         \
+  }
+#define WZVM_SIMD_STORE_LANE_(Name, T)                                                  \
+  CASE(Name) {                                                                          \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];               \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T x = simd::get_lane<T>(rd<v128_t>(fp, ip[2]), ip[4]);                              \
+    std::memcpy(mem + ea, &x, sizeof(T));                                               \
+    ip += 5;                                                                            \
+    DISPATCH();                                                                         \
+  }
+    WZVM_SIMD_LOAD_LANE_(V128Load8Lane, uint8_t)
+    WZVM_SIMD_LOAD_LANE_(V128Load16Lane, uint16_t)
+    WZVM_SIMD_LOAD_LANE_(V128Load32Lane, uint32_t)
+    WZVM_SIMD_LOAD_LANE_(V128Load64Lane, uint64_t)
+    WZVM_SIMD_STORE_LANE_(V128Store8Lane, uint8_t)
+    WZVM_SIMD_STORE_LANE_(V128Store16Lane, uint16_t)
+    WZVM_SIMD_STORE_LANE_(V128Store32Lane, uint32_t)
+    WZVM_SIMD_STORE_LANE_(V128Store64Lane, uint64_t)
+#undef WZVM_SIMD_LOAD_LANE_
+#undef WZVM_SIMD_STORE_LANE_
 
     // Instructions that lowering always rewrites; reaching one is a compiler bug.
     CASE(Nop)
