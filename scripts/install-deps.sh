@@ -15,6 +15,9 @@ PACKAGES=(
   # profiler: pprof files are protobuf (protoc at build time) + gzip; the tests
   # and the demo read them with `go tool pprof`
   protobuf-compiler libprotobuf-dev golang-go
+  # source-level profiles: DWARF (libdwarf) and demangling (libiberty); test
+  # programs with DWARF in C++ (wasm32 libc++) and Rust (Debian's rustc + std)
+  libdwarf-dev libiberty-dev libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 rustc libstd-rust-dev-wasm32
 )
 
 missing=()

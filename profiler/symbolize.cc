@@ -1,0 +1,770 @@
+#include "profiler/symbolize.h"
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <unordered_map>
+
+#include "profiler/demangle.h"
+
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
+
+namespace wzvm::profiler {
+namespace {
+
+// ---- The module as a libdwarf object --------------------------------------
+//
+// libdwarf knows ELF, Mach-O and PE but not wasm; its object-access interface
+// lets us hand it sections ourselves. Each custom section named ".debug_*"
+// becomes one section; index 0 is an empty placeholder, as ELF's null
+// section is, because libdwarf's section setup treats index 0 specially.
+// wasm is little-endian with 32-bit addresses, and wasm-ld leaves no
+// relocations in DWARF, so there is no relocate callback.
+
+struct WasmSection {
+  const char* name;
+  const uint8_t* data;
+  uint64_t size;
+};
+
+struct WasmObject {
+  std::vector<WasmSection> sections;
+};
+
+int get_section_info(void* obj, Dwarf_Half index, Dwarf_Obj_Access_Section* out, int* error) {
+  auto* o = static_cast<WasmObject*>(obj);
+  if (index >= o->sections.size()) {
+    *error = DW_DLE_MDE;
+    return DW_DLV_NO_ENTRY;
+  }
+  const WasmSection& s = o->sections[index];
+  *out = {};
+  out->addr = 0;
+  out->size = s.size;
+  out->name = s.name;
+  return DW_DLV_OK;
+}
+Dwarf_Endianness get_byte_order(void*) { return DW_OBJECT_LSB; }
+Dwarf_Small get_length_size(void*) { return 4; }
+Dwarf_Small get_pointer_size(void*) { return 4; }
+Dwarf_Unsigned get_section_count(void* obj) { return static_cast<WasmObject*>(obj)->sections.size(); }
+int load_section(void* obj, Dwarf_Half index, Dwarf_Small** data, int* error) {
+  auto* o = static_cast<WasmObject*>(obj);
+  if (index >= o->sections.size() || o->sections[index].size == 0) {
+    *error = DW_DLE_MDE;
+    return DW_DLV_NO_ENTRY;
+  }
+  // libdwarf only writes into a section when it relocates it, which it
+  // cannot do here (no relocate callback), so handing out the module's
+  // const bytes is safe.
+  *data = const_cast<Dwarf_Small*>(o->sections[index].data);
+  return DW_DLV_OK;
+}
+const Dwarf_Obj_Access_Methods kWasmMethods = {
+    get_section_info, get_byte_order, get_length_size, get_pointer_size, get_section_count, load_section, nullptr,
+};
+
+// Offset and size of the code section's payload (id 10), found by walking
+// the section headers (https://webassembly.github.io/spec/core/binary/modules.html#sections).
+// The module is already validated, but the walk checks bounds anyway.
+bool find_code_section(const std::vector<uint8_t>& b, uint32_t& offset, uint32_t& size) {
+  size_t p = 8;  // magic + version
+  while (p < b.size()) {
+    uint8_t id = b[p++];
+    uint64_t len = 0;
+    for (unsigned shift = 0;; shift += 7) {
+      if (p >= b.size() || shift > 28) return false;
+      uint8_t byte = b[p++];
+      len |= static_cast<uint64_t>(byte & 0x7F) << shift;
+      if (!(byte & 0x80)) break;
+    }
+    if (len > b.size() - p) return false;
+    if (id == 10) {
+      offset = static_cast<uint32_t>(p);
+      size = static_cast<uint32_t>(len);
+      return true;
+    }
+    p += len;
+  }
+  return false;
+}
+
+// [lo, hi) in DWARF addresses (code section offsets).
+struct ScopeRange {
+  uint64_t lo, hi;
+  uint32_t scope;
+};
+struct LineRange {
+  uint64_t lo, hi;
+  uint32_t file, line, column;
+};
+
+// Disjoint intervals where a later paint() covers what it overlaps: scopes
+// are painted parents first, so the innermost inlined scope wins.
+class Painter {
+ public:
+  void paint(uint64_t lo, uint64_t hi, uint32_t value) {
+    if (lo >= hi) return;
+    auto it = pieces_.lower_bound(lo);
+    if (it != pieces_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->second.end > lo) {
+        Piece old = prev->second;
+        prev->second.end = lo;
+        if (old.end > hi) pieces_[hi] = {old.end, old.value};
+      }
+    }
+    while (it != pieces_.end() && it->first < hi) {
+      if (it->second.end > hi) pieces_[hi] = it->second;
+      it = pieces_.erase(it);
+    }
+    pieces_[lo] = {hi, value};
+  }
+  template <typename F>
+  void for_each(F f) const {
+    for (const auto& [lo, p] : pieces_) f(lo, p.end, p.value);
+  }
+
+ private:
+  struct Piece {
+    uint64_t end;
+    uint32_t value;
+  };
+  std::map<uint64_t, Piece> pieces_;
+};
+
+}  // namespace
+
+// Walks every compile unit with libdwarf and fills the Symbolizer's tables.
+class DwarfReader {
+ public:
+  DwarfReader(Symbolizer& s, Dwarf_Debug dbg, uint64_t code_size) : s_(s), dbg_(dbg), code_size_(code_size) {}
+
+  // False with `why` if libdwarf gave up on a compile unit header (what was
+  // read before is kept). Errors inside a unit only lose that attribute.
+  bool run(std::string& why) {
+    bool ok = true;
+    uint64_t cu_start = 0;
+    for (;;) {
+      Dwarf_Unsigned header_length = 0, type_offset = 0, next = 0;
+      Dwarf_Half version = 0, address_size = 0, length_size = 0, extension_size = 0, header_type = 0;
+      Dwarf_Off abbrev_offset = 0;
+      Dwarf_Sig8 signature;
+      int rc = dwarf_next_cu_header_d(dbg_, true, &header_length, &version, &abbrev_offset, &address_size,
+                                      &length_size, &extension_size, &signature, &type_offset, &next,
+                                      &header_type, &err_);
+      if (rc == DW_DLV_NO_ENTRY) break;
+      if (rc != DW_DLV_OK) {
+        why = error_text();
+        ok = false;
+        break;
+      }
+      Dwarf_Die cu = nullptr;
+      rc = dwarf_siblingof_b(dbg_, nullptr, true, &cu, &err_);
+      if (rc == DW_DLV_OK) {
+        cu_start_ = cu_start;
+        cu_end_ = next;
+        read_unit(cu);
+        dwarf_dealloc_die(cu);
+      } else if (rc == DW_DLV_ERROR) {
+        clear();
+      }
+      cu_start = next;
+    }
+    finish();
+    return ok;
+  }
+
+ private:
+  // ---- libdwarf plumbing ----
+  void clear() {
+    if (err_) {
+      dwarf_dealloc(dbg_, err_, DW_DLA_ERROR);
+      err_ = nullptr;
+    }
+  }
+  std::string error_text() {
+    std::string m = err_ ? dwarf_errmsg(err_) : "unknown libdwarf error";
+    clear();
+    return m;
+  }
+  // Each accessor returns false (and forgets the error) when the attribute
+  // is absent or malformed.
+  bool attr(Dwarf_Die die, Dwarf_Half name, Dwarf_Attribute& a) {
+    int rc = dwarf_attr(die, name, &a, &err_);
+    if (rc == DW_DLV_ERROR) clear();
+    return rc == DW_DLV_OK;
+  }
+  bool udata(Dwarf_Die die, Dwarf_Half name, uint64_t& out) {
+    Dwarf_Attribute a;
+    if (!attr(die, name, a)) return false;
+    Dwarf_Unsigned v = 0;
+    int rc = dwarf_formudata(a, &v, &err_);
+    if (rc == DW_DLV_ERROR) clear();
+    dwarf_dealloc_attribute(a);
+    out = v;
+    return rc == DW_DLV_OK;
+  }
+  // The string is in a debug section (libdwarf's formstring does not copy).
+  const char* string(Dwarf_Die die, Dwarf_Half name) {
+    Dwarf_Attribute a;
+    if (!attr(die, name, a)) return nullptr;
+    char* str = nullptr;
+    int rc = dwarf_formstring(a, &str, &err_);
+    if (rc == DW_DLV_ERROR) clear();
+    dwarf_dealloc_attribute(a);
+    return rc == DW_DLV_OK ? str : nullptr;
+  }
+  bool reference(Dwarf_Die die, Dwarf_Half name, Dwarf_Off& out) {
+    Dwarf_Attribute a;
+    if (!attr(die, name, a)) return false;
+    int rc = dwarf_global_formref(a, &out, &err_);
+    if (rc == DW_DLV_ERROR) clear();
+    dwarf_dealloc_attribute(a);
+    return rc == DW_DLV_OK;
+  }
+
+  uint32_t intern(std::string_view text) {
+    auto it = index_.find(text);
+    if (it != index_.end()) return it->second;
+    s_.strings_.emplace_back(text);
+    auto id = static_cast<uint32_t>(s_.strings_.size() - 1);
+    index_.emplace(s_.strings_.back(), id);
+    return id;
+  }
+  uint32_t file(uint64_t number) const {
+    // DWARF 2-4 number files from 1, DWARF 5 from 0; base_ is the first.
+    if (number < base_ || number - base_ >= files_.size()) return Symbolizer::kNone;
+    return files_[number - base_];
+  }
+
+  // ---- one compile unit ----
+  void read_unit(Dwarf_Die cu) {
+    files_.clear();
+    base_ = 1;
+    cu_base_ = 0;
+    Dwarf_Addr low = 0;
+    if (dwarf_lowpc(cu, &low, &err_) == DW_DLV_OK) cu_base_ = low;
+    else clear();
+    read_lines(cu);
+    walk_children(cu, Symbolizer::kNone, 0);
+  }
+
+  void read_lines(Dwarf_Die cu) {
+    Dwarf_Unsigned version = 0;
+    Dwarf_Small table_count = 0;
+    Dwarf_Line_Context ctx = nullptr;
+    int rc = dwarf_srclines_b(cu, &version, &table_count, &ctx, &err_);
+    if (rc != DW_DLV_OK) {
+      if (rc == DW_DLV_ERROR) clear();
+      return;
+    }
+    // The file table, full paths (include directory + name).
+    Dwarf_Signed base = 1, count = 0, end = 0;
+    if (dwarf_srclines_files_indexes(ctx, &base, &count, &end, &err_) == DW_DLV_OK) base_ = static_cast<uint64_t>(base);
+    else clear();
+    char** names = nullptr;
+    Dwarf_Signed n = 0;
+    if (dwarf_srcfiles(cu, &names, &n, &err_) == DW_DLV_OK) {
+      for (Dwarf_Signed i = 0; i < n; ++i) {
+        files_.push_back(intern(names[i]));
+        dwarf_dealloc(dbg_, names[i], DW_DLA_STRING);
+      }
+      dwarf_dealloc(dbg_, names, DW_DLA_LIST);
+    } else {
+      clear();
+    }
+
+    Dwarf_Line* lines = nullptr;
+    Dwarf_Signed nlines = 0;
+    if (table_count == 1 && dwarf_srclines_from_linecontext(ctx, &lines, &nlines, &err_) == DW_DLV_OK) {
+      // Each row holds from its address to the next row's; a row with
+      // end_sequence only ends the previous one.
+      bool open = false;
+      LineRange cur{};
+      for (Dwarf_Signed i = 0; i < nlines; ++i) {
+        Dwarf_Addr addr = 0;
+        Dwarf_Bool end_seq = false;
+        if (dwarf_lineaddr(lines[i], &addr, &err_) != DW_DLV_OK ||
+            dwarf_lineendsequence(lines[i], &end_seq, &err_) != DW_DLV_OK) {
+          clear();
+          open = false;
+          continue;
+        }
+        if (open) {
+          cur.hi = addr;
+          add_line(cur);
+          open = false;
+        }
+        if (end_seq) continue;
+        Dwarf_Unsigned line = 0, column = 0, fileno = 0;
+        if (dwarf_lineno(lines[i], &line, &err_) != DW_DLV_OK) clear();
+        if (dwarf_lineoff_b(lines[i], &column, &err_) != DW_DLV_OK) clear();
+        if (dwarf_line_srcfileno(lines[i], &fileno, &err_) != DW_DLV_OK) clear();
+        cur = {addr, addr, file(fileno), static_cast<uint32_t>(line), static_cast<uint32_t>(column)};
+        open = true;
+      }
+    } else if (err_) {
+      clear();
+    }
+    dwarf_srclines_dealloc_b(ctx);
+  }
+
+  void add_line(const LineRange& r) {
+    // Code that wasm-ld discarded keeps its rows, relocated to a tombstone
+    // address past the code section; drop those.
+    if (r.lo < r.hi && r.hi <= code_size_) lines_.push_back(r);
+  }
+
+  // ---- the DIE tree ----
+  void walk_children(Dwarf_Die parent, uint32_t scope, int depth) {
+    // Deep nesting only comes from malformed DWARF; stop before the stack does.
+    if (depth > 200) return;
+    Dwarf_Die child = nullptr;
+    int rc = dwarf_child(parent, &child, &err_);
+    while (rc == DW_DLV_OK) {
+      visit(child, scope, depth + 1);
+      Dwarf_Die next = nullptr;
+      rc = dwarf_siblingof_b(dbg_, child, true, &next, &err_);
+      dwarf_dealloc_die(child);
+      child = next;
+    }
+    if (rc == DW_DLV_ERROR) clear();
+  }
+
+  void visit(Dwarf_Die die, uint32_t scope, int depth) {
+    Dwarf_Half tag = 0;
+    if (dwarf_tag(die, &tag, &err_) != DW_DLV_OK) {
+      clear();
+      return;
+    }
+    switch (tag) {
+      case DW_TAG_subprogram:
+      case DW_TAG_inlined_subroutine: {
+        std::vector<std::pair<uint64_t, uint64_t>> ranges;
+        code_ranges(die, ranges);
+        // A subprogram without code is a declaration or an abstract
+        // instance (the origin of inlined copies); nested functions of
+        // languages that have them still get looked for inside.
+        if (ranges.empty()) {
+          walk_children(die, scope, depth);
+          return;
+        }
+        uint32_t id = add_scope(die, tag == DW_TAG_inlined_subroutine ? scope : Symbolizer::kNone);
+        for (auto [lo, hi] : ranges) scope_ranges_.push_back({lo, hi, id});
+        walk_children(die, id, depth);
+        return;
+      }
+      // Functions live at the top of a unit, or inside namespaces (Rust) and
+      // types (methods defined in a class); code inside a function is in
+      // lexical blocks. Nothing else holds code.
+      case DW_TAG_lexical_block:
+      case DW_TAG_namespace:
+      case DW_TAG_module:
+      case DW_TAG_structure_type:
+      case DW_TAG_class_type:
+      case DW_TAG_union_type:
+        walk_children(die, scope, depth);
+        return;
+      default:
+        return;
+    }
+  }
+
+  // The code ranges of a DIE (DW_AT_low_pc/high_pc, or DW_AT_ranges from
+  // .debug_ranges in DWARF 4 and .debug_rnglists in DWARF 5), without the
+  // ranges of discarded code.
+  void code_ranges(Dwarf_Die die, std::vector<std::pair<uint64_t, uint64_t>>& out) {
+    auto add = [&](uint64_t lo, uint64_t hi) {
+      if (lo < hi && hi <= code_size_) out.push_back({lo, hi});
+    };
+    Dwarf_Addr lo = 0;
+    int rc = dwarf_lowpc(die, &lo, &err_);
+    if (rc == DW_DLV_OK) {
+      Dwarf_Addr hi = 0;
+      Dwarf_Half form = 0;
+      Dwarf_Form_Class cls = DW_FORM_CLASS_UNKNOWN;
+      rc = dwarf_highpc_b(die, &hi, &form, &cls, &err_);
+      if (rc == DW_DLV_OK) add(lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hi : hi);
+      else if (rc == DW_DLV_ERROR) clear();
+      return;
+    }
+    if (rc == DW_DLV_ERROR) clear();
+
+    Dwarf_Attribute a;
+    if (!attr(die, DW_AT_ranges, a)) return;
+    Dwarf_Half form = 0, version = 0, offset_size = 0;
+    if (dwarf_whatform(a, &form, &err_) != DW_DLV_OK || dwarf_get_version_of_die(die, &version, &offset_size) != DW_DLV_OK) {
+      clear();
+      dwarf_dealloc_attribute(a);
+      return;
+    }
+    if (version >= 5) {
+      Dwarf_Unsigned value = 0;
+      Dwarf_Off off = 0;
+      // rnglistx is an index (a constant), sec_offset an offset.
+      if (form == DW_FORM_rnglistx) rc = dwarf_formudata(a, &value, &err_);
+      else if ((rc = dwarf_global_formref(a, &off, &err_)) == DW_DLV_OK) value = off;
+      Dwarf_Rnglists_Head head = nullptr;
+      Dwarf_Unsigned count = 0, global = 0;
+      if (rc == DW_DLV_OK && dwarf_rnglists_get_rle_head(a, form, value, &head, &count, &global, &err_) == DW_DLV_OK) {
+        for (Dwarf_Unsigned i = 0; i < count; ++i) {
+          unsigned len = 0, code = 0;
+          Dwarf_Unsigned raw1 = 0, raw2 = 0, cooked1 = 0, cooked2 = 0;
+          Dwarf_Bool unavailable = false;
+          if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2, &unavailable, &cooked1, &cooked2,
+                                                &err_) != DW_DLV_OK) {
+            clear();
+            break;
+          }
+          // Every entry kind that describes a range comes back "cooked"
+          // as [start, end); base-address entries only change later ones.
+          if (unavailable) continue;
+          if (code == DW_RLE_offset_pair || code == DW_RLE_start_end || code == DW_RLE_start_length ||
+              code == DW_RLE_startx_endx || code == DW_RLE_startx_length)
+            add(cooked1, cooked2);
+        }
+        dwarf_dealloc_rnglists_head(head);
+      } else {
+        clear();
+      }
+    } else {
+      Dwarf_Off off = 0;
+      if (dwarf_global_formref(a, &off, &err_) != DW_DLV_OK) {
+        clear();
+        Dwarf_Unsigned v = 0;
+        if (dwarf_formudata(a, &v, &err_) == DW_DLV_OK) off = v;
+        else {
+          clear();
+          dwarf_dealloc_attribute(a);
+          return;
+        }
+      }
+      Dwarf_Ranges* ranges = nullptr;
+      Dwarf_Signed count = 0;
+      Dwarf_Unsigned bytes = 0;
+      Dwarf_Off real = 0;
+      if (dwarf_get_ranges_b(dbg_, off, die, &real, &ranges, &count, &bytes, &err_) == DW_DLV_OK) {
+        // Entries are relative to the unit's base address until a base
+        // selection entry changes it (DWARF 4, section 2.17.3).
+        uint64_t base = cu_base_;
+        for (Dwarf_Signed i = 0; i < count; ++i) {
+          const Dwarf_Ranges& r = ranges[i];
+          if (r.dwr_type == DW_RANGES_ENTRY) add(base + r.dwr_addr1, base + r.dwr_addr2);
+          else if (r.dwr_type == DW_RANGES_ADDRESS_SELECTION) base = r.dwr_addr2;
+          else break;
+        }
+        dwarf_ranges_dealloc(dbg_, ranges, count);
+      } else {
+        clear();
+      }
+    }
+    dwarf_dealloc_attribute(a);
+  }
+
+  // Names and declaration of a scope's function, following
+  // DW_AT_abstract_origin (inlined and out-of-line copies point at the
+  // abstract instance) and DW_AT_specification (C++ member definitions point
+  // at the declaration in the class, which has the linkage name).
+  struct Decl {
+    uint32_t name = Symbolizer::kNone;
+    uint32_t system_name = Symbolizer::kNone;
+    uint32_t file = Symbolizer::kNone;
+    uint32_t line = 0;
+  };
+  struct RawDecl {
+    const char* name = nullptr;
+    const char* linkage = nullptr;
+    uint32_t file = Symbolizer::kNone;
+    uint32_t line = 0;
+  };
+  void read_decl(Dwarf_Die die, RawDecl& d, int hops) {
+    if (!d.linkage) {
+      d.linkage = string(die, DW_AT_linkage_name);
+      if (!d.linkage) d.linkage = string(die, DW_AT_MIPS_linkage_name);
+    }
+    if (!d.name) d.name = string(die, DW_AT_name);
+    if (d.line == 0) {
+      uint64_t line = 0, fileno = 0;
+      Dwarf_Off self = 0;
+      // File numbers index this unit's file table: only trust them for
+      // DIEs of the unit being read.
+      if (udata(die, DW_AT_decl_line, line) && udata(die, DW_AT_decl_file, fileno) &&
+          dwarf_dieoffset(die, &self, &err_) == DW_DLV_OK && self >= cu_start_ && self < cu_end_) {
+        d.line = static_cast<uint32_t>(line);
+        d.file = file(fileno);
+      }
+      if (err_) clear();
+    }
+    if ((d.linkage && d.name && d.line) || hops >= 8) return;
+    for (Dwarf_Half ref : {DW_AT_abstract_origin, DW_AT_specification}) {
+      Dwarf_Off off = 0;
+      if (!reference(die, ref, off)) continue;
+      Dwarf_Die target = nullptr;
+      if (dwarf_offdie_b(dbg_, off, true, &target, &err_) == DW_DLV_OK) {
+        read_decl(target, d, hops + 1);
+        dwarf_dealloc_die(target);
+      } else {
+        clear();
+      }
+      break;
+    }
+  }
+  const Decl& decl(Dwarf_Die die) {
+    // Inlined copies of one function all point at the same abstract
+    // instance: cache by the DIE that holds the names.
+    Dwarf_Off key = 0;
+    Dwarf_Off origin = 0;
+    if (reference(die, DW_AT_abstract_origin, origin)) key = origin;
+    else if (dwarf_dieoffset(die, &key, &err_) != DW_DLV_OK) clear();
+    auto [it, inserted] = decls_.try_emplace(key);
+    if (!inserted) return it->second;
+    RawDecl raw;
+    read_decl(die, raw, 0);
+    Decl& d = it->second;
+    if (raw.linkage) {
+      d.system_name = intern(raw.linkage);
+      // Demangled linkage names are qualified ("geo::Vec<int>::dot(...)"),
+      // DW_AT_name is not ("dot"); a linkage name that is not mangled
+      // ("__main_argc_argv" for main) loses to DW_AT_name.
+      std::string demangled = demangle(raw.linkage);
+      if (demangled != raw.linkage) d.name = intern(demangled);
+      else d.name = raw.name ? intern(raw.name) : d.system_name;
+    } else if (raw.name) {
+      d.name = d.system_name = intern(raw.name);
+    }
+    d.file = raw.file;
+    d.line = raw.line;
+    return d;
+  }
+
+  uint32_t add_scope(Dwarf_Die die, uint32_t parent) {
+    const Decl& d = decl(die);
+    Symbolizer::Scope sc;
+    sc.name = d.name;
+    sc.system_name = d.system_name;
+    sc.decl_file = d.file;
+    sc.decl_line = d.line;
+    sc.parent = parent;
+    if (parent != Symbolizer::kNone) {
+      s_.has_inlines_ = true;
+      uint64_t v = 0;
+      if (udata(die, DW_AT_call_file, v)) sc.call_file = file(v);
+      if (udata(die, DW_AT_call_line, v)) sc.call_line = static_cast<uint32_t>(v);
+      if (udata(die, DW_AT_call_column, v)) sc.call_column = static_cast<uint32_t>(v);
+    }
+    s_.scopes_.push_back(sc);
+    return static_cast<uint32_t>(s_.scopes_.size() - 1);
+  }
+
+  // ---- the lookup table ----
+  // Merges the innermost scope at each address with the line row there into
+  // Symbolizer::entries_: one entry wherever either changes.
+  void finish() {
+    Painter scopes;
+    // DFS order: parents were recorded before their children.
+    for (const ScopeRange& r : scope_ranges_) scopes.paint(r.lo, r.hi, r.scope);
+    std::vector<ScopeRange> sc;
+    scopes.for_each([&](uint64_t lo, uint64_t hi, uint32_t v) { sc.push_back({lo, hi, v}); });
+
+    std::stable_sort(lines_.begin(), lines_.end(), [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; });
+    // Sequences should not overlap; if they do, the later start wins.
+    for (size_t i = 0; i + 1 < lines_.size(); ++i) lines_[i].hi = std::min(lines_[i].hi, lines_[i + 1].lo);
+
+    std::vector<uint64_t> cuts;
+    cuts.reserve(2 * (sc.size() + lines_.size()));
+    for (const ScopeRange& r : sc) cuts.insert(cuts.end(), {r.lo, r.hi});
+    for (const LineRange& r : lines_) cuts.insert(cuts.end(), {r.lo, r.hi});
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+
+    auto& entries = s_.entries_;
+    entries.reserve(cuts.size());
+    size_t si = 0, li = 0;
+    for (uint64_t at : cuts) {
+      while (si < sc.size() && sc[si].hi <= at) ++si;
+      while (li < lines_.size() && lines_[li].hi <= at) ++li;
+      Symbolizer::Entry e;
+      e.start = static_cast<uint32_t>(at + s_.code_base_);
+      if (si < sc.size() && sc[si].lo <= at) e.scope = sc[si].scope;
+      if (li < lines_.size() && lines_[li].lo <= at && lines_[li].hi > at) {
+        e.file = lines_[li].file;
+        e.line = lines_[li].line;
+        e.column = lines_[li].column;
+        if (e.line) s_.has_lines_ = true;
+      }
+      // clang's wasm backend marks many instructions with line 0 (the local
+      // moves around a statement). A sample there would vanish from
+      // `pprof -list`; it belongs to the statement before it in the same
+      // inlined scope, so it takes that line. Line 0 stays where nothing
+      // before it in the scope has a line.
+      if (e.line == 0 && !entries.empty() && entries.back().scope == e.scope && entries.back().line != 0 &&
+          e.scope != Symbolizer::kNone) {
+        e.file = entries.back().file;
+        e.line = entries.back().line;
+        e.column = entries.back().column;
+      }
+      Symbolizer::Entry same_start = e;
+      if (!entries.empty()) {
+        same_start.start = entries.back().start;
+        if (same_start == entries.back()) continue;  // nothing changed
+      }
+      entries.push_back(e);
+    }
+  }
+
+  Symbolizer& s_;
+  Dwarf_Debug dbg_;
+  uint64_t code_size_;
+  Dwarf_Error err_ = nullptr;
+  // The unit being read.
+  uint64_t cu_start_ = 0, cu_end_ = 0, cu_base_ = 0;
+  uint64_t base_ = 1;
+  std::vector<uint32_t> files_;
+  // Collected over all units.
+  std::unordered_map<std::string_view, uint32_t> index_;
+  std::unordered_map<Dwarf_Off, Decl> decls_;
+  std::vector<ScopeRange> scope_ranges_;
+  std::vector<LineRange> lines_;
+};
+
+Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
+  fallback_.assign(module.func_type_indices.size(), {kNone, kNone});
+  uint32_t code_size = 0;
+  if (!find_code_section(module.bytes, code_base_, code_size)) return;
+
+  WasmObject obj;
+  obj.sections.push_back({"", nullptr, 0});
+  bool has_info = false;
+  for (const vm::CustomSection& c : module.customs) {
+    if (c.name.rfind(".debug_", 0) != 0) continue;
+    obj.sections.push_back({c.name.c_str(), module.bytes.data() + c.offset, c.size});
+    has_info |= c.name == ".debug_info";
+  }
+  if (!has_info) return;
+
+  Dwarf_Obj_Access_Interface iface{&obj, &kWasmMethods};
+  Dwarf_Debug dbg = nullptr;
+  Dwarf_Error err = nullptr;
+  if (dwarf_object_init_b(&iface, nullptr, nullptr, DW_GROUPNUMBER_ANY, &dbg, &err) != DW_DLV_OK) {
+    warning_ = std::string("cannot read DWARF: ") + (err ? dwarf_errmsg(err) : "no usable .debug_* sections");
+    if (err) dwarf_dealloc(nullptr, err, DW_DLA_ERROR);
+    return;
+  }
+  {
+    DwarfReader reader(*this, dbg, code_size);
+    std::string why;
+    if (!reader.run(why)) warning_ = "DWARF partly read: " + why;
+  }
+  dwarf_object_finish(dbg, &err);
+}
+
+Symbolizer::~Symbolizer() = default;
+
+std::optional<uint32_t> Symbolizer::function_at(uint32_t address) const {
+  const auto& fs = module_.functions;
+  // Bodies are in code-section order, so sorted by offset.
+  auto it = std::upper_bound(fs.begin(), fs.end(), address,
+                             [](uint32_t a, const vm::Function& f) { return a < f.body_offset; });
+  if (it == fs.begin()) return std::nullopt;
+  --it;
+  if (address >= it->body_end) return std::nullopt;
+  return module_.num_imported_funcs + static_cast<uint32_t>(it - fs.begin());
+}
+
+std::pair<uint32_t, uint32_t> Symbolizer::fallback_names(uint32_t func_index) const {
+  if (func_index < fallback_.size() && fallback_[func_index].first != kNone) return fallback_[func_index];
+  // Name section, then export, then wasm-function[N] (Module::function_name).
+  // wasm-ld writes mangled names into the name section for symbols without
+  // DWARF (Rust's std, C++ runtime libraries), so demangle those too.
+  std::string raw = module_.function_name(func_index);
+  std::string pretty = demangle(raw);
+  strings_.push_back(raw);
+  uint32_t sys = static_cast<uint32_t>(strings_.size() - 1);
+  uint32_t name = sys;
+  if (pretty != raw) {
+    strings_.push_back(std::move(pretty));
+    name = static_cast<uint32_t>(strings_.size() - 1);
+  }
+  if (func_index < fallback_.size()) fallback_[func_index] = {name, sys};
+  return {name, sys};
+}
+
+SourceFrame Symbolizer::scope_frame(uint32_t scope) const {
+  const Scope& s = scopes_[scope];
+  SourceFrame f;
+  f.function = s.name == kNone ? std::string_view("??") : str(s.name);
+  f.system_name = s.system_name == kNone ? f.function : str(s.system_name);
+  f.function_file = str(s.decl_file);
+  f.start_line = s.decl_line;
+  f.inlined = s.parent != kNone;
+  return f;
+}
+
+std::vector<SourceFrame> Symbolizer::lookup(uint32_t address) const {
+  std::vector<SourceFrame> out;
+  const Entry* e = nullptr;
+  auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
+                             [](uint32_t a, const Entry& x) { return a < x.start; });
+  if (it != entries_.begin()) e = &*std::prev(it);
+
+  if (e && e->scope != kNone) {
+    uint32_t s = e->scope;
+    SourceFrame inner = scope_frame(s);
+    inner.file = str(e->file);
+    inner.line = e->line;
+    inner.column = e->column;
+    out.push_back(inner);
+    // Each frame further out is at the call of the one inside it.
+    for (uint32_t p = scopes_[s].parent; p != kNone; s = p, p = scopes_[p].parent) {
+      SourceFrame f = scope_frame(p);
+      f.file = str(scopes_[s].call_file);
+      f.line = scopes_[s].call_line;
+      f.column = scopes_[s].call_column;
+      out.push_back(f);
+    }
+    // A physical function DWARF left unnamed takes its wasm name.
+    if (out.back().function == "??") {
+      if (auto fi = function_at(address)) {
+        auto [name, sys] = fallback_names(*fi);
+        out.back().function = str(name);
+        out.back().system_name = str(sys);
+      }
+    }
+    return out;
+  }
+  std::optional<uint32_t> fi = function_at(address);
+  if (!fi) return out;
+  SourceFrame f = function(*fi);
+  if (e) {  // a line row without a subprogram (DWARF without .debug_info functions)
+    f.file = str(e->file);
+    f.line = e->line;
+    f.column = e->column;
+  }
+  out.push_back(f);
+  return out;
+}
+
+SourceFrame Symbolizer::function(uint32_t func_index) const {
+  if (func_index >= module_.num_imported_funcs && !entries_.empty()) {
+    uint32_t i = func_index - module_.num_imported_funcs;
+    if (i < module_.functions.size()) {
+      uint32_t at = module_.functions[i].body_offset;
+      auto it = std::upper_bound(entries_.begin(), entries_.end(), at,
+                                 [](uint32_t a, const Entry& x) { return a < x.start; });
+      if (it != entries_.begin() && std::prev(it)->scope != kNone) {
+        uint32_t s = std::prev(it)->scope;
+        while (scopes_[s].parent != kNone) s = scopes_[s].parent;
+        if (scopes_[s].name != kNone) return scope_frame(s);
+      }
+    }
+  }
+  auto [name, sys] = fallback_names(func_index);
+  SourceFrame f;
+  f.function = str(name);
+  f.system_name = str(sys);
+  return f;
+}
+
+}  // namespace wzvm::profiler

@@ -1,0 +1,336 @@
+// profiler/symbolize and profiler/demangle: source lines, inlined frames and
+// names of the test programs in testdata/dwarf/, compared with what their
+// sources say (line numbers worked out by hand from the files, which mark
+// them in comments), not with a snapshot of earlier output.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "profiler/demangle.h"
+#include "profiler/symbolize.h"
+#include "vm/module.h"
+
+namespace wzvm::profiler {
+namespace {
+
+using Frames = std::vector<SourceFrame>;
+
+std::string dwarf_program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/dwarf/" + name; }
+
+// Loads a built test program; skips the test if its toolchain was missing
+// at configure time (testdata/dwarf/CMakeLists.txt says so then).
+#define LOAD_OR_SKIP(var, path)                                                                       \
+  std::shared_ptr<const vm::Module> var;                                                              \
+  do {                                                                                                \
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (toolchain missing)"; \
+    std::ifstream in(path, std::ios::binary);                                                         \
+    auto loaded = vm::load_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}); \
+    ASSERT_TRUE(loaded.ok()) << path;                                                                 \
+    var = *loaded;                                                                                    \
+  } while (0)
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// The defined function whose DWARF or fallback name is `name`.
+uint32_t find_function(const vm::Module& m, const Symbolizer& sym, std::string_view name) {
+  for (uint32_t i = 0; i < m.functions.size(); ++i)
+    if (sym.function(m.num_imported_funcs + i).function == name) return m.num_imported_funcs + i;
+  ADD_FAILURE() << "no function " << name;
+  return 0;
+}
+
+// lookup() of every byte offset in a function's body.
+std::vector<Frames> lookups_in(const vm::Module& m, const Symbolizer& sym, uint32_t func_index) {
+  const vm::Function& f = m.functions[func_index - m.num_imported_funcs];
+  std::vector<Frames> out;
+  for (uint32_t a = f.body_offset; a < f.body_end; ++a) out.push_back(sym.lookup(a));
+  return out;
+}
+
+std::string describe(const Frames& fs) {
+  std::string s;
+  for (const SourceFrame& f : fs)
+    s += std::string(f.function) + "@" + std::to_string(f.line) + ":" + std::to_string(f.column) + " ";
+  return s;
+}
+
+// ---- C (testdata/dwarf/inline.c), DWARF 4 and DWARF 5 ----
+
+class InlineC : public testing::TestWithParam<const char*> {};
+
+TEST_P(InlineC, OneLevelOfInliningInnermostFirst) {
+  LOAD_OR_SKIP(m, dwarf_program(GetParam()));
+  Symbolizer sym(*m);
+  EXPECT_EQ(sym.warning(), "");
+  EXPECT_TRUE(sym.has_line_numbers());
+  EXPECT_TRUE(sym.has_inline_frames());
+
+  uint32_t hash = find_function(*m, sym, "hash");
+  SourceFrame fn = sym.function(hash);
+  EXPECT_TRUE(ends_with(fn.function_file, "testdata/dwarf/inline.c")) << fn.function_file;
+  EXPECT_EQ(fn.start_line, 18u);
+  EXPECT_FALSE(fn.inlined);
+
+  std::set<uint32_t> mix_lines;
+  for (const Frames& fs : lookups_in(*m, sym, hash)) {
+    ASSERT_FALSE(fs.empty());
+    // The physical function is last, and only it is not inlined.
+    EXPECT_EQ(fs.back().function, "hash");
+    EXPECT_FALSE(fs.back().inlined);
+    if (fs.size() == 1) {
+      // hash's own code: lines 18-23 of inline.c.
+      EXPECT_GE(fs[0].line, 18u) << describe(fs);
+      EXPECT_LE(fs[0].line, 23u) << describe(fs);
+      continue;
+    }
+    // Inside the inlined mix(): [mix at its own line, hash at the call].
+    ASSERT_EQ(fs.size(), 2u) << describe(fs);
+    EXPECT_EQ(fs[0].function, "mix");
+    EXPECT_TRUE(fs[0].inlined);
+    EXPECT_EQ(fs[0].start_line, 12u);
+    EXPECT_TRUE(ends_with(fs[0].file, "inline.c"));
+    EXPECT_TRUE(fs[0].line == 13 || fs[0].line == 14) << describe(fs);
+    mix_lines.insert(fs[0].line);
+    EXPECT_EQ(fs[1].line, 21u);
+    EXPECT_EQ(fs[1].column, 9u);
+    EXPECT_TRUE(ends_with(fs[1].file, "inline.c"));
+  }
+  EXPECT_EQ(mix_lines, (std::set<uint32_t>{13, 14}));
+}
+
+TEST_P(InlineC, TwoLevelsOfInlining) {
+  LOAD_OR_SKIP(m, dwarf_program(GetParam()));
+  Symbolizer sym(*m);
+  uint32_t work = find_function(*m, sym, "work");
+  EXPECT_EQ(sym.function(work).start_line, 36u);
+  size_t in_square = 0, in_sum_squares = 0;
+  for (const Frames& fs : lookups_in(*m, sym, work)) {
+    ASSERT_FALSE(fs.empty());
+    EXPECT_EQ(fs.back().function, "work");
+    if (fs.size() == 3) {
+      // square() inside sum_squares() inside work().
+      ++in_square;
+      EXPECT_EQ(fs[0].function, "square");
+      EXPECT_EQ(fs[0].line, 27u);
+      EXPECT_EQ(fs[0].start_line, 26u);
+      EXPECT_EQ(fs[1].function, "sum_squares");
+      EXPECT_EQ(fs[1].line, 32u);  // the call of square
+      EXPECT_EQ(fs[1].column, 36u);
+      EXPECT_EQ(fs[2].line, 39u);  // the call of sum_squares
+      EXPECT_EQ(fs[2].column, 12u);
+    } else if (fs.size() == 2) {
+      ++in_sum_squares;
+      EXPECT_EQ(fs[0].function, "sum_squares");
+      EXPECT_GE(fs[0].line, 30u) << describe(fs);
+      EXPECT_LE(fs[0].line, 33u) << describe(fs);
+      EXPECT_EQ(fs[1].line, 39u);
+      EXPECT_EQ(fs[1].column, 12u);
+    } else {
+      ASSERT_EQ(fs.size(), 1u) << describe(fs);
+      EXPECT_GE(fs[0].line, 36u) << describe(fs);
+      EXPECT_LE(fs[0].line, 43u) << describe(fs);
+    }
+  }
+  EXPECT_GT(in_square, 0u);
+  EXPECT_GT(in_sum_squares, 0u);
+}
+
+TEST_P(InlineC, MainAndAddressesOutsideCode) {
+  LOAD_OR_SKIP(m, dwarf_program(GetParam()));
+  Symbolizer sym(*m);
+  // clang names C's main(argc, argv) __main_argc_argv for wasm: the linkage
+  // name is kept as the system name, the source name is shown.
+  uint32_t main = find_function(*m, sym, "main");
+  EXPECT_EQ(sym.function(main).system_name, "__main_argc_argv");
+  EXPECT_EQ(sym.function(main).start_line, 47u);
+  // Module offsets outside every function body (the header, the data
+  // section) have no frames.
+  EXPECT_TRUE(sym.lookup(0).empty());
+  EXPECT_TRUE(sym.lookup(static_cast<uint32_t>(m->bytes.size() - 1)).empty());
+  EXPECT_EQ(sym.function_at(m->functions[main - m->num_imported_funcs].body_offset), main);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dwarf, InlineC, testing::Values("inline.wasm", "inline5.wasm"),
+                         [](const auto& info) { return std::string(info.param) == "inline.wasm" ? "v4" : "v5"; });
+
+// ---- no debug info ----
+
+TEST(Symbolize, WithoutDwarfFunctionLevel) {
+  // inline.c built without -g: only wasi-libc's objects carry DWARF.
+  LOAD_OR_SKIP(m, dwarf_program("inline-nodebug.wasm"));
+  Symbolizer sym(*m);
+  uint32_t hash = find_function(*m, sym, "hash");  // from the name section
+  SourceFrame fn = sym.function(hash);
+  EXPECT_EQ(fn.start_line, 0u);
+  EXPECT_EQ(fn.function_file, "");
+  for (const Frames& fs : lookups_in(*m, sym, hash)) {
+    ASSERT_EQ(fs.size(), 1u);
+    EXPECT_EQ(fs[0].function, "hash");
+    EXPECT_EQ(fs[0].line, 0u);
+    EXPECT_FALSE(fs[0].inlined);
+  }
+}
+
+TEST(Symbolize, FallbackNamesExportThenIndex) {
+  // (module
+  //   (func (export "_ZN3geo5norm2ERKNS_3VecIiEE"))   ;; a C++ name, mangled
+  //   (func))                                          ;; no name at all
+  // No name section, no DWARF.
+  std::vector<uint8_t> bytes = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+                                0x01, 0x04, 0x01, 0x60, 0x00, 0x00,  // type: [] -> []
+                                0x03, 0x03, 0x02, 0x00, 0x00,        // two functions of type 0
+                                0x07, 0x1f, 0x01, 0x1b};             // export section, one export, name of 27 bytes
+  for (char c : std::string("_ZN3geo5norm2ERKNS_3VecIiEE")) bytes.push_back(static_cast<uint8_t>(c));
+  for (uint8_t b : {0x00, 0x00,                                          // func 0
+                    0x0a, 0x07, 0x02, 0x02, 0x00, 0x0b, 0x02, 0x00, 0x0b})  // code: two empty bodies
+    bytes.push_back(b);
+  auto loaded = vm::load_module(bytes);
+  ASSERT_TRUE(loaded.ok());
+  const vm::Module& m = **loaded;
+  Symbolizer sym(m);
+  EXPECT_FALSE(sym.has_line_numbers());
+  EXPECT_FALSE(sym.has_inline_frames());
+  EXPECT_EQ(sym.warning(), "");
+  EXPECT_EQ(sym.function(0).function, "geo::norm2(geo::Vec<int> const&)");
+  EXPECT_EQ(sym.function(0).system_name, "_ZN3geo5norm2ERKNS_3VecIiEE");
+  EXPECT_EQ(sym.function(1).function, "wasm-function[1]");
+  Frames fs = sym.lookup(m.functions[1].body_offset);
+  ASSERT_EQ(fs.size(), 1u);
+  EXPECT_EQ(fs[0].function, "wasm-function[1]");
+  EXPECT_EQ(fs[0].line, 0u);
+}
+
+// ---- C++ (testdata/dwarf/geometry.cc) ----
+
+TEST(Symbolize, CxxQualifiedDemangledNames) {
+  LOAD_OR_SKIP(m, dwarf_program("geometry.wasm"));
+  Symbolizer sym(*m);
+  uint32_t norm_i = find_function(*m, sym, "geo::norm2(geo::Vec<int> const&)");
+  uint32_t norm_d = find_function(*m, sym, "geo::norm2(geo::Vec<double> const&)");
+  EXPECT_EQ(sym.function(norm_i).system_name, "_ZN3geo5norm2ERKNS_3VecIiEE");
+  EXPECT_EQ(sym.function(norm_i).start_line, 22u);
+  EXPECT_EQ(sym.function(norm_d).system_name, "_ZN3geo5norm2ERKNS_3VecIdEE");
+  EXPECT_EQ(sym.function(norm_d).start_line, 25u);
+
+  for (auto [fi, type, call_line] : {std::tuple{norm_i, "int", 23u}, std::tuple{norm_d, "double", 26u}}) {
+    size_t inlined = 0;
+    for (const Frames& fs : lookups_in(*m, sym, fi)) {
+      ASSERT_FALSE(fs.empty());
+      if (fs.size() == 1) continue;
+      ASSERT_EQ(fs.size(), 2u) << describe(fs);
+      ++inlined;
+      // The member function, named through DW_AT_specification.
+      std::string t(type);
+      EXPECT_EQ(fs[0].function, "geo::Vec<" + t + ">::dot(geo::Vec<" + t + "> const&) const");
+      EXPECT_EQ(fs[0].system_name, "_ZNK3geo3VecI" + std::string(t == "int" ? "i" : "d") + "E3dotERKS1_");
+      EXPECT_EQ(fs[0].line, 17u);
+      EXPECT_EQ(fs[0].start_line, 16u);
+      EXPECT_EQ(fs[1].line, call_line);
+      EXPECT_EQ(fs[1].column, 12u);
+    }
+    EXPECT_GT(inlined, 0u) << type;
+  }
+}
+
+// ---- Rust (testdata/dwarf/hashing.rs), legacy and v0 mangling ----
+
+class RustNames : public testing::TestWithParam<const char*> {};
+
+TEST_P(RustNames, InlinedStepInsideHash) {
+  LOAD_OR_SKIP(m, dwarf_program(GetParam()));
+  Symbolizer sym(*m);
+  EXPECT_TRUE(sym.has_inline_frames());
+  uint32_t hash = find_function(*m, sym, "hashing::fnv::hash");
+  SourceFrame fn = sym.function(hash);
+  EXPECT_EQ(fn.start_line, 16u);
+  EXPECT_TRUE(ends_with(fn.function_file, "testdata/dwarf/hashing.rs"));
+  bool v0 = std::string(GetParam()).find("v0") != std::string::npos;
+  EXPECT_EQ(fn.system_name.substr(0, v0 ? 3 : 23), v0 ? "_RN" : "_ZN7hashing3fnv4hash17h") << fn.system_name;
+
+  size_t in_step = 0;
+  for (const Frames& fs : lookups_in(*m, sym, hash)) {
+    ASSERT_FALSE(fs.empty());
+    EXPECT_EQ(fs.back().function, "hashing::fnv::hash");
+    for (size_t i = 0; i + 1 < fs.size(); ++i) EXPECT_TRUE(fs[i].inlined);
+    // step() may itself have std's wrapping_mul inlined into it: find it
+    // anywhere but last; the frame after it is hash at the call of step.
+    for (size_t i = 0; i + 1 < fs.size(); ++i) {
+      if (fs[i].function != "hashing::step") continue;
+      ++in_step;
+      EXPECT_EQ(fs[i].line, 11u) << describe(fs);
+      EXPECT_EQ(fs[i].start_line, 10u);
+      EXPECT_EQ(fs[i + 1].function, "hashing::fnv::hash");
+      EXPECT_EQ(fs[i + 1].line, 19u);
+      EXPECT_EQ(fs[i + 1].column, 17u);
+      // What step calls is inlined from core, at the lines of core's source.
+      for (size_t j = 0; j < i; ++j) EXPECT_NE(fs[j].file.find("library/core/"), std::string_view::npos);
+    }
+  }
+  EXPECT_GT(in_step, 0u);
+}
+
+// A lookup is a binary search: symbolizing every instruction address of a
+// module with std's DWARF (~2 MB of .debug_info) stays far below what a
+// linear scan of its table would cost.
+TEST_P(RustNames, LookupIsABinarySearch) {
+  LOAD_OR_SKIP(m, dwarf_program(GetParam()));
+  auto t0 = std::chrono::steady_clock::now();
+  Symbolizer sym(*m);
+  auto t1 = std::chrono::steady_clock::now();
+  size_t lookups = 0, frames = 0;
+  for (int round = 0; round < 4; ++round)
+    for (const vm::Function& f : m->functions)
+      for (uint32_t a = f.body_offset; a < f.body_end; ++a, ++lookups) frames += sym.lookup(a).size();
+  auto t2 = std::chrono::steady_clock::now();
+  EXPECT_GT(lookups, 200000u);
+  EXPECT_GE(frames, lookups);
+  // Generous bounds for slow, shared machines (measured: ~0.2 s and ~0.1 s).
+  EXPECT_LT(std::chrono::duration<double>(t1 - t0).count(), 5.0);
+  EXPECT_LT(std::chrono::duration<double>(t2 - t1).count(), 5.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dwarf, RustNames, testing::Values("hashing.wasm", "hashing-v0.wasm"),
+                         [](const auto& info) { return std::string(info.param) == "hashing.wasm" ? "legacy" : "v0"; });
+
+// ---- demangling ----
+
+TEST(Demangle, Cxx) {
+  EXPECT_EQ(demangle("_ZN3geo5norm2ERKNS_3VecIiEE"), "geo::norm2(geo::Vec<int> const&)");
+  EXPECT_EQ(demangle("_ZNK3geo3VecIiE3dotERKS1_"), "geo::Vec<int>::dot(geo::Vec<int> const&) const");
+  EXPECT_EQ(demangle("_ZNSt3__16vectorIiNS_9allocatorIiEEE9push_backERKi"),
+            "std::__1::vector<int, std::__1::allocator<int> >::push_back(int const&)");
+  EXPECT_EQ(demangle("_Z1fv"), "f()");
+  EXPECT_TRUE(is_mangled("_Z1fv"));
+}
+
+TEST(Demangle, RustLegacyDropsTheHash) {
+  EXPECT_EQ(demangle("_ZN7hashing4step17h05c77a36c10ec5a6E"), "hashing::step");
+  EXPECT_EQ(demangle("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$"
+                     "17h7ffc8a2cfdc7fd5aE"),
+            "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
+}
+
+TEST(Demangle, RustV0) {
+  EXPECT_EQ(demangle("_RNvNtCs8cJiOWDdmko_7hashing3fnv4hash"), "hashing::fnv::hash");
+  EXPECT_EQ(demangle("_RNvCsi7GFBnvyxwE_1r5outer"), "r::outer");
+  EXPECT_EQ(demangle("_RINvNtC3std3mem8align_ofdE"), "std::mem::align_of::<f64>");
+}
+
+TEST(Demangle, NotMangledStaysAsIs) {
+  for (const char* s : {"main", "__main_argc_argv", "hash", "_Zfoo", "_R", "", "wasm-function[3]"}) {
+    EXPECT_EQ(demangle(s), s);
+    EXPECT_FALSE(is_mangled(s)) << s;
+  }
+}
+
+}  // namespace
+}  // namespace wzvm::profiler
