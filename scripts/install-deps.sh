@@ -15,9 +15,9 @@ PACKAGES=(
   # profiler: pprof files are protobuf (protoc at build time) + gzip; the tests
   # and the demo read them with `go tool pprof`
   protobuf-compiler libprotobuf-dev golang-go
-  # source-level profiles: DWARF (libdwarf) and demangling (libiberty); test
-  # programs with DWARF in C++ (wasm32 libc++) and Rust (Debian's rustc + std)
-  libdwarf-dev libiberty-dev libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 rustc libstd-rust-dev-wasm32
+  # source-level profiles: DWARF (libdwarf) and demangling (libiberty); the
+  # DWARF test programs also use the C++ and Rust toolchains above
+  libdwarf-dev libiberty-dev
 )
 
 missing=()
