@@ -701,8 +701,8 @@ dispatch:
       DISPATCH();
     }
     CASE(I8x16Shuffle) {
-      uint8_t sel[16];
-      std::memcpy(sel, ip + 4, 16);
+      v128_t sel;  // the 16 lane indices, in 4 code words
+      std::memcpy(&sel, ip + 4, 16);
       wr<v128_t>(fp, ip[1], simd::shuffle(rd<v128_t>(fp, ip[2]), rd<v128_t>(fp, ip[3]), sel));
       ip += 8;
       DISPATCH();

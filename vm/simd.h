@@ -36,10 +36,17 @@
 
 #if defined(__SSE2__) && !defined(WZVM_SIMD_PORTABLE)
 #include <emmintrin.h>
+#include <tmmintrin.h>
 #define WZVM_SIMD_SSE2 1
 #if defined(__SSSE3__)
-#include <tmmintrin.h>
 #define WZVM_SIMD_SSSE3 1
+#elif defined(__x86_64__)
+// Byte shuffles (i8x16.shuffle, i8x16.swizzle) are a 16-step loop without
+// SSSE3's pshufb, several times the cost of any other vector op; clang emits
+// shuffles for every zero-extension and lane rearrangement. So baseline
+// builds call a pshufb version when the CPU has SSSE3 (every x86-64 CPU since
+// 2006), decided once: function multiversioning for these two only.
+#define WZVM_SIMD_SSSE3_AT_RUNTIME 1
 #endif
 #if defined(__SSE4_1__)
 #include <smmintrin.h>
@@ -224,6 +231,67 @@ template <class V>
 WZVM_SIMD_INLINE V quiet(V x) {
   using U = UVec<V>;
   return vcast<V>(vcast<U>(x) | (vcast<U>(x != x) & kQuietBit<V>));
+}
+
+// pshufb zeroes lanes whose index has bit 7 set and otherwise uses the low
+// four bits. Adding 0x70 with unsigned saturation keeps 0..15 in the low
+// bits with bit 7 clear and sends 16..255 to bit 7.
+#if WZVM_SIMD_SSSE3 || WZVM_SIMD_SSSE3_AT_RUNTIME
+#if WZVM_SIMD_SSSE3
+#define WZVM_SIMD_PSHUFB_FN WZVM_SIMD_INLINE
+#else
+#define WZVM_SIMD_PSHUFB_FN __attribute__((target("ssse3"), noinline)) inline
+#endif
+WZVM_SIMD_PSHUFB_FN v128_t swizzle_pshufb(v128_t a, v128_t idx) {
+  return v(_mm_shuffle_epi8(m(a), _mm_adds_epu8(m(idx), _mm_set1_epi8(0x70))));
+}
+// Indices 16..31 pick from b: XOR 0x10 maps them to 0..15 and 0..15 to
+// 16..31, which the swizzle then zeroes; the two halves are OR-ed.
+WZVM_SIMD_PSHUFB_FN v128_t shuffle_pshufb(v128_t a, v128_t b, v128_t sel) {
+  __m128i s = m(sel), k = _mm_set1_epi8(0x70);
+  __m128i from_a = _mm_shuffle_epi8(m(a), _mm_adds_epu8(s, k));
+  __m128i from_b = _mm_shuffle_epi8(m(b), _mm_adds_epu8(_mm_xor_si128(s, _mm_set1_epi8(0x10)), k));
+  return v(_mm_or_si128(from_a, from_b));
+}
+#undef WZVM_SIMD_PSHUFB_FN
+#endif
+#if WZVM_SIMD_SSSE3_AT_RUNTIME
+inline bool cpu_has_ssse3() {
+  static const bool has = __builtin_cpu_supports("ssse3");
+  return has;
+}
+#endif
+
+// i8x16.swizzle: byte i of the result is byte idx[i] of a, or 0 if idx[i] >= 16.
+WZVM_SIMD_INLINE v128_t swizzle(v128_t a, v128_t idx) {
+#if WZVM_SIMD_SSSE3
+  return swizzle_pshufb(a, idx);
+#else
+#if WZVM_SIMD_SSSE3_AT_RUNTIME
+  if (__builtin_expect(cpu_has_ssse3(), 1)) return swizzle_pshufb(a, idx);
+#endif
+  u8x16 x = vcast<u8x16>(a), s = vcast<u8x16>(idx), r;
+  for (int i = 0; i < 16; ++i) r[i] = s[i] < 16 ? x[s[i] & 15] : 0;
+  return vcast<v128_t>(r);
+#endif
+}
+// i8x16.shuffle: byte i of the result is byte sel[i] (< 32) of a:b.
+WZVM_SIMD_INLINE v128_t shuffle(v128_t a, v128_t b, v128_t sel) {
+#if WZVM_SIMD_SSSE3
+  return shuffle_pshufb(a, b, sel);
+#else
+#if WZVM_SIMD_SSSE3_AT_RUNTIME
+  if (__builtin_expect(cpu_has_ssse3(), 1)) return shuffle_pshufb(a, b, sel);
+#endif
+  uint8_t src[32], s[16], out[16];
+  std::memcpy(src, &a, 16);
+  std::memcpy(src + 16, &b, 16);
+  std::memcpy(s, &sel, 16);
+  for (int i = 0; i < 16; ++i) out[i] = src[s[i] & 31];
+  v128_t r;
+  std::memcpy(&r, out, 16);
+  return r;
+#endif
 }
 
 }  // namespace simd
@@ -615,19 +683,11 @@ struct Splat {
     return vcast<R>(simd::splat<V>(static_cast<simd::Lane<V>>(a)));
   }
 };
-// i8x16.swizzle: lanes of a picked by b; indices >= 16 give 0. (pshufb
-// zeroes lanes whose index has bit 7 set: adding 0x70 with saturation maps
-// 16..255 there and keeps 0..15 in the low four bits.)
+// i8x16.swizzle: lanes of a picked by b; indices >= 16 give 0.
 struct Swizzle {
   static constexpr bool kTraps = false;
   template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
-#if WZVM_SIMD_SSSE3
-    return simd::v(_mm_shuffle_epi8(simd::m(a), _mm_adds_epu8(simd::m(b), _mm_set1_epi8(0x70))));
-#else
-    u8x16 x = vcast<u8x16>(a), s = vcast<u8x16>(b), r;
-    for (int i = 0; i < 16; ++i) r[i] = s[i] < 16 ? x[s[i] & 15] : 0;
-    return vcast<R>(r);
-#endif
+    return simd::swizzle(a, b);
   }
 };
 
@@ -854,26 +914,6 @@ template <class T>
 WZVM_SIMD_INLINE v128_t set_lane(v128_t v, uint32_t lane, T x) {
   std::memcpy(reinterpret_cast<uint8_t*>(&v) + lane * sizeof(T), &x, sizeof(T));
   return v;
-}
-// i8x16.shuffle: byte i of the result is byte sel[i] (< 32) of a:b.
-WZVM_SIMD_INLINE v128_t shuffle(v128_t a, v128_t b, const uint8_t* sel) {
-#if WZVM_SIMD_SSSE3
-  // Indices 16..31 have bit 4 set: adding 0x70 (saturating) pushes them to
-  // bit 7 for the a half, and XOR 0x10 clears them to 0..15 for the b half.
-  __m128i s;
-  std::memcpy(&s, sel, 16);
-  __m128i from_a = _mm_shuffle_epi8(m(a), _mm_adds_epu8(s, _mm_set1_epi8(0x70)));
-  __m128i from_b = _mm_shuffle_epi8(m(b), _mm_adds_epu8(_mm_xor_si128(s, _mm_set1_epi8(0x10)), _mm_set1_epi8(0x70)));
-  return v(_mm_or_si128(from_a, from_b));
-#else
-  uint8_t src[32], out[16];
-  std::memcpy(src, &a, 16);
-  std::memcpy(src + 16, &b, 16);
-  for (int i = 0; i < 16; ++i) out[i] = src[sel[i] & 31];
-  v128_t r;
-  std::memcpy(&r, out, 16);
-  return r;
-#endif
 }
 WZVM_SIMD_INLINE v128_t bitselect(v128_t a, v128_t b, v128_t c) { return (a & c) | (b & ~c); }
 
