@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <set>
 
 #include "profiler/pprof.h"
 #include "profiler/profiler.h"
@@ -103,8 +104,10 @@ void ProfileSession::finish() {
   profiler_->stop();
   // The guest's own output comes first.
   std::cout.flush();
+  std::set<std::string> without_lines;  // one note per module, however many profiles
   auto write = [&](const char* what, const std::string& path, const perftools::profiles::Profile& p) {
     std::string why;
+    for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
     if (profiler::write_profile(p, path, why)) {
       std::cerr << "wzvm: " << what << " profile written to " << path << " (view: go tool pprof -top " << path
                 << ")\n";
@@ -116,6 +119,9 @@ void ProfileSession::finish() {
   if (!cpu_path_.empty()) write("cpu", cpu_path_, profiler::build_cpu_profile(*profiler_));
   if (!instructions_path_.empty())
     write("instructions", instructions_path_, profiler::build_instructions_profile(*profiler_));
+  for (const std::string& m : without_lines)
+    std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
+              << "build it with -g for source lines and inlined frames\n";
   if (flags_.text) std::cerr << "wzvm: instructions executed per function (self):\n" << profiler::instruction_text(*profiler_);
   profiler_.reset();
 }

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "profiler/output.h"
+#include "profiler/symbolize.h"
 
 namespace wzvm::profiler {
 namespace {
@@ -46,12 +47,39 @@ class Builder {
     it->second = static_cast<uint64_t>(p_.location_size());
     loc->set_id(it->second);
     const vm::Module* m = module_of(f);
-    if (m) {
-      loc->set_mapping_id(mapping(m));
-      uint64_t addr = offset >= 0 ? static_cast<uint64_t>(offset) : body_offset(*m, f->func_index);
-      loc->set_address(addr);
+    if (!m) {  // a host function
+      const std::string name = function_name(f);
+      loc->add_line()->set_function_id(function(name, name, "", 0));
+      return it->second;
     }
-    loc->add_line()->set_function_id(function(f));
+    uint64_t mapping_id = mapping(m);
+    loc->set_mapping_id(mapping_id);
+    uint64_t addr = offset >= 0 ? static_cast<uint64_t>(offset) : body_offset(*m, f->func_index);
+    loc->set_address(addr);
+    // Line entries innermost first, the physical function last (pprof's
+    // order); each carries the line being executed in that frame. A frame
+    // known only by its function (the call tree is keyed by function, not
+    // call site) sits at the function's own start line.
+    const Symbolizer& sym = prof_.symbolizer(m);
+    std::vector<SourceFrame> frames;
+    if (offset >= 0 && offset <= UINT32_MAX) frames = sym.lookup(static_cast<uint32_t>(offset), f->func_index);
+    if (frames.empty()) {
+      SourceFrame fn = sym.function(f->func_index);
+      fn.file = fn.function_file;
+      fn.line = fn.start_line;
+      frames.push_back(fn);
+    }
+    pb::Mapping* mp = p_.mutable_mapping(static_cast<int>(mapping_id - 1));
+    for (const SourceFrame& fr : frames) {
+      pb::Line* line = loc->add_line();
+      line->set_function_id(function(std::string(fr.function), std::string(fr.system_name),
+                                     std::string(fr.function_file), fr.start_line));
+      line->set_line(fr.line);
+      // The flags say what the profile carries, not what the module could.
+      if (fr.line) mp->set_has_line_numbers(true);
+      if (!fr.function_file.empty() || !fr.file.empty()) mp->set_has_filenames(true);
+    }
+    if (frames.size() > 1) mp->set_has_inline_frames(true);
     return it->second;
   }
 
@@ -79,8 +107,9 @@ class Builder {
     else if (!m->names.module.empty()) name = m->names.module;
     else name = "module-" + std::to_string(it->second);
     mp->set_filename(str(name));
-    // Function names come from the name section (or exports, or indices):
-    // always there. File names and lines need DWARF, not read yet.
+    // Function names come from DWARF, the name section, exports or indices:
+    // always there. File names, lines and inlined frames need DWARF; location()
+    // sets them once a Location of this mapping carries them.
     mp->set_has_functions(true);
     mp->set_has_filenames(false);
     mp->set_has_line_numbers(false);
@@ -88,15 +117,20 @@ class Builder {
     return it->second;
   }
 
-  uint64_t function(const vm::FuncInst* f) {
-    auto [it, inserted] = functions_.try_emplace(f, 0);
+  // One pprof Function per source function: an inlined function shared by
+  // several wasm functions is one Function, so `pprof -list` sums it.
+  uint64_t function(const std::string& name, const std::string& system_name, const std::string& file,
+                    uint32_t start_line) {
+    std::string key = name + '\0' + system_name + '\0' + file + '\0' + std::to_string(start_line);
+    auto [it, inserted] = functions_.try_emplace(std::move(key), 0);
     if (!inserted) return it->second;
     pb::Function* fn = p_.add_function();
     it->second = static_cast<uint64_t>(p_.function_size());
     fn->set_id(it->second);
-    int64_t name = str(function_name(f));
-    fn->set_name(name);
-    fn->set_system_name(name);
+    fn->set_name(str(name));
+    fn->set_system_name(str(system_name));
+    fn->set_filename(str(file));
+    fn->set_start_line(start_line);
     return it->second;
   }
 
@@ -116,7 +150,7 @@ class Builder {
   std::unordered_map<std::string, int64_t> strings_;
   // Lookup tables only: iteration order never reaches the output.
   std::unordered_map<const vm::Module*, uint64_t> mappings_;
-  std::unordered_map<const vm::FuncInst*, uint64_t> functions_;
+  std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
 };
 
@@ -174,6 +208,32 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   p.set_period(1);
   p.set_default_sample_type(b.str("instructions"));
   return std::move(p);
+}
+
+std::vector<std::string> modules_without_lines(const pb::Profile& profile) {
+  // pprof's default: the named default sample type, else the last one.
+  int index = profile.sample_type_size() - 1;
+  for (int i = 0; i < profile.sample_type_size(); ++i)
+    if (profile.default_sample_type() != 0 && profile.sample_type(i).type() == profile.default_sample_type()) index = i;
+  if (index < 0) return {};
+  std::unordered_map<uint64_t, const pb::Location*> locations;
+  for (const pb::Location& l : profile.location()) locations[l.id()] = &l;
+  std::map<uint64_t, std::pair<int64_t, int64_t>> weight;  // mapping id -> {with a line, total}
+  for (const pb::Sample& s : profile.sample()) {
+    if (s.location_id_size() == 0 || index >= s.value_size() || s.value(index) == 0) continue;
+    auto it = locations.find(s.location_id(0));
+    if (it == locations.end() || it->second->mapping_id() == 0) continue;
+    auto& [lined, total] = weight[it->second->mapping_id()];
+    total += s.value(index);
+    if (it->second->line_size() > 0 && it->second->line(0).line() > 0) lined += s.value(index);
+  }
+  std::vector<std::string> out;
+  for (const pb::Mapping& m : profile.mapping()) {
+    auto it = weight.find(m.id());
+    if (it == weight.end() || it->second.second == 0) continue;
+    if (2 * it->second.first < it->second.second) out.push_back(profile.string_table(static_cast<int>(m.filename())));
+  }
+  return out;
 }
 
 bool write_profile(const pb::Profile& profile, const std::string& path, std::string& why) {

@@ -1,11 +1,15 @@
 #pragma once
 // pprof writers (https://github.com/google/pprof/blob/main/proto/README.md).
 // Each profile has one Mapping per module (file name = the module's path,
-// has_functions; no file names or line numbers until DWARF is read), one
-// Function per wasm or host function, and Locations whose address is a byte
-// offset in the module: the sampled instruction for a CPU sample's leaf, the
-// function's first instruction for every other frame (the call tree is keyed
-// by function, not call site: vm/profiling.h).
+// has_functions; has_filenames, has_line_numbers and has_inline_frames when
+// its Locations carry them), one Function per source function (from DWARF,
+// demangled, with file and start line; else named from the name section,
+// exports or index), and Locations whose address is a byte offset in the
+// module: the sampled instruction for a CPU sample's leaf, the function's
+// first instruction for every other frame (the call tree is keyed by
+// function, not call site: vm/profiling.h). A Location's Line entries are
+// its inlined frames, innermost first (profiler/symbolize.h); a frame known
+// only by its function is at the function's start line.
 
 #include <cstdint>
 #include <string>
@@ -28,6 +32,12 @@ perftools::profiles::Profile build_cpu_profile(const Profiler& profiler);
 // and every id and repeated field in call-tree order, which follows the
 // program's execution; the same run gives the same bytes.
 perftools::profiles::Profile build_instructions_profile(const Profiler& profiler);
+
+// File names of the modules (Mappings) whose samples mostly lack source
+// lines: more than half of the default sample type's total is at leaf
+// Locations without a line number (built without -g). Modules without
+// samples are not listed.
+std::vector<std::string> modules_without_lines(const perftools::profiles::Profile& profile);
 
 // Serialize, gzip and write atomically.
 bool write_profile(const perftools::profiles::Profile& profile, const std::string& path, std::string& why);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "profiler/clock.h"
+#include "profiler/symbolize.h"
 #include "vm/interp.h"
 
 namespace wzvm::profiler {
@@ -27,6 +28,12 @@ const std::string* Profiler::module_path(const vm::Module* module) const {
   for (const auto& [m, p] : module_paths_)
     if (m == module) return &p;
   return nullptr;
+}
+
+const Symbolizer& Profiler::symbolizer(const vm::Module* module) const {
+  std::unique_ptr<Symbolizer>& s = symbolizers_[module];
+  if (!s) s = std::make_unique<Symbolizer>(*module);
+  return *s;
 }
 
 bool Profiler::start(vm::Store& store, std::string& why) {

@@ -15,6 +15,7 @@
 // loop, and the aggregation tables are plain hash maps.
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -25,6 +26,8 @@
 #include "vm/runtime.h"
 
 namespace wzvm::profiler {
+
+class Symbolizer;  // profiler/symbolize.h
 
 struct Options {
   bool cpu = false;           // CPU samples + host-call wall time
@@ -62,6 +65,9 @@ class Profiler final : public vm::ProfileSink {
   // "module-N" in order of appearance.
   void add_module(const vm::Module* module, std::string path);
   const std::string* module_path(const vm::Module* module) const;
+  // Source-level symbols of a module (DWARF, demangled names), read on first
+  // use and kept for every profile written from this session.
+  const Symbolizer& symbolizer(const vm::Module* module) const;
 
   // Attaches to `store`'s thread and starts the CPU timer (when cpu is on).
   // Call on the thread that will run the guest. False with `why` if the
@@ -108,6 +114,9 @@ class Profiler final : public vm::ProfileSink {
   std::unordered_map<CpuKey, CpuSite, CpuKeyHash> cpu_;
   std::unordered_map<uint32_t, HostSite> host_;
   std::vector<std::pair<const vm::Module*, std::string>> module_paths_;
+  // Built when a writer first asks, not at load: running without writing a
+  // profile never reads DWARF.
+  mutable std::unordered_map<const vm::Module*, std::unique_ptr<Symbolizer>> symbolizers_;
   uint64_t start_unix_ns_ = 0;
   uint64_t start_mono_ns_ = 0;
   uint64_t duration_ns_ = 0;

@@ -703,6 +703,14 @@ SourceFrame Symbolizer::scope_frame(uint32_t scope) const {
 }
 
 std::vector<SourceFrame> Symbolizer::lookup(uint32_t address) const {
+  return lookup(address, std::optional<uint32_t>());
+}
+
+std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, uint32_t func_index) const {
+  return lookup(address, std::optional<uint32_t>(func_index));
+}
+
+std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint32_t> known) const {
   std::vector<SourceFrame> out;
   const Entry* e = nullptr;
   auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
@@ -726,7 +734,7 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address) const {
     }
     // A physical function DWARF left unnamed takes its wasm name.
     if (out.back().function == "??") {
-      if (auto fi = function_at(address)) {
+      if (auto fi = known ? known : function_at(address)) {
         auto [name, sys] = fallback_names(*fi);
         out.back().function = str(name);
         out.back().system_name = str(sys);
@@ -734,7 +742,7 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address) const {
     }
     return out;
   }
-  std::optional<uint32_t> fi = function_at(address);
+  std::optional<uint32_t> fi = known ? known : function_at(address);
   if (!fi) return out;
   SourceFrame f = function(*fi);
   if (e) {  // a line row without a subprogram (DWARF without .debug_info functions)

@@ -60,6 +60,10 @@ class Symbolizer {
   // (DW_AT_call_line). Without line information, one frame with the function
   // name only. Empty when `address` is in no function's code.
   std::vector<SourceFrame> lookup(uint32_t address) const;
+  // The same, for an address the caller knows to be in function `func_index`
+  // (the VM's frame says which function runs): where DWARF has no function
+  // at `address`, the fallback frame names that function.
+  std::vector<SourceFrame> lookup(uint32_t address, uint32_t func_index) const;
 
   // The function with index `func_index` (imports first, as in the wasm
   // index space) as a whole: name, file and start line, no line of
@@ -110,6 +114,7 @@ class Symbolizer {
  private:
   friend class DwarfReader;
   SourceFrame scope_frame(uint32_t scope) const;
+  std::vector<SourceFrame> lookup(uint32_t address, std::optional<uint32_t> func_index) const;
   std::string_view str(uint32_t index) const { return index == kNone ? std::string_view() : strings_[index]; }
   std::pair<uint32_t, uint32_t> fallback_names(uint32_t func_index) const;
 

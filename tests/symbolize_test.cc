@@ -137,7 +137,7 @@ TEST_P(InlineC, TwoLevelsOfInlining) {
     } else {
       ASSERT_EQ(fs.size(), 1u) << describe(fs);
       EXPECT_GE(fs[0].line, 36u) << describe(fs);
-      EXPECT_LE(fs[0].line, 43u) << describe(fs);
+      EXPECT_LE(fs[0].line, 44u) << describe(fs);
     }
   }
   EXPECT_GT(in_square, 0u);
@@ -151,7 +151,7 @@ TEST_P(InlineC, MainAndAddressesOutsideCode) {
   // name is kept as the system name, the source name is shown.
   uint32_t main = find_function(*m, sym, "main");
   EXPECT_EQ(sym.function(main).system_name, "__main_argc_argv");
-  EXPECT_EQ(sym.function(main).start_line, 47u);
+  EXPECT_EQ(sym.function(main).start_line, 48u);
   // Module offsets outside every function body (the header, the data
   // section) have no frames.
   EXPECT_TRUE(sym.lookup(0).empty());

@@ -33,11 +33,12 @@ static inline __attribute__((always_inline)) unsigned sum_squares(const unsigned
   return s;
 }
 
-__attribute__((noinline)) unsigned work(const unsigned* p, int n, int rounds) {
+__attribute__((noinline)) unsigned work(unsigned* p, int n, int rounds) {
   unsigned acc = 0;
   for (int r = 0; r < rounds; ++r) {
     acc += sum_squares(p, n);  // line 39: call of sum_squares at column 12
     acc += hash(p, n);         // line 40
+    p[r % n] = acc;            // line 41: new data each round (no hoisting)
   }
   return acc;
 }
