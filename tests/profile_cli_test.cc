@@ -135,9 +135,12 @@ TEST_F(ProfileCli, InstructionsProfileIsByteIdenticalAcrossRuns) {
   std::string mod = "'" + testdata("prof_counts.wasm") + "'";
   ASSERT_EQ(wzvm("--profile=instructions --profile-out a.pb.gz --invoke tree " + mod).status, 0);
   ASSERT_EQ(wzvm("--profile=instructions --profile-out b.pb.gz --invoke tree " + mod).status, 0);
+  // With the CPU profiler on as well (its timer, samples, host timing): still the same bytes.
+  ASSERT_EQ(wzvm("--profile=cpu --profile=instructions --cpu-hz 20000 --profile-out c --invoke tree " + mod).status, 0);
   std::string a = slurp(path("a.pb.gz")), b = slurp(path("b.pb.gz"));
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, b);
+  EXPECT_EQ(a, slurp(path("c/wzvm-instructions.pb.gz")));
   // Per-stack counts as pprof reads them: tree's own 5 plus callees.
   std::string top = pprof("-top -cum a.pb.gz");
   EXPECT_THAT(top, HasSubstr("accounting for 26, 100% of 26 total"));
@@ -223,10 +226,12 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
 }
 
 TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
-  Output r = wzvm("--profile=cpu --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
+  Output r = wzvm("--profile=cpu --cpu-hz 250 --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
   EXPECT_EQ(r.status, 3);
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to wzvm-cpu.pb.gz"));
-  EXPECT_THAT(pprof("-top wzvm-cpu.pb.gz"), HasSubstr("Type: cpu"));
+  std::string raw = pprof("-raw wzvm-cpu.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("Period: 4000000"));  // 1e9 / 250 Hz
+  EXPECT_THAT(raw, HasSubstr("wasi_snapshot_preview1.proc_exit"));  // the host call that never returned to wasm
   EXPECT_EQ(files(), std::vector<std::string>{"wzvm-cpu.pb.gz"});
 }
 
