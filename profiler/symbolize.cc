@@ -90,6 +90,68 @@ bool find_code_section(const std::vector<uint8_t>& b, uint32_t& offset, uint32_t
   return false;
 }
 
+// Debian 12's libdwarf (20210528) frees twice or reads out of bounds on some
+// malformed .debug_rnglists (found by mutating the test programs' sections;
+// no other section showed it). This walks the section's framing (DWARF 5,
+// section 7.28: unit headers, offset arrays, entry kinds and operand sizes)
+// so that a section libdwarf could choke on is left out instead. It checks
+// bounds only and extracts nothing: reading stays libdwarf's.
+bool rnglists_well_formed(const uint8_t* p, uint64_t size) {
+  uint64_t at = 0;
+  auto uleb = [&](uint64_t end) {
+    for (int i = 0; i < 10; ++i, ++at)
+      if (at >= end) return false;
+      else if (!(p[at] & 0x80)) return ++at, true;
+    return false;
+  };
+  auto read = [&](unsigned n, uint64_t end, uint64_t& v) {
+    if (n > 8 || end - at < n) return false;
+    v = 0;
+    for (unsigned i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[at + i]) << (8 * i);
+    at += n;
+    return true;
+  };
+  while (at < size) {
+    uint64_t length = 0, v = 0;
+    unsigned offset_size = 4;
+    if (!read(4, size, length)) return false;
+    if (length == 0xffffffff) {
+      offset_size = 8;
+      if (!read(8, size, length)) return false;
+    }
+    if (length > size - at) return false;
+    const uint64_t end = at + length;
+    uint64_t version = 0, address_size = 0, segment = 0, count = 0;
+    if (!read(2, end, version) || version != 5 || !read(1, end, address_size) ||
+        (address_size != 4 && address_size != 8) || !read(1, end, segment) || segment != 0 ||
+        !read(4, end, count) || count > (end - at) / offset_size)
+      return false;
+    const uint64_t base = at;  // offsets count from the end of the header
+    for (uint64_t i = 0; i < count; ++i)
+      if (!read(offset_size, end, v) || v >= end - base) return false;
+    while (at < end) {
+      uint8_t kind = p[at++];
+      bool ok = true;
+      switch (kind) {
+        case DW_RLE_end_of_list: break;
+        case DW_RLE_base_addressx: ok = uleb(end); break;
+        case DW_RLE_startx_endx:
+        case DW_RLE_startx_length:
+        case DW_RLE_offset_pair: ok = uleb(end) && uleb(end); break;
+        case DW_RLE_base_address: ok = read(static_cast<unsigned>(address_size), end, v); break;
+        case DW_RLE_start_end:
+          ok = read(static_cast<unsigned>(address_size), end, v) && read(static_cast<unsigned>(address_size), end, v);
+          break;
+        case DW_RLE_start_length: ok = read(static_cast<unsigned>(address_size), end, v) && uleb(end); break;
+        default: return false;
+      }
+      if (!ok) return false;
+    }
+    at = end;
+  }
+  return true;
+}
+
 // [lo, hi) in DWARF addresses (code section offsets).
 struct ScopeRange {
   uint64_t lo, hi;
@@ -639,6 +701,10 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   bool has_info = false;
   for (const vm::CustomSection& c : module.customs) {
     if (c.name.rfind(".debug_", 0) != 0) continue;
+    if (c.name == ".debug_rnglists" && !rnglists_well_formed(module.bytes.data() + c.offset, c.size)) {
+      warning_ = "malformed .debug_rnglists left out (functions with several code ranges lose them)";
+      continue;
+    }
     obj.sections.push_back({c.name.c_str(), module.bytes.data() + c.offset, c.size});
     has_info |= c.name == ".debug_info";
   }
