@@ -160,6 +160,15 @@ int64_t source_offset(const CompiledFunc& code, size_t pos) {
   return std::prev(it)->second;
 }
 
+// While a function entered by a hooked call (memory profiling) runs, its
+// caller's resume point is this stub: returning through it reports the
+// return to the profiler and then continues at the real resume point, kept
+// in the callee's frame. Plain calls and returns thus never test for hooks.
+const uint32_t kHookedReturnStub[1] = {static_cast<uint32_t>(IOp::HookedReturn)};
+
+// Where a frame that is not the top one continues when its callee returns.
+const uint32_t* resume_ip(const Frame* f) { return f->ip == kHookedReturnStub ? f[1].hook_ret : f->ip; }
+
 // Counting builds charge a whole segment on entry; frames unwound by a trap
 // or proc_exit did not run the rest of theirs. `ip` is the current
 // instruction of the top frame, the others resume after their call.
@@ -168,7 +177,7 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
   for (const Frame* f = top; f >= entry; --f) {
     const CompiledFunc* code = f->func->code;
     if (code->count_rest.empty()) continue;
-    const uint32_t* at = f == top ? ip : f->ip - 1;
+    const uint32_t* at = f == top ? ip : resume_ip(f) - 1;
     uint32_t pos = static_cast<uint32_t>(at - code->code.data());
     const auto& map = code->count_rest;
     auto it = std::upper_bound(map.begin(), map.end(), std::make_pair(pos, UINT32_MAX));
@@ -185,7 +194,7 @@ void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint3
     FrameInfo info;
     info.func_index = fn->func_index;
     if (fn->instance) info.name = fn->instance->module->function_name(fn->func_index);
-    const uint32_t* at = f == top ? ip : f->ip - 1;
+    const uint32_t* at = f == top ? ip : resume_ip(f) - 1;
     if (fn->code && at) info.offset = source_offset(*fn->code, static_cast<size_t>(at - fn->code->code.data()));
     trap.backtrace.push_back(std::move(info));
     if (f == entry) break;
@@ -207,13 +216,30 @@ void charge_guest_cpu(Profiling& p) {
 
 // A safe point found the sampling flag raised: report the current stack and
 // the guest CPU time since the previous sample. Out of line: rare and cold.
-__attribute__((noinline)) void take_sample(Profiling& p, const Frame* frame, const uint32_t* ip) {
+// Where the current call stack sits in the call tree. The counting loop keeps
+// every frame's node up to date (its counts need it on every segment); the
+// sampling loop does not pay for that on each call and walks the frames only
+// here, when a sample, a host call or an allocation needs the node.
+struct NodeContext {
+  const Frame* entry;  // first frame of this entry into the VM
+  uint32_t base;       // call-tree node the entry hangs from (Thread::entry_node)
+  bool eager;          // frames carry their node (counting loop)
+};
+uint32_t node_of(Profiling& p, const NodeContext& nc, const Frame* frame) {
+  if (nc.eager) return frame->node;
+  uint32_t node = nc.base;
+  for (const Frame* f = nc.entry; f <= frame; ++f) node = p.enter(node, f->func);
+  return node;
+}
+
+__attribute__((noinline)) void take_sample(Profiling& p, const NodeContext& nc, const Frame* frame,
+                                           const uint32_t* ip) {
   p.sample_pending = 0;
   if (!p.cpu) return;
   charge_guest_cpu(p);
   const CompiledFunc* code = frame->func->code;
   int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
-  if (p.sink) p.sink->on_cpu_sample(frame->node, frame->func, offset, p.guest_cpu);
+  if (p.sink) p.sink->on_cpu_sample(node_of(p, nc, frame), frame->func, offset, p.guest_cpu);
   p.guest_cpu = 0;
 }
 
@@ -222,9 +248,10 @@ __attribute__((noinline)) void take_sample(Profiling& p, const Frame* frame, con
 // and guest CPU accounting pauses while it runs. Wasm code the host calls
 // back into appears under the host function's node.
 __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, Instance* caller, FuncInst* f,
-                                                      uint64_t* slots, Trap& trap, uint32_t caller_node) {
+                                                      uint64_t* slots, Trap& trap, const NodeContext& nc,
+                                                      const Frame* frame) {
   Profiling& p = *th.profiling;
-  uint32_t node = p.enter(caller_node, f);
+  uint32_t node = p.enter(node_of(p, nc, frame), f);
   if (p.cpu) charge_guest_cpu(p);
   uint32_t saved_entry = th.entry_node;
   th.entry_node = node;
@@ -239,18 +266,25 @@ __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, 
 
 // Memory profiling hooks (vm/profiling.h), out of line: only calls to the
 // few hooked functions get here.
-__attribute__((noinline)) void hooked_call(Profiling& p, const Frame* frame, MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_call(frame->call_hook, frame->node, frame->fp, memory);
+__attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, const Frame* frame,
+                                           MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_call(frame->call_hook, node_of(p, nc, frame), frame->fp, memory);
 }
-__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_return(frame->call_hook, frame->node, frame->fp, memory);
+__attribute__((noinline)) void hooked_return(Profiling& p, const NodeContext& nc, const Frame* frame,
+                                             MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_return(frame->call_hook, node_of(p, nc, frame), frame->fp, memory);
 }
 
-// The interpreter loop, instantiated twice: kProfiling = false is the plain
-// loop (no hooks at all), true adds the hooks of vm/profiling.h. The choice
-// is made once per entry, never per instruction.
-template <bool kProfiling>
+// The interpreter loop, instantiated three times (Mode): Plain has no hooks
+// at all; Sampled has the safe points, host-call and allocation hooks; Counted
+// adds per-frame call-tree nodes and the instruction counters. The choice is
+// made once per entry, never per instruction.
+enum class Mode { Plain, Sampled, Counted };
+
+template <Mode kMode>
 Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  constexpr bool kProfiling = kMode != Mode::Plain;
+  constexpr bool kCounting = kMode == Mode::Counted;
   Profiling* const prof = th.profiling;
 
   Frame* const frames = th.frames.data();
@@ -261,6 +295,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   uint64_t* const saved_top = th.top;
 
   Frame* frame = entry;
+  [[maybe_unused]] const NodeContext nc{entry, th.entry_node, kCounting};
   const uint32_t* ip;
   uint64_t* fp;
   Instance* inst;
@@ -285,7 +320,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Function entries and loop back-edges poll the sampling flag (profiling loop only).
 #define SAFE_POINT()                                                        \
   do {                                                                      \
-    if (__builtin_expect(prof->sample_pending != 0, 0)) take_sample(*prof, frame, ip); \
+    if (__builtin_expect(prof->sample_pending != 0, 0)) take_sample(*prof, nc, frame, ip); \
   } while (0)
   // A jump by `off` words; backward jumps are loop back-edges.
 #define JUMP_BY(off)                                                        \
@@ -313,8 +348,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     inst = func->instance;
     LOAD_MEM();
     if constexpr (kProfiling) {
-      frame->node = prof->enter(th.entry_node, func);
-      frame->call_hook = 0;
+      // Time the embedder spent before this entry is not guest time.
+      if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+      if constexpr (kCounting) frame->node = prof->enter(th.entry_node, func);
       SAFE_POINT();
     }
   }
@@ -331,7 +367,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
       bool ok;                                                                               \
       if constexpr (kProfiling)                                                              \
-        ok = host_boundary_profiled(store, th, inst, callee, nfp, host_trap, frame->node);   \
+        ok = host_boundary_profiled(store, th, inst, callee, nfp, host_trap, nc, frame);     \
       else                                                                                   \
         ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
       th.top = saved_top;                                                                    \
@@ -362,9 +398,13 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       LOAD_MEM();                                                                            \
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
-      frame->node = prof->enter(frame[-1].node, callee);                                     \
-      frame->call_hook = (hook_expr);                                                        \
-      if (frame->call_hook) hooked_call(*prof, frame, memory);                               \
+      if constexpr (kCounting) frame->node = prof->enter(frame[-1].node, callee);            \
+      if (uint8_t hook = (hook_expr)) {                                                      \
+        frame->call_hook = hook;                                                             \
+        frame->hook_ret = next;                                                              \
+        frame[-1].ip = kHookedReturnStub;                                                    \
+        hooked_call(*prof, nc, frame, memory);                                               \
+      }                                                                                      \
       SAFE_POINT();                                                                          \
     }                                                                                        \
     DISPATCH();                                                                              \
@@ -522,7 +562,7 @@ dispatch:
       DISPATCH();
     }
     CASE(CountInstr) {
-      if constexpr (kProfiling) prof->instructions[frame->node] += ip[1];
+      if constexpr (kCounting) prof->instructions[frame->node] += ip[1];
       ip += 2;
       DISPATCH();
     }
@@ -531,15 +571,19 @@ dispatch:
       uint32_t n = ip[2];
       if (n == 1) fp[0] = fp[ip[1]];
       else if (n) std::memmove(fp, fp + ip[1], n * sizeof(uint64_t));
-      if constexpr (kProfiling) {
-        if (frame->call_hook) hooked_return(*prof, frame, memory);
-      }
       if (frame == entry) goto done;
       --frame;
       fp = frame->fp;
       ip = frame->ip;
       inst = frame->func->instance;
       LOAD_MEM();  // the callee may have grown a (possibly shared) memory
+      DISPATCH();
+    }
+    CASE(HookedReturn) {
+      // Reached through kHookedReturnStub: frame[1] is the hooked callee that just returned.
+      if constexpr (kProfiling) hooked_return(*prof, nc, frame + 1, memory);
+      ip = frame[1].hook_ret;
+      frame->ip = ip;
       DISPATCH();
     }
     CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0); }
@@ -818,7 +862,7 @@ done:
     // The guest time since the last sample belongs in the profile too.
     if (saved_depth == 0 && prof->cpu) {
       prof->sample_pending = 1;
-      take_sample(*prof, frame, ip);
+      take_sample(*prof, nc, frame, ip);
     }
   }
   return {};
@@ -827,13 +871,14 @@ on_trap:
   host_trap = Trap::make(trap_code);
 on_host_trap:
   // A trap inside a call is reported at the call instruction of the caller.
+  // (A trap inside a host call leaves no stub: host functions are never hooked.)
   add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
   th.depth = saved_depth;
   if constexpr (kProfiling) {
-    uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
+    if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
     if (saved_depth == 0 && prof->cpu) {
       prof->sample_pending = 1;
-      take_sample(*prof, frame, trap_in_call ? frame->ip - 1 : ip);
+      take_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);
     }
   }
   return host_trap;
@@ -851,7 +896,9 @@ on_host_trap:
 
 Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
-  return th.profiling ? run<true>(store, th, func, args) : run<false>(store, th, func, args);
+  if (!th.profiling) return run<Mode::Plain>(store, th, func, args);
+  if (th.profiling->count_instructions) return run<Mode::Counted>(store, th, func, args);
+  return run<Mode::Sampled>(store, th, func, args);
 }
 
 Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results) {

@@ -19,7 +19,11 @@ struct Frame {
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
   uint32_t node;         // call-tree node of this frame (only while profiling)
-  uint8_t call_hook;     // FuncInst::call_hook when entered by a hooked call (only while profiling)
+  // Entered by a hooked call while profiling (memory profiling): the hook id
+  // and the caller's real resume point (the caller's `ip` is then the stub
+  // in vm/interp.cc that reports the return).
+  uint8_t call_hook;
+  const uint32_t* hook_ret;
 };
 
 // Per-thread interpreter state: the value stack (slots) and frame stack.

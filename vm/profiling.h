@@ -101,6 +101,11 @@ struct Profiling {
   std::vector<uint64_t> instructions;
   ProfileSink* sink = nullptr;  // may be null (counting only)
   bool cpu = false;             // take CPU samples and keep guest CPU time
+  // Count instructions (code lowered with LoadOptions::count_instructions):
+  // the interpreter then keeps every frame's call-tree node up to date on
+  // each call; without it nodes are found only when a sample, host call or
+  // allocation needs one.
+  bool count_instructions = false;
   // Set by the profiler's timer signal; polled at safe points (function
   // entry, loop back-edges). The handler does nothing else.
   volatile std::sig_atomic_t sample_pending = 0;
