@@ -33,6 +33,14 @@ perftools::profiles::Profile build_cpu_profile(const Profiler& profiler);
 // program's execution; the same run gives the same bytes.
 perftools::profiles::Profile build_instructions_profile(const Profiler& profiler);
 
+// alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+// inuse_space/bytes (default), like Go's heap profile: per allocating stack
+// (the allocator's caller as the leaf, the allocator itself in a label
+// "allocator"), what was allocated during the run and what is still in use
+// at the end. period_type space/bytes; period = --mem-sample-bytes, or 1
+// when every allocation is recorded. Requires profiler.memory().
+perftools::profiles::Profile build_memory_profile(const Profiler& profiler);
+
 // File names of the modules (Mappings) whose samples mostly lack source
 // lines: more than half of the default sample type's total is at leaf
 // Locations without a line number (built without -g). Modules without

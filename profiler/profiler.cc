@@ -46,6 +46,8 @@ bool Profiler::start(vm::Store& store, std::string& why) {
   start_unix_ns_ = unix_ns();
   start_mono_ns_ = monotonic_ns();
   duration_ns_ = 0;
+  // Kept across start()s, like the other tables: in-use data spans them.
+  if (options_.mem && !memory_) memory_ = std::make_unique<MemoryProfiler>(profiling_.tree, options_.mem_sample_bytes);
   if (options_.cpu && !sampler_.start(profiling_, options_.cpu_hz, why)) return false;
   th->profiling = &profiling_;
   thread_ = th;
@@ -77,6 +79,14 @@ void Profiler::on_host_call(uint32_t node, uint64_t wall_ns) {
   h.node = node;
   h.count++;
   h.wall_ns += wall_ns;
+}
+
+void Profiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) {
+  if (memory_) memory_->on_call(hook, node, args, memory);
+}
+
+void Profiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
+  if (memory_) memory_->on_return(hook, node, results, memory);
 }
 
 std::vector<CpuSite> Profiler::cpu_sites() const {

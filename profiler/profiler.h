@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/memory.h"
 #include "profiler/sampler.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
@@ -33,6 +34,10 @@ struct Options {
   bool cpu = false;           // CPU samples + host-call wall time
   bool instructions = false;  // exact instruction counts (modules loaded with count_instructions)
   unsigned cpu_hz = 1000;     // sampling rate of the CPU timer
+  // Allocations through the hooked allocators (modules loaded with
+  // LoadOptions::call_hook = allocator_hook(), profiler/memory.h).
+  bool mem = false;
+  uint64_t mem_sample_bytes = 0;  // 0: every allocation; else sample by bytes
 };
 
 // Aggregated CPU samples at one (call stack, instruction).
@@ -87,12 +92,16 @@ class Profiler final : public vm::ProfileSink {
   // Sorted by (node, offset): a stable order for writers and tests.
   std::vector<CpuSite> cpu_sites() const;
   std::vector<HostSite> host_sites() const;  // sorted by node
+  // The memory profile's data; null unless options().mem (made by start()).
+  const MemoryProfiler* memory() const { return memory_.get(); }
   uint64_t start_unix_ns() const { return start_unix_ns_; }
   uint64_t duration_ns() const { return duration_ns_; }
 
   // vm::ProfileSink
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
+  void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) override;
+  void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) override;
 
  private:
   struct CpuKey {
@@ -113,6 +122,7 @@ class Profiler final : public vm::ProfileSink {
   // A node's function is fixed (CallTree::Node::func), so (node, offset) is a site.
   std::unordered_map<CpuKey, CpuSite, CpuKeyHash> cpu_;
   std::unordered_map<uint32_t, HostSite> host_;
+  std::unique_ptr<MemoryProfiler> memory_;
   std::vector<std::pair<const vm::Module*, std::string>> module_paths_;
   // Built when a writer first asks, not at load: running without writing a
   // profile never reads DWARF.

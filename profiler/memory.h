@@ -1,0 +1,161 @@
+#pragma once
+// Memory profiling: allocator calls seen at their call sites (vm/profiling.h
+// call hooks) and turned into a heap profile like Go's: per call stack,
+// objects and bytes allocated over the run, and those still in use.
+//
+//   vm::LoadOptions lo;
+//   lo.call_hook = profiler::allocator_hook();   // marks malloc, operator new, __rust_alloc, ...
+//   profiler::Profiler prof({.mem = true});       // its sink feeds a MemoryProfiler
+//
+// Allocators are found by name (profiler/allocators.def, plus --alloc-fn).
+// When one hooked function calls another (operator new -> malloc,
+// __rust_alloc -> malloc), only the outermost call counts: the profiler keeps
+// the hooked calls in progress, by call-tree depth, and ignores any hooked
+// call made under one. An allocation and its free are always matched, also
+// when sampling by bytes (the sampled pointers are kept), so in-use numbers
+// are right. A free of a pointer never seen allocated, a NULL result, or a
+// pointer out of the memory's bounds is ignored, never a crash.
+
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "vm/module.h"
+#include "vm/profiling.h"
+
+namespace wzvm::vm {
+struct MemInst;
+}
+
+namespace wzvm::profiler {
+
+class Profiler;  // profiler/profiler.h
+
+// What a hooked function does, by where its size and pointer are. The VM's
+// hook id is the kind, plus kWide for a module whose pointers are i64.
+enum class AllocKind : uint8_t {
+  None = 0,
+  Malloc,         // (size, ...) -> ptr: malloc, operator new*, __rust_alloc(_zeroed)
+  AlignedAlloc,   // (align, size) -> ptr: aligned_alloc, memalign
+  Calloc,         // (n, size) -> ptr, n * size checked for overflow
+  Realloc,        // (ptr, size) -> ptr: a free of ptr plus an allocation
+  RustRealloc,    // (ptr, old_size, align, new_size) -> ptr
+  Free,           // (ptr, ...): free, operator delete*, __rust_dealloc
+  PosixMemalign,  // (void** out, align, size) -> 0 and *out on success
+  GcAlloc,        // (size, ...) -> ptr, freed by a collector we cannot see (TinyGo)
+};
+constexpr uint8_t kWide = 0x80;  // hook id flag: i64 pointers and sizes (memory64)
+
+// A user-named allocator (--alloc-fn NAME=malloc|calloc|realloc|free).
+struct CustomAllocator {
+  std::string name;
+  AllocKind kind = AllocKind::None;
+};
+// Parses "NAME=KIND"; false with `why` on a bad spec.
+bool parse_alloc_fn(const std::string& spec, CustomAllocator& out, std::string& why);
+
+// The allocator a function name denotes (allocators.def, mangled or as
+// wasm-ld demangles it, or `extra`), and the parameter count it must have
+// (0: any, at least one); None if it is not one.
+AllocKind allocator_kind(const std::string& name, const std::vector<CustomAllocator>& extra, int* params = nullptr);
+
+// A LoadOptions::call_hook for memory profiling: the hook id of every
+// function named as an allocator whose type fits its kind.
+std::function<uint8_t(const vm::Module&, uint32_t)> allocator_hook(std::vector<CustomAllocator> extra = {});
+
+// Aggregated allocations at one allocator call site: `node` is the hooked
+// allocator's own call-tree node, so its parent is the calling stack. Values
+// are estimates (weights) when sampling by bytes, exact integers otherwise.
+struct MemSite {
+  uint32_t node = 0;
+  double alloc_objects = 0, alloc_bytes = 0;
+  double inuse_objects = 0, inuse_bytes = 0;
+};
+
+class MemoryProfiler {
+ public:
+  // sample_bytes 0: record every allocation. Otherwise sample by bytes, one
+  // sample every sample_bytes on average (exponentially distributed
+  // distances from a fixed seed, so runs are repeatable), each sampled
+  // allocation of size s weighted 1 / (1 - exp(-s / sample_bytes)).
+  MemoryProfiler(const vm::CallTree& tree, uint64_t sample_bytes);
+
+  void on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory);
+  void on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory);
+
+  // Sites that allocated, sorted by node (the order calls first happened).
+  std::vector<MemSite> sites() const;
+  uint64_t sample_bytes() const { return sample_bytes_; }
+  // Whole-run figures (estimates when sampling).
+  double total_objects() const { return total_objects_; }
+  double total_bytes() const { return total_bytes_; }
+  double inuse_objects() const { return inuse_objects_; }
+  double inuse_bytes() const { return inuse_bytes_; }
+  double peak_inuse_bytes() const { return peak_inuse_bytes_; }
+  // Allocations made by a garbage-collected runtime (GcAlloc): never freed here.
+  bool saw_gc_allocations() const { return saw_gc_; }
+
+ private:
+  // A hooked call in progress: what its result will need.
+  struct Pending {
+    uint32_t node;
+    uint32_t depth;
+    uint8_t hook;
+    uint64_t ptr;   // the pointer freed or reallocated; PosixMemalign: the out address
+    uint64_t size;  // bytes requested
+    bool size_ok;   // false: calloc's n * size overflowed (it must fail)
+  };
+  struct Live {
+    uint32_t site;
+    uint64_t size;
+    double weight;  // objects this allocation stands for (1 unless sampling)
+  };
+  struct LiveKey {
+    const vm::MemInst* memory;
+    uint64_t ptr;
+    bool operator==(const LiveKey&) const = default;
+  };
+  struct LiveKeyHash {
+    size_t operator()(const LiveKey& k) const {
+      return (k.ptr * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<uintptr_t>(k.memory);
+    }
+  };
+
+  void allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc);
+  void freed(const vm::MemInst* memory, uint64_t ptr);
+  double sample_weight(uint64_t size);  // 0: not sampled
+  double next_distance();
+
+  const vm::CallTree& tree_;
+  uint64_t sample_bytes_;
+  std::vector<Pending> pending_;
+  std::vector<MemSite> sites_;
+  std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
+  std::unordered_map<LiveKey, Live, LiveKeyHash> live_;
+  double total_objects_ = 0, total_bytes_ = 0;
+  double inuse_objects_ = 0, inuse_bytes_ = 0, peak_inuse_bytes_ = 0;
+  bool saw_gc_ = false;
+  // Sampling by bytes: bytes left until the next sample.
+  double until_sample_ = 0;
+  std::mt19937_64 rng_{0x77a7'6d65'6d00'0001ull};
+};
+
+// Memory figures per allocating function (the allocator's caller, the leaf
+// of the memory profile's stacks), merged by name; sorted by name. For tests
+// and embedders: `EXPECT_EQ(by_function["f"].alloc_objects, 100)`.
+struct FunctionMemory {
+  std::string function;
+  double alloc_objects = 0, alloc_bytes = 0;
+  double inuse_objects = 0, inuse_bytes = 0;
+};
+std::vector<FunctionMemory> memory_by_function(const Profiler& profiler);
+
+// The leak-checker style report printed after a run with --profile=mem:
+// totals, peak in use, what is still in use at exit and its `top` largest
+// stacks, one "wzvm: ..." line each.
+std::string memory_summary(const Profiler& profiler, size_t top);
+
+}  // namespace wzvm::profiler
