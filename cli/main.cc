@@ -18,6 +18,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/profile.h"
+#include "cli/report.h"
 #include "cli/values.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
@@ -200,10 +201,14 @@ int run(const Options& opt) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `wzvm report ...` reads profiles instead of running a module (a module
+  // file named "report" runs as ./report).
+  if (argc > 1 && std::strcmp(argv[1], "report") == 0) return cli::report_command(argc - 1, argv + 1);
   CLI::App app{
       "wzvm: a WebAssembly interpreter with built-in profilers\n\n"
       "  wzvm [OPTIONS] MODULE.wasm [ARGS...]              run the module's _start\n"
-      "  wzvm [OPTIONS] --invoke NAME MODULE.wasm [ARGS...] call export NAME, print its results\n",
+      "  wzvm [OPTIONS] --invoke NAME MODULE.wasm [ARGS...] call export NAME, print its results\n"
+      "  wzvm report [--top N] PROFILE...                  summarize profiles wzvm wrote\n",
       "wzvm"};
   app.footer(
       "Options come before the module; everything after it belongs to the guest\n"

@@ -3,21 +3,51 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <sys/syscall.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <iostream>
 #include <set>
 
+#include "profiler/clock.h"
+#include "profiler/live.h"
+#include "profiler/output.h"
 #include "profiler/pprof.h"
 #include "profiler/profiler.h"
 #include "profiler/text.h"
+#include "profiler/viewers.h"
 
 namespace wzvm::cli {
 
 namespace {
-constexpr const char* kCpuFile = "wzvm-cpu.pb.gz";
-constexpr const char* kInstructionsFile = "wzvm-instructions.pb.gz";
+// Output formats and their file name extensions: wzvm-KIND + extension.
+struct Format {
+  const char* name;
+  const char* ext;
+  const char* view;  // how to look at it, for the "written to" message ("%s" = the path)
+};
+constexpr Format kFormats[] = {
+    {"pprof", ".pb.gz", "go tool pprof -top %s"},
+    {"folded", ".folded", "flamegraph.pl %s > flame.svg, or inferno-flamegraph, or speedscope"},
+    {"speedscope", ".speedscope.json", "speedscope %s"},
+    {"html", ".html", "open %s in a browser"},
+};
+const Format* find_format(const std::string& name) {
+  for (const Format& f : kFormats)
+    if (name == f.name) return &f;
+  return nullptr;
+}
+// --profile-out a.html with no --profile-format: the extension says which.
+const Format* format_of_path(const std::string& path) {
+  for (const Format& f : kFormats)
+    if (path.ends_with(f.ext)) return &f;
+  if (path.ends_with(".json")) return find_format("speedscope");
+  return nullptr;
+}
 
 bool has(const std::vector<std::string>& kinds, const char* k) {
   return std::find(kinds.begin(), kinds.end(), k) != kinds.end();
@@ -42,10 +72,27 @@ void ProfileFlags::add_to(CLI::App& app) {
                       ->allow_extra_args(false)
                       ->check(CLI::IsMember({"cpu", "instructions"}));
   app.add_option("--profile-out", out,
-                 "Where to write: a file for one profile, a directory for several "
-                 "(default: wzvm-cpu.pb.gz, wzvm-instructions.pb.gz in the working directory)")
+                 "Where to write: a file for one profile in one format, a directory for several "
+                 "(default: wzvm-cpu.pb.gz, wzvm-instructions.pb.gz, ... in the working directory)")
       ->option_text("PATH")
       ->needs(profile);
+  app.add_option("--profile-format", formats,
+                 "Formats to write each profile in: pprof (default; .pb.gz), folded (.folded, for "
+                 "flamegraph.pl/inferno), speedscope (.speedscope.json), html (.html, a self-contained flame "
+                 "graph); comma list, repeatable")
+      ->option_text("pprof|folded|speedscope|html")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(CLI::IsMember({"pprof", "folded", "speedscope", "html"}))
+      ->needs(profile);
+  app.add_flag("--profile-summary", summary,
+               "Print a summary of each profile (top functions by self and cumulative value) on stderr after "
+               "the run")
+      ->needs(profile);
+  app.add_option("--pprof-addr", pprof_addr,
+                 "Serve /debug/pprof/ (profile, instructions, heap, allocs) while the guest runs; :PORT binds "
+                 "127.0.0.1, port 0 picks a free port")
+      ->option_text("HOST:PORT");
   app.add_option("--cpu-hz", cpu_hz, "CPU sampling rate (default 1000)")
       ->option_text("N")
       ->check(CLI::Range(1u, 100000u));
@@ -62,8 +109,20 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
     : flags_(flags) {
   if (!flags.any()) return;
   // Output paths are settled before the run, so a bad --profile-out is
-  // reported before the guest spends its time, not after.
-  const int files = int{flags.cpu()} + int{flags.instructions()};
+  // reported before the guest spends its time, not after. Every profile is
+  // written in every format asked for.
+  std::vector<std::string> kinds;
+  if (flags.cpu()) kinds.push_back("cpu");
+  if (flags.instructions()) kinds.push_back("instructions");
+  std::vector<const Format*> formats;
+  for (const std::string& f : flags.formats)
+    if (const Format* fmt = find_format(f); fmt && std::find(formats.begin(), formats.end(), fmt) == formats.end())
+      formats.push_back(fmt);
+  if (formats.empty()) {
+    const Format* by_ext = kinds.size() == 1 && !flags.out.empty() && !is_dir(flags.out) ? format_of_path(flags.out) : nullptr;
+    formats.push_back(by_ext ? by_ext : &kFormats[0]);
+  }
+  const size_t files = kinds.size() * formats.size();
   if (files > 0) {
     std::string dir;
     if (flags.out.empty()) {
@@ -80,12 +139,12 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
         error_ = "--profile-out " + flags.out + ": directory " + parent + " does not exist";
         return;
       }
-      (flags.cpu() ? cpu_path_ : instructions_path_) = flags.out;
+      outputs_.push_back({kinds[0], formats[0]->name, flags.out});
     }
     if (!dir.empty()) {
       std::string prefix = dir == "." ? "" : (dir.ends_with("/") ? dir : dir + "/");
-      if (flags.cpu()) cpu_path_ = prefix + kCpuFile;
-      if (flags.instructions()) instructions_path_ = prefix + kInstructionsFile;
+      for (const std::string& k : kinds)
+        for (const Format* f : formats) outputs_.push_back({k, f->name, prefix + "wzvm-" + k + f->ext});
     }
   }
   profiler::Options o;
@@ -94,35 +153,118 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   o.cpu_hz = flags.cpu_hz;
   profiler_ = std::make_unique<profiler::Profiler>(o);
   profiler_->add_module(&module, path);
-  if (!profiler_->start(store, error_)) profiler_.reset();
+  // The live profiler sits between the VM and the Profiler (profiler/live.h):
+  // it counts samples for the progress line and serves --pprof-addr.
+  live_ = std::make_unique<profiler::LiveProfiler>(*profiler_, static_cast<pid_t>(syscall(SYS_gettid)));
+  if (!flags.pprof_addr.empty()) {
+    live_->enable_windows();
+    server_ = std::make_unique<profiler::PprofServer>(*live_);
+    if (!server_->start(flags.pprof_addr, error_)) {
+      server_.reset();
+      live_.reset();
+      profiler_.reset();
+      return;
+    }
+    std::cerr << "wzvm: serving pprof at " << server_->url() << "/debug/pprof/ (e.g. go tool pprof "
+              << server_->url() << "/debug/pprof/profile?seconds=10)\n";
+  }
+  if (!profiler_->start(store, error_)) {
+    if (server_) server_->stop();
+    server_.reset();
+    live_.reset();
+    profiler_.reset();
+    return;
+  }
+  start_progress();
 }
 
 ProfileSession::~ProfileSession() { finish(); }
 
+// A line on stderr, rewritten in place, while a long profiled run goes on:
+// only when stderr is a terminal (never in pipes, logs or tests), and only
+// after a second, so short runs print nothing.
+void ProfileSession::start_progress() {
+  if (!isatty(STDERR_FILENO)) return;
+  progress_ = std::thread([this] {
+    const uint64_t t0 = profiler::monotonic_ns();
+    std::unique_lock lock(progress_mu_);
+    bool shown = false;
+    while (!progress_cv_.wait_for(lock, std::chrono::milliseconds(shown ? 250 : 1000), [&] { return progress_stop_; })) {
+      char line[128];
+      const double elapsed = static_cast<double>(profiler::monotonic_ns() - t0) / 1e9;
+      if (flags_.cpu() || !flags_.pprof_addr.empty())
+        std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s, %llu samples ", elapsed,
+                      static_cast<unsigned long long>(live_->samples()));
+      else
+        std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s ", elapsed);
+      std::fputs(line, stderr);
+      shown = true;
+    }
+    if (shown) std::fputs("\r\033[K", stderr);  // leave no progress line behind
+  });
+}
+
+void ProfileSession::stop_progress() {
+  if (!progress_.joinable()) return;
+  {
+    std::lock_guard lock(progress_mu_);
+    progress_stop_ = true;
+  }
+  progress_cv_.notify_all();
+  progress_.join();
+}
+
 void ProfileSession::finish() {
   if (!profiler_) return;
+  stop_progress();
+  // Open live windows get what they have, then the server stops (waiting for
+  // those requests), and only then does the profiler detach.
+  if (live_) live_->finish();
+  if (server_) server_->stop();
   profiler_->stop();
   // The guest's own output comes first.
   std::cout.flush();
   std::set<std::string> without_lines;  // one note per module, however many profiles
-  auto write = [&](const char* what, const std::string& path, const perftools::profiles::Profile& p) {
-    std::string why;
-    for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
-    if (profiler::write_profile(p, path, why)) {
-      std::cerr << "wzvm: " << what << " profile written to " << path << " (view: go tool pprof -top " << path
-                << ")\n";
+  auto write = [&](const Output& o, const perftools::profiles::Profile& p) {
+    std::string why, data;
+    bool ok;
+    const Format* f = find_format(o.format);
+    if (o.format == "pprof") {
+      for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
+      ok = profiler::write_profile(p, o.path, why);
     } else {
-      std::cerr << "wzvm: error: cannot write the " << what << " profile: " << why << "\n";
+      if (o.format == "folded") data = profiler::folded_text(p);
+      else if (o.format == "speedscope") data = profiler::speedscope_json(p, "wzvm " + o.kind);
+      else data = profiler::flamegraph_html(p, "wzvm " + o.kind + " profile");
+      ok = profiler::write_file_atomic(o.path, data, why);
+    }
+    if (ok) {
+      char view[512];
+      std::snprintf(view, sizeof view, f->view, o.path.c_str());
+      std::cerr << "wzvm: " << o.kind << " profile written to " << o.path << " (view: " << view << ")\n";
+    } else {
+      std::cerr << "wzvm: error: cannot write the " << o.kind << " profile: " << why << "\n";
       if (flags_.write_failed) *flags_.write_failed = true;
     }
   };
-  if (!cpu_path_.empty()) write("cpu", cpu_path_, profiler::build_cpu_profile(*profiler_));
-  if (!instructions_path_.empty())
-    write("instructions", instructions_path_, profiler::build_instructions_profile(*profiler_));
+  // Each profile is built once, for all its formats and the summary.
+  std::string built_kind, summaries;
+  perftools::profiles::Profile built;
+  for (const Output& o : outputs_) {
+    if (o.kind != built_kind) {
+      built = o.kind == "cpu" ? profiler::build_cpu_profile(*profiler_) : profiler::build_instructions_profile(*profiler_);
+      built_kind = o.kind;
+      if (flags_.summary) summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
+    }
+    write(o, built);
+  }
+  std::cerr << summaries;
   for (const std::string& m : without_lines)
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
               << "build it with -g for source lines and inlined frames\n";
   if (flags_.text) std::cerr << "wzvm: instructions executed per function (self):\n" << profiler::instruction_text(*profiler_);
+  server_.reset();
+  live_.reset();
   profiler_.reset();
 }
 

@@ -1,11 +1,15 @@
 #pragma once
 // The `wzvm` command's profiling flags and the session that applies them to
 // one run: --profile=cpu|instructions (comma list, repeatable),
-// --profile-out, --cpu-hz, --profile-text. Kept out of main.cc so the
-// command's flow stays readable and the profiler wiring is in one place.
+// --profile-out, --profile-format, --profile-summary, --pprof-addr,
+// --cpu-hz, --profile-text. Kept out of main.cc so the command's flow stays
+// readable and the profiler wiring is in one place.
 
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -15,6 +19,8 @@
 
 namespace wzvm::profiler {
 class Profiler;
+class LiveProfiler;
+class PprofServer;
 }
 
 namespace wzvm::cli {
@@ -24,6 +30,9 @@ struct ProfileFlags {
   std::string out;                 // --profile-out: a file (one profile) or a directory (several)
   unsigned cpu_hz = 1000;
   bool text = false;               // --profile-text
+  std::vector<std::string> formats;  // --profile-format: pprof, folded, speedscope, html (all profiles)
+  bool summary = false;              // --profile-summary
+  std::string pprof_addr;            // --pprof-addr HOST:PORT
   // Set when a profile could not be written, so main() can exit non-zero
   // even though the guest succeeded.
   bool* write_failed = nullptr;
@@ -32,7 +41,7 @@ struct ProfileFlags {
   bool cpu() const;
   bool instructions() const;  // the pprof file
   bool count_instructions() const { return instructions() || text; }
-  bool any() const { return cpu() || count_instructions(); }
+  bool any() const { return cpu() || count_instructions() || !pprof_addr.empty(); }
 };
 
 // Attaches the profiler to `store` on construction (before instantiation, so
@@ -53,10 +62,25 @@ class ProfileSession {
 
  private:
   void finish();
+  void start_progress();
+  void stop_progress();
   const ProfileFlags& flags_;
   std::unique_ptr<profiler::Profiler> profiler_;
-  std::string cpu_path_, instructions_path_;
+  // Declared after the profiler: destroyed (detached, stopped) before it.
+  std::unique_ptr<profiler::LiveProfiler> live_;
+  std::unique_ptr<profiler::PprofServer> server_;
+  struct Output {
+    std::string kind;    // "cpu", "instructions"
+    std::string format;  // "pprof", "folded", "speedscope", "html"
+    std::string path;
+  };
+  std::vector<Output> outputs_;  // in the order written
   std::string error_;
+  // The progress line (stderr is a terminal): a thread woken to stop.
+  std::thread progress_;
+  std::mutex progress_mu_;
+  std::condition_variable progress_cv_;
+  bool progress_stop_ = false;
 };
 
 }  // namespace wzvm::cli

@@ -43,7 +43,7 @@ bool install_handler(std::string& why) {
 
 }  // namespace
 
-bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why) {
+bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why, pid_t tid) {
   stop();
   if (hz == 0 || hz > 1000000) {
     why = "sampling rate must be between 1 and 1000000 Hz, got " + std::to_string(hz);
@@ -55,7 +55,7 @@ bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why) 
   // SIGEV_THREAD_ID: the signal goes to the interpreter thread itself, not to
   // any thread of the process.
   sev.sigev_notify = SIGEV_THREAD_ID;
-  sev._sigev_un._tid = static_cast<pid_t>(syscall(SYS_gettid));
+  sev._sigev_un._tid = tid ? tid : static_cast<pid_t>(syscall(SYS_gettid));
   sev.sigev_signo = kSignal;
   sev.sigev_value.sival_ptr = const_cast<std::sig_atomic_t*>(&profiling.sample_pending);
   if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) {

@@ -11,6 +11,7 @@
 // Ticks that arrive while the guest sits in a host call just leave the flag
 // raised; that time is never charged to the guest.
 
+#include <sys/types.h>
 #include <time.h>
 
 #include <string>
@@ -26,10 +27,11 @@ class CpuSampler {
   CpuSampler(const CpuSampler&) = delete;
   CpuSampler& operator=(const CpuSampler&) = delete;
 
-  // Starts ticking at `hz` (1..1000000) for the calling thread, which must be
-  // the one that runs the interpreter. False with `why` when the system
-  // refuses (no timers, bad rate).
-  bool start(vm::Profiling& profiling, unsigned hz, std::string& why);
+  // Starts ticking at `hz` (1..1000000) for thread `tid` (0: the calling
+  // thread), which must be the one that runs the interpreter; the live pprof
+  // endpoint starts ticks from its own thread for the interpreter's. False
+  // with `why` when the system refuses (no timers, bad rate).
+  bool start(vm::Profiling& profiling, unsigned hz, std::string& why, pid_t tid = 0);
   // Stops the timer; a tick already queued is discarded by the kernel with
   // the timer. Call it on the thread that started it.
   void stop();

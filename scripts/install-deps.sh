@@ -18,6 +18,10 @@ PACKAGES=(
   # source-level profiles: DWARF (libdwarf) and demangling (libiberty); the
   # DWARF test programs also use the C++ and Rust toolchains above
   libdwarf-dev libiberty-dev
+  # viewers: the live /debug/pprof/ endpoint is served by cpp-httplib (found
+  # with pkg-config); the HTML flame graph test opens the page in headless
+  # Chromium; the live endpoint tests fetch with curl
+  libcpp-httplib-dev pkg-config chromium curl
 )
 
 missing=()

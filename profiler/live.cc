@@ -1,0 +1,405 @@
+#include "profiler/live.h"
+
+#include <httplib.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "profiler/clock.h"
+#include "profiler/output.h"
+#include "profiler/pprof.h"
+#include "profiler/viewers.h"
+#include "vm/runtime.h"
+
+namespace wzvm::profiler {
+
+namespace pb = perftools::profiles;
+
+LiveProfiler::LiveProfiler(Profiler& profiler, pid_t tid) : profiler_(profiler), tid_(tid) {
+  profiler_.profiling().sink = this;
+}
+
+LiveProfiler::~LiveProfiler() {
+  ticker_.stop();
+  if (profiler_.profiling().sink == this) profiler_.profiling().sink = &profiler_;
+}
+
+void LiveProfiler::enable_windows() { profiler_.profiling().cpu = true; }
+
+LiveProfiler::Stack LiveProfiler::stack_of(uint32_t node) const {
+  Stack s;
+  const vm::CallTree& tree = profiler_.tree();
+  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent) s.push_back(tree.node(n).func);
+  std::reverse(s.begin(), s.end());
+  return s;
+}
+
+void LiveProfiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
+  // With only a window asking, the Profiler gets no samples: it was not
+  // asked for a CPU profile, and its tables would grow for nothing.
+  if (profiler_.options().cpu) {
+    profiler_.on_cpu_sample(node, func, offset, cpu_ns);
+    samples_.fetch_add(1, std::memory_order_relaxed);
+  }
+  if (cpu_open_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    if (cpu_.open) {
+      if (!profiler_.options().cpu) samples_.fetch_add(1, std::memory_order_relaxed);
+      if (!cpu_.started) {
+        // This tick's weight is CPU time from before the window: it only
+        // marks the start.
+        cpu_.started = true;
+        cpu_.start_unix_ns = unix_ns();
+        cpu_.start_mono_ns = monotonic_ns();
+      } else {
+        cpu_.samples.push_back({node, func, offset, cpu_ns});
+        if (!cpu_.stacks.contains(node)) cpu_.stacks.emplace(node, stack_of(node));
+      }
+    }
+  }
+  if (instr_busy_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    poll_instructions_locked();
+  }
+}
+
+void LiveProfiler::on_host_call(uint32_t node, uint64_t wall_ns) {
+  profiler_.on_host_call(node, wall_ns);
+  if (cpu_open_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    if (cpu_.open && cpu_.started) {
+      HostCalls& h = cpu_.host[node];
+      h.count++;
+      h.wall_ns += wall_ns;
+      if (!cpu_.stacks.contains(node)) cpu_.stacks.emplace(node, stack_of(node));
+    }
+  }
+  // A guest blocked in a host call reaches no safe point: the end of the call
+  // is where an instruction window waiting on it gets its counters.
+  if (instr_busy_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    poll_instructions_locked();
+  }
+}
+
+void LiveProfiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) {
+  profiler_.on_hooked_call(hook, node, args, memory);
+}
+
+void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
+  profiler_.on_hooked_return(hook, node, results, memory);
+}
+
+void LiveProfiler::poll_instructions_locked() {
+  if (instr_.state == InstrState::WantStart) {
+    instr_.baseline = profiler_.profiling().instructions;
+    instr_.state = InstrState::Running;
+    cv_.notify_all();
+  } else if (instr_.state == InstrState::WantEnd) {
+    close_instructions_locked();
+  }
+}
+
+void LiveProfiler::close_instructions_locked() {
+  const std::vector<uint64_t>& now = profiler_.profiling().instructions;
+  const size_t nodes = profiler_.tree().size();
+  instr_.counts.clear();
+  if (instr_.state == InstrState::Running || instr_.state == InstrState::WantEnd) {
+    for (uint32_t n = 1; n < nodes; ++n) {
+      uint64_t cur = n < now.size() ? now[n] : 0, base = n < instr_.baseline.size() ? instr_.baseline[n] : 0;
+      // A trap takes back the counts of the block it cut short, so a counter
+      // can go down; a window never reports less than nothing.
+      if (cur > base) instr_.counts.emplace_back(stack_of(n), cur - base);
+    }
+  }
+  instr_.state = InstrState::Done;
+  cv_.notify_all();
+}
+
+void LiveProfiler::finish() {
+  std::lock_guard lock(mu_);
+  finished_ = true;
+  if (instr_.state != InstrState::Idle && instr_.state != InstrState::Done) close_instructions_locked();
+  cv_.notify_all();
+}
+
+void LiveProfiler::ticks(bool on) {
+  // --profile=cpu runs the Profiler's own sampler for the whole run.
+  if (profiler_.options().cpu) return;
+  std::lock_guard lock(ticks_mu_);
+  if (on && tick_users_++ == 0) {
+    std::string why;
+    // A failure leaves the window without samples; the profile says so by
+    // being empty, which is all an HTTP client could be told anyway.
+    ticker_.start(profiler_.profiling(), profiler_.options().cpu_hz, why, tid_);
+  } else if (!on && --tick_users_ == 0) {
+    ticker_.stop();
+  }
+}
+
+std::unique_ptr<Profiler> LiveProfiler::replay_profiler(bool instructions) const {
+  Options o = profiler_.options();
+  o.cpu = !instructions;
+  o.instructions = instructions;
+  return std::make_unique<Profiler>(o);
+}
+
+namespace {
+// Module names for a replay Profiler's mappings, as the real one has them.
+void add_modules(const Profiler& from, Profiler& to, const std::vector<const vm::FuncInst*>& funcs) {
+  for (const vm::FuncInst* f : funcs) {
+    if (!f || f->is_host() || !f->instance || !f->instance->module) continue;
+    const vm::Module* m = f->instance->module.get();
+    if (to.module_path(m)) continue;
+    if (const std::string* p = from.module_path(m)) to.add_module(m, *p);
+  }
+}
+uint32_t enter_stack(Profiler& p, const std::vector<const vm::FuncInst*>& stack) {
+  uint32_t node = vm::CallTree::kRoot;
+  for (const vm::FuncInst* f : stack) node = p.profiling().enter(node, f);
+  return node;
+}
+}  // namespace
+
+LiveProfiler::Status LiveProfiler::cpu_profile(double seconds, pb::Profile& out, std::string& why) {
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) {
+      why = "the guest has finished";
+      return Status::Finished;
+    }
+    if (cpu_.open) {
+      why = "a CPU profile is already being taken; wzvm takes one at a time, try again when it is done";
+      return Status::Busy;
+    }
+    cpu_ = CpuWindow{};
+    cpu_.open = true;
+    cpu_open_.store(true, std::memory_order_relaxed);
+  }
+  const uint64_t requested_mono = monotonic_ns();
+  ticks(true);
+  CpuWindow w;
+  {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return finished_; });
+    cpu_open_.store(false, std::memory_order_relaxed);
+    w = std::move(cpu_);
+    cpu_ = CpuWindow{};
+  }
+  ticks(false);
+  // Build from the copy alone: nothing here reads the live call tree.
+  std::unique_ptr<Profiler> p = replay_profiler(false);
+  for (const auto& [node, stack] : w.stacks) add_modules(profiler_, *p, stack);
+  std::unordered_map<uint32_t, uint32_t> nodes;  // live node -> replay node
+  auto node_of = [&](uint32_t n) {
+    auto [it, inserted] = nodes.try_emplace(n, 0);
+    if (inserted) it->second = enter_stack(*p, w.stacks[n]);
+    return it->second;
+  };
+  for (const CpuSample& s : w.samples) p->on_cpu_sample(node_of(s.node), s.func, s.offset, s.cpu_ns);
+  for (const auto& [n, h] : w.host) {
+    // The Profiler counts calls one by one; its total wall time is the sum.
+    uint32_t rn = node_of(n);
+    p->on_host_call(rn, h.wall_ns);
+    for (uint64_t i = 1; i < h.count; ++i) p->on_host_call(rn, 0);
+  }
+  out = build_cpu_profile(*p);
+  const uint64_t start_mono = w.started ? w.start_mono_ns : requested_mono;
+  out.set_time_nanos(static_cast<int64_t>(w.started ? w.start_unix_ns : unix_ns() - (monotonic_ns() - requested_mono)));
+  out.set_duration_nanos(static_cast<int64_t>(monotonic_ns() - start_mono));
+  return Status::Ok;
+}
+
+LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Profile& out, std::string& why) {
+  if (!profiler_.options().instructions) {
+    why = "instruction counting is off: start wzvm with --profile=instructions as well (counting costs up to "
+          "20% of the guest's speed, so --pprof-addr alone does not turn it on)";
+    return Status::Unavailable;
+  }
+  {
+    std::lock_guard lock(mu_);
+    if (finished_) {
+      why = "the guest has finished";
+      return Status::Finished;
+    }
+    if (instr_.state != InstrState::Idle) {
+      why = "an instructions profile is already being taken; wzvm takes one at a time, try again when it is done";
+      return Status::Busy;
+    }
+    instr_ = InstrWindow{};
+    instr_.state = InstrState::WantStart;
+    instr_busy_.store(true, std::memory_order_relaxed);
+  }
+  ticks(true);
+  InstrWindow w;
+  {
+    std::unique_lock lock(mu_);
+    // The interpreter takes the baseline at its next tick or host call
+    // return; the window's N seconds start then.
+    cv_.wait(lock, [&] { return instr_.state != InstrState::WantStart; });
+    cv_.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return finished_; });
+    if (instr_.state == InstrState::Running) instr_.state = InstrState::WantEnd;
+    cv_.wait(lock, [&] { return instr_.state == InstrState::Done; });
+    w = std::move(instr_);
+    instr_ = InstrWindow{};
+    instr_busy_.store(false, std::memory_order_relaxed);
+  }
+  ticks(false);
+  std::unique_ptr<Profiler> p = replay_profiler(true);
+  for (const auto& [stack, count] : w.counts) add_modules(profiler_, *p, stack);
+  for (const auto& [stack, count] : w.counts) {
+    uint32_t node = enter_stack(*p, stack);
+    p->profiling().instructions[node] += count;
+  }
+  out = build_instructions_profile(*p);
+  return Status::Ok;
+}
+
+// ---- HTTP ----
+
+struct PprofServer::Impl {
+  httplib::Server server;
+  std::thread thread;
+};
+
+PprofServer::PprofServer(LiveProfiler& live) : live_(live) {}
+PprofServer::~PprofServer() { stop(); }
+
+namespace {
+
+constexpr const char* kIndex = R"(<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>/debug/pprof/</title></head>
+<body>
+<h1>/debug/pprof/ (wzvm)</h1>
+<p>Profiles of the running guest, in pprof's format: <code>go tool pprof URL</code>.
+Add <code>?debug=1</code> for a text summary.</p>
+<table>
+<tr><td><a href="profile?seconds=30">profile</a></td>
+<td>CPU profile of the guest for <code>seconds</code> (default 30): guest CPU time, and host-call wall time in its own sample type</td></tr>
+<tr><td><a href="instructions?seconds=30">instructions</a></td>
+<td>Exact count of executed wasm instructions per call stack for <code>seconds</code> (needs wzvm started with --profile=instructions)</td></tr>
+<tr><td><a href="heap">heap</a></td><td>Memory in use, by allocating call stack (needs the memory profiler)</td></tr>
+<tr><td><a href="allocs">allocs</a></td><td>All allocations so far, by call stack (needs the memory profiler)</td></tr>
+</table>
+</body></html>
+)";
+
+void text_error(httplib::Response& res, int status, const std::string& msg) {
+  res.status = status;
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_content(msg + "\n", "text/plain; charset=utf-8");
+}
+
+// seconds=N as Go's handler reads it: a positive number, default 30.
+bool parse_seconds(const httplib::Request& req, double& seconds, std::string& why) {
+  seconds = 30;
+  if (!req.has_param("seconds")) return true;
+  const std::string v = req.get_param_value("seconds");
+  char* end = nullptr;
+  seconds = std::strtod(v.c_str(), &end);
+  if (v.empty() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 86400) {
+    why = "bad seconds '" + v + "': expected a number of seconds, more than 0 and at most 86400";
+    return false;
+  }
+  return true;
+}
+
+void send_profile(const httplib::Request& req, httplib::Response& res, const pb::Profile& p, const char* name) {
+  if (req.has_param("debug") && req.get_param_value("debug") != "0") {
+    res.set_content(report_text(p, name), "text/plain; charset=utf-8");
+    return;
+  }
+  std::string raw, gz, why;
+  if (!p.SerializeToString(&raw) || !gzip(raw, gz, why)) {
+    text_error(res, 500, "cannot encode the profile: " + why);
+    return;
+  }
+  res.set_header("Content-Disposition", std::string("attachment; filename=\"") + name + "\"");
+  res.set_content(gz, "application/octet-stream");
+}
+
+void send_status(httplib::Response& res, LiveProfiler::Status st, const std::string& why) {
+  switch (st) {
+    case LiveProfiler::Status::Busy: text_error(res, 409, why); break;            // Conflict: one at a time
+    case LiveProfiler::Status::Unavailable: text_error(res, 501, why); break;     // not enabled in this run
+    case LiveProfiler::Status::Finished: text_error(res, 503, why); break;        // shutting down
+    case LiveProfiler::Status::Ok: break;
+  }
+}
+
+}  // namespace
+
+bool PprofServer::start(const std::string& addr, std::string& why) {
+  // HOST:PORT, [V6]:PORT, :PORT (loopback: a profiling endpoint is not
+  // exposed to the network unless the user names an address).
+  std::string host, port_s;
+  if (auto colon = addr.rfind(':'); colon != std::string::npos) {
+    host = addr.substr(0, colon);
+    port_s = addr.substr(colon + 1);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.empty()) host = "127.0.0.1";
+  char* end = nullptr;
+  long port = std::strtol(port_s.c_str(), &end, 10);
+  if (port_s.empty() || *end != '\0' || port < 0 || port > 65535) {
+    why = "--pprof-addr " + addr + ": expected HOST:PORT (e.g. 127.0.0.1:6060, or port 0 for any free port)";
+    return false;
+  }
+  impl_ = std::make_unique<Impl>();
+  httplib::Server& s = impl_->server;
+  // One request per connection: a keep-alive connection would hold a worker
+  // (and wzvm's exit) for the keep-alive timeout after the guest is done.
+  s.set_keep_alive_max_count(1);
+  s.Get("/debug/pprof/?", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kIndex, "text/html; charset=utf-8");
+  });
+  s.Get("/debug/pprof/profile", [this](const httplib::Request& req, httplib::Response& res) {
+    double seconds;
+    std::string why;
+    if (!parse_seconds(req, seconds, why)) return text_error(res, 400, why);
+    pb::Profile p;
+    LiveProfiler::Status st = live_.cpu_profile(seconds, p, why);
+    if (st != LiveProfiler::Status::Ok) return send_status(res, st, why);
+    send_profile(req, res, p, "profile");
+  });
+  s.Get("/debug/pprof/instructions", [this](const httplib::Request& req, httplib::Response& res) {
+    double seconds;
+    std::string why;
+    if (!parse_seconds(req, seconds, why)) return text_error(res, 400, why);
+    pb::Profile p;
+    LiveProfiler::Status st = live_.instructions_profile(seconds, p, why);
+    if (st != LiveProfiler::Status::Ok) return send_status(res, st, why);
+    send_profile(req, res, p, "instructions");
+  });
+  for (const char* mem : {"/debug/pprof/heap", "/debug/pprof/allocs"}) {
+    s.Get(mem, [](const httplib::Request&, httplib::Response& res) {
+      text_error(res, 501, "memory profiling is not available in this wzvm build yet");
+    });
+  }
+  s.Get("/debug/pprof/(.*)", [](const httplib::Request& req, httplib::Response& res) {
+    text_error(res, 404, "unknown profile " + req.matches[1].str() + " (see /debug/pprof/)");
+  });
+  int bound = port == 0 ? s.bind_to_any_port(host) : (s.bind_to_port(host, static_cast<int>(port)) ? static_cast<int>(port) : -1);
+  if (bound < 0) {
+    why = "--pprof-addr " + addr + ": cannot listen there (address in use, or not an address of this machine)";
+    impl_.reset();
+    return false;
+  }
+  url_ = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
+  // stop() only stops a server that is already running: wait until it is,
+  // so that a guest finishing at once cannot leave the thread listening.
+  for (int i = 0; i < 5000 && !impl_->server.is_running(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return true;
+}
+
+void PprofServer::stop() {
+  if (!impl_) return;
+  impl_->server.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_.reset();
+}
+
+}  // namespace wzvm::profiler
