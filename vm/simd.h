@@ -849,26 +849,38 @@ struct ConvertLowToF64x2 {
   }
 };
 // i32x4.trunc_sat_f32x4_s/u: per lane as the scalar trunc_sat (NaN -> 0,
-// out of range -> the nearest bound). The signed form with SSE2: cvttps2dq
-// gives 0x80000000 for NaN and out-of-range lanes; positive overflow lanes
-// are flipped to 0x7FFFFFFF and NaN lanes cleared.
+// out of range -> the nearest bound). With SSE2, cvttps2dq (which gives
+// 0x80000000 for NaN and out-of-range lanes) plus fix-ups:
+//  _s: positive overflow lanes flipped to 0x7FFFFFFF, NaN lanes cleared;
+//  _u: NaN and negative lanes cleared first; lanes >= 2^31 converted as
+//      x - 2^31 (exact there) with the top bit put back; lanes >= 2^32 all ones.
 template <class V>
 struct TruncSatF32x4 {
   static constexpr bool kTraps = false;
   template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
 #if WZVM_SIMD_SSE2
+    __m128 x = vcast<__m128>(a);
+    const __m128 two31 = _mm_set1_ps(2147483648.0f);
     if constexpr (std::is_signed_v<simd::Lane<V>>) {
-      __m128 x = vcast<__m128>(a);
       __m128i r = _mm_cvttps_epi32(x);
-      r = _mm_xor_si128(r, _mm_castps_si128(_mm_cmpge_ps(x, _mm_set1_ps(2147483648.0f))));
+      r = _mm_xor_si128(r, _mm_castps_si128(_mm_cmpge_ps(x, two31)));
       return simd::v(_mm_and_si128(r, _mm_castps_si128(_mm_cmpord_ps(x, x))));
+    } else {
+      x = _mm_and_ps(x, _mm_cmpgt_ps(x, _mm_setzero_ps()));  // NaN, negative -> +0
+      __m128i big = _mm_castps_si128(_mm_cmpge_ps(x, two31));
+      __m128i sat = _mm_castps_si128(_mm_cmpge_ps(x, _mm_set1_ps(4294967296.0f)));
+      __m128i lo = _mm_cvttps_epi32(x);
+      __m128i hi = _mm_xor_si128(_mm_cvttps_epi32(_mm_sub_ps(x, two31)), _mm_set1_epi32(INT32_MIN));
+      __m128i r = _mm_or_si128(_mm_and_si128(big, hi), _mm_andnot_si128(big, lo));
+      return simd::v(_mm_or_si128(r, sat));
     }
-#endif
+#else
     using F = std::conditional_t<std::is_signed_v<simd::Lane<V>>, num::TruncSatS, num::TruncSatU>;
     f32x4 x = vcast<f32x4>(a);
     u32x4 r;
     for (int i = 0; i < 4; ++i) r[i] = F::template op<uint32_t, float>(x[i]);
     return vcast<R>(r);
+#endif
   }
 };
 // i32x4.trunc_sat_f64x2_s/u_zero: two lanes, zeros above.
