@@ -181,7 +181,10 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
     uint32_t pos = static_cast<uint32_t>(at - code->code.data());
     const auto& map = code->count_rest;
     auto it = std::upper_bound(map.begin(), map.end(), std::make_pair(pos, UINT32_MAX));
-    if (it != map.begin()) p.instructions[f->node] -= std::prev(it)->second;
+    if (it != map.begin()) {
+      p.instructions[f->node] -= std::prev(it)->second;
+      if (p.fuel_limited) p.fuel += std::prev(it)->second;  // charged, never run
+    }
     if (f == entry) break;
   }
 }
@@ -232,15 +235,18 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, const Frame* frame) {
   return node;
 }
 
-__attribute__((noinline)) void take_sample(Profiling& p, const NodeContext& nc, const Frame* frame,
+// Returns true when the flag was an interrupt request rather than (or as well
+// as) a sampling tick: the caller then traps.
+__attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, const Frame* frame,
                                            const uint32_t* ip) {
   p.sample_pending = 0;
-  if (!p.cpu) return;
+  if (!p.cpu) return p.interrupt_requested != 0;
   charge_guest_cpu(p);
   const CompiledFunc* code = frame->func->code;
   int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
   if (p.sink) p.sink->on_cpu_sample(node_of(p, nc, frame), frame->func, offset, p.guest_cpu);
   p.guest_cpu = 0;
+  return p.interrupt_requested != 0;
 }
 
 // The host-call boundary with the profiler's hook: the host function gets a
@@ -320,7 +326,8 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Function entries and loop back-edges poll the sampling flag (profiling loop only).
 #define SAFE_POINT()                                                        \
   do {                                                                      \
-    if (__builtin_expect(prof->sample_pending != 0, 0)) take_sample(*prof, nc, frame, ip); \
+    if (__builtin_expect(prof->sample_pending != 0, 0) && take_sample(*prof, nc, frame, ip)) \
+      TRAP(TrapCode::Interrupted);                                                            \
   } while (0)
   // A jump by `off` words; backward jumps are loop back-edges.
 #define JUMP_BY(off)                                                        \
@@ -562,7 +569,13 @@ dispatch:
       DISPATCH();
     }
     CASE(CountInstr) {
-      if constexpr (kCounting) prof->instructions[frame->node] += ip[1];
+      if constexpr (kCounting) {
+        if (prof->fuel_limited) {
+          if (__builtin_expect(prof->fuel < ip[1], 0)) TRAP(TrapCode::OutOfFuel);
+          prof->fuel -= ip[1];
+        }
+        prof->instructions[frame->node] += ip[1];
+      }
       ip += 2;
       DISPATCH();
     }

@@ -109,6 +109,17 @@ struct Profiling {
   // Set by the profiler's timer signal; polled at safe points (function
   // entry, loop back-edges). The handler does nothing else.
   volatile std::sig_atomic_t sample_pending = 0;
+  // Limits that reuse these hooks. Fuel: with `fuel_limited`, counting code
+  // (LoadOptions::count_instructions) may run at most `fuel` more
+  // instructions; a straight-line segment that does not fit traps with
+  // OutOfFuel before it starts, so the count at the trap is exact and never
+  // above the budget. Interrupt: raising `interrupt_requested` and then
+  // `sample_pending` (from a timer or another thread) traps with Interrupted
+  // at the next safe point.
+  bool fuel_limited = false;
+  uint64_t fuel = 0;
+  volatile std::sig_atomic_t interrupt_requested = 0;
+
   // Guest CPU accounting (thread CPU clock, ns): time since `cpu_mark` is
   // guest time unless a host call is running.
   uint64_t cpu_mark = 0;

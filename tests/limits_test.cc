@@ -1,0 +1,103 @@
+// Fuel and interrupts: limits that reuse the profiling hooks (vm/profiling.h).
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "vm/interp.h"
+
+namespace wzvm::vm {
+namespace {
+
+// (module
+//   (func $leaf (param i32) (result i32)
+//     local.get 0  i32.const 1  i32.add)                      ;; 3 instructions
+//   (func (export "run") (param $n i32) (result i32)
+//     (local $i i32) (local $acc i32)
+//     block
+//       loop
+//         local.get $i  local.get $n  i32.ge_s  br_if 1      ;; 4
+//         local.get $acc  call $leaf  local.set $acc         ;; 3
+//         local.get $i  i32.const 1  i32.add  local.set $i   ;; 4
+//         br 0                                               ;; 1
+//       end
+//     end
+//     local.get $acc))                                       ;; 1
+// run(n) executes 12n + 5 instructions of its own and 3n in $leaf.
+const std::vector<uint8_t> kLoop = {
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x06, 0x01, 0x60, 0x01, 0x7f, 0x01, 0x7f,
+    0x03, 0x03, 0x02, 0x00, 0x00, 0x07, 0x07, 0x01, 0x03, 0x72, 0x75, 0x6e, 0x00, 0x01, 0x0a, 0x2c,
+    0x02, 0x07, 0x00, 0x20, 0x00, 0x41, 0x01, 0x6a, 0x0b, 0x22, 0x01, 0x02, 0x7f, 0x02, 0x40, 0x03,
+    0x40, 0x20, 0x01, 0x20, 0x00, 0x4e, 0x0d, 0x01, 0x20, 0x02, 0x10, 0x00, 0x21, 0x02, 0x20, 0x01,
+    0x41, 0x01, 0x6a, 0x21, 0x01, 0x0c, 0x00, 0x0b, 0x0b, 0x20, 0x02, 0x0b};
+
+struct LoopRun {
+  Trap trap;
+  uint64_t counted = 0;
+  uint64_t fuel_left = 0;
+};
+
+LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milliseconds interrupt_after = {}) {
+  LoadOptions options;
+  options.count_instructions = true;
+  auto module = load_module(kLoop, options);
+  EXPECT_TRUE(module.ok());
+  Store store;
+  auto inst = store.instantiate(*module, {});
+  EXPECT_TRUE(inst.ok());
+  Profiling p;
+  p.count_instructions = true;
+  p.fuel_limited = fuel_limited;
+  p.fuel = fuel;
+  store.thread()->profiling = &p;
+  std::thread interrupter;
+  if (interrupt_after.count() > 0)
+    interrupter = std::thread([&p, interrupt_after] {
+      std::this_thread::sleep_for(interrupt_after);
+      p.interrupt_requested = 1;
+      p.sample_pending = 1;
+    });
+  Value arg = Value::from_i32(static_cast<uint32_t>(n));
+  std::vector<Value> results;
+  LoopRun r;
+  r.trap = store.invoke((*inst)->exported_func("run"), {&arg, 1}, results);
+  if (interrupter.joinable()) interrupter.join();
+  for (uint64_t c : p.instructions) r.counted += c;
+  r.fuel_left = p.fuel;
+  return r;
+}
+
+TEST(Fuel, ExactBudgetRunsToCompletion) {
+  LoopRun r = run_loop(10, true, 155);  // 12*10+5 + 3*10
+  EXPECT_FALSE(r.trap) << r.trap.message;
+  EXPECT_EQ(r.counted, 155u);
+  EXPECT_EQ(r.fuel_left, 0u);
+}
+
+TEST(Fuel, OneShortTrapsBeforeTheLastInstruction) {
+  LoopRun r = run_loop(10, true, 154);
+  EXPECT_EQ(r.trap.code, TrapCode::OutOfFuel);
+  EXPECT_EQ(r.trap.message, "all fuel consumed");
+  EXPECT_EQ(r.counted, 154u);  // everything but the final local.get
+}
+
+TEST(Fuel, NeverRunsPastTheBudget) {
+  for (uint64_t budget : {0u, 1u, 7u, 50u, 100u, 149u}) {
+    LoopRun r = run_loop(10, true, budget);
+    EXPECT_EQ(r.trap.code, TrapCode::OutOfFuel) << budget;
+    EXPECT_LE(r.counted, budget);
+    EXPECT_EQ(r.counted + r.fuel_left, budget);  // what ran is exactly what was charged
+  }
+}
+
+TEST(Interrupt, StopsAnEndlessLoopAtASafePoint) {
+  auto t0 = std::chrono::steady_clock::now();
+  LoopRun r = run_loop(2000000000, false, 0, std::chrono::milliseconds(100));
+  EXPECT_EQ(r.trap.code, TrapCode::Interrupted);
+  EXPECT_FALSE(r.trap.backtrace.empty());
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
+}  // namespace
+}  // namespace wzvm::vm
