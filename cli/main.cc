@@ -99,6 +99,7 @@ int run(const Options& opt) {
 
   vm::LoadOptions load_options;
   load_options.count_instructions = opt.profile.count_instructions();
+  load_options.call_hook = opt.profile.call_hook();
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
   std::shared_ptr<const vm::Module> module = loaded.value();

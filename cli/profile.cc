@@ -66,11 +66,12 @@ std::string parent_dir(const std::string& p) {
 void ProfileFlags::add_to(CLI::App& app) {
   auto* profile = app.add_option("--profile", kinds,
                                  "Profile the run: cpu (guest CPU time; host calls as wall time), instructions "
-                                 "(exact counts); comma list, repeatable. Writes gzipped pprof files")
-                      ->option_text("cpu|instructions")
+                                 "(exact counts), mem (allocations and memory in use, by allocating stack); "
+                                 "comma list, repeatable. Writes gzipped pprof files")
+                      ->option_text("cpu|instructions|mem")
                       ->delimiter(',')
                       ->allow_extra_args(false)
-                      ->check(CLI::IsMember({"cpu", "instructions"}));
+                      ->check(CLI::IsMember({"cpu", "instructions", "mem"}));
   app.add_option("--profile-out", out,
                  "Where to write: a file for one profile in one format, a directory for several "
                  "(default: wzvm-cpu.pb.gz, wzvm-instructions.pb.gz, ... in the working directory)")
@@ -93,6 +94,20 @@ void ProfileFlags::add_to(CLI::App& app) {
                  "Serve /debug/pprof/ (profile, instructions, heap, allocs) while the guest runs; :PORT binds "
                  "127.0.0.1, port 0 picks a free port")
       ->option_text("HOST:PORT");
+  app.add_option("--mem-sample-bytes", mem_sample_bytes,
+                 "Memory profile: sample about one allocation per N bytes allocated, with unbiased scaling "
+                 "(default 0: record every allocation)")
+      ->option_text("N");
+  app.add_option("--alloc-fn", alloc_fns,
+                 "Memory profile: treat function NAME (name section or export) as an allocator with the "
+                 "arguments of malloc(size), calloc(n, size), realloc(ptr, size) or free(ptr); repeatable")
+      ->option_text("NAME=KIND")
+      ->allow_extra_args(false)
+      ->check([](const std::string& v) {
+        profiler::CustomAllocator a;
+        std::string why;
+        return profiler::parse_alloc_fn(v, a, why) ? std::string() : why;
+      });
   app.add_option("--cpu-hz", cpu_hz, "CPU sampling rate (default 1000)")
       ->option_text("N")
       ->check(CLI::Range(1u, 100000u));
@@ -103,6 +118,20 @@ void ProfileFlags::add_to(CLI::App& app) {
 
 bool ProfileFlags::cpu() const { return has(kinds, "cpu"); }
 bool ProfileFlags::instructions() const { return has(kinds, "instructions"); }
+bool ProfileFlags::mem() const { return has(kinds, "mem"); }
+
+std::function<uint8_t(const vm::Module&, uint32_t)> ProfileFlags::call_hook() const {
+  // Allocators are hooked only when the memory profile is asked for: the
+  // module is then lowered with no hooked calls and pays nothing.
+  if (!mem()) return {};
+  std::vector<profiler::CustomAllocator> extra;
+  for (const std::string& spec : alloc_fns) {
+    profiler::CustomAllocator a;
+    std::string why;
+    if (profiler::parse_alloc_fn(spec, a, why)) extra.push_back(std::move(a));
+  }
+  return profiler::allocator_hook(std::move(extra));
+}
 
 ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module,
                                const std::string& path)
@@ -114,6 +143,7 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   std::vector<std::string> kinds;
   if (flags.cpu()) kinds.push_back("cpu");
   if (flags.instructions()) kinds.push_back("instructions");
+  if (flags.mem()) kinds.push_back("mem");
   std::vector<const Format*> formats;
   for (const std::string& f : flags.formats)
     if (const Format* fmt = find_format(f); fmt && std::find(formats.begin(), formats.end(), fmt) == formats.end())
@@ -151,6 +181,12 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   o.cpu = flags.cpu();
   o.instructions = flags.count_instructions();
   o.cpu_hz = flags.cpu_hz;
+  o.mem = flags.mem();
+  o.mem_sample_bytes = flags.mem_sample_bytes;
+  // Said before the run, not after: an empty memory profile needs a reason.
+  if (o.mem && module.call_hooks.empty())
+    std::cerr << "wzvm: note: " << path << " has no function named like an allocator (malloc, free, operator new, "
+              << "__rust_alloc, ...): the memory profile will be empty; name custom allocators with --alloc-fn\n";
   profiler_ = std::make_unique<profiler::Profiler>(o);
   profiler_->add_module(&module, path);
   // The live profiler sits between the VM and the Profiler (profiler/live.h):
@@ -252,7 +288,9 @@ void ProfileSession::finish() {
   perftools::profiles::Profile built;
   for (const Output& o : outputs_) {
     if (o.kind != built_kind) {
-      built = o.kind == "cpu" ? profiler::build_cpu_profile(*profiler_) : profiler::build_instructions_profile(*profiler_);
+      built = o.kind == "cpu"   ? profiler::build_cpu_profile(*profiler_)
+              : o.kind == "mem" ? profiler::build_memory_profile(*profiler_)
+                                : profiler::build_instructions_profile(*profiler_);
       built_kind = o.kind;
       if (flags_.summary) summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
     }
@@ -262,6 +300,7 @@ void ProfileSession::finish() {
   for (const std::string& m : without_lines)
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
               << "build it with -g for source lines and inlined frames\n";
+  if (flags_.mem() && profiler_->memory()) std::cerr << profiler::memory_summary(*profiler_, 3);
   if (flags_.text) std::cerr << "wzvm: instructions executed per function (self):\n" << profiler::instruction_text(*profiler_);
   server_.reset();
   live_.reset();

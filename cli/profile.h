@@ -1,11 +1,13 @@
 #pragma once
 // The `wzvm` command's profiling flags and the session that applies them to
-// one run: --profile=cpu|instructions (comma list, repeatable),
+// one run: --profile=cpu|instructions|mem (comma list, repeatable),
 // --profile-out, --profile-format, --profile-summary, --pprof-addr,
-// --cpu-hz, --profile-text. Kept out of main.cc so the command's flow stays
+// --cpu-hz, --profile-text, --mem-sample-bytes, --alloc-fn. Kept out of main.cc so the command's flow stays
 // readable and the profiler wiring is in one place.
 
 #include <condition_variable>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +32,8 @@ struct ProfileFlags {
   std::string out;                 // --profile-out: a file (one profile) or a directory (several)
   unsigned cpu_hz = 1000;
   bool text = false;               // --profile-text
+  uint64_t mem_sample_bytes = 0;           // --mem-sample-bytes (0: every allocation)
+  std::vector<std::string> alloc_fns;      // --alloc-fn NAME=KIND
   std::vector<std::string> formats;  // --profile-format: pprof, folded, speedscope, html (all profiles)
   bool summary = false;              // --profile-summary
   std::string pprof_addr;            // --pprof-addr HOST:PORT
@@ -40,8 +44,11 @@ struct ProfileFlags {
   void add_to(CLI::App& app);
   bool cpu() const;
   bool instructions() const;  // the pprof file
+  bool mem() const;
+  // LoadOptions::call_hook: the allocators to hook when mem() is on, else empty.
+  std::function<uint8_t(const vm::Module&, uint32_t)> call_hook() const;
   bool count_instructions() const { return instructions() || text; }
-  bool any() const { return cpu() || count_instructions() || !pprof_addr.empty(); }
+  bool any() const { return cpu() || count_instructions() || mem() || !pprof_addr.empty(); }
 };
 
 // Attaches the profiler to `store` on construction (before instantiation, so

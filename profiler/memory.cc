@@ -165,7 +165,15 @@ void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, 
   if (!pending_.empty()) return;
   const bool wide = hook & kWide;
   auto arg = [&](int i) { return wide ? args[i] : args[i] & 0xFFFFFFFFu; };  // i32 is a slot's low half
-  Pending p{node, depth, hook, 0, 0, true};
+  // Filled in place: a Pending built on the stack and copied in made GCC
+  // store bytes and reload words (a store-forwarding stall per call).
+  Pending& p = pending_.emplace_back();
+  p.node = node;
+  p.depth = depth;
+  p.hook = hook;
+  p.ptr = 0;
+  p.size = 0;
+  p.size_ok = true;
   switch (static_cast<AllocKind>(hook & ~kWide)) {
     case AllocKind::Malloc:
     case AllocKind::GcAlloc: p.size = arg(0); break;
@@ -179,9 +187,8 @@ void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, 
     case AllocKind::RustRealloc: p.ptr = arg(0), p.size = arg(3); break;
     case AllocKind::Free: p.ptr = arg(0); break;
     case AllocKind::PosixMemalign: p.ptr = arg(0), p.size = arg(2); break;
-    case AllocKind::None: return;
+    case AllocKind::None: pending_.pop_back(); break;
   }
-  pending_.push_back(p);
 }
 
 void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
@@ -189,7 +196,12 @@ void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* resu
   while (!pending_.empty() && pending_.back().depth > depth) pending_.pop_back();
   // Not the call we recorded: one nested in it (ignored on entry too).
   if (pending_.empty() || pending_.back().node != node || pending_.back().depth != depth) return;
-  const Pending p = pending_.back();
+  // Fields read one by one: a struct copy of what on_call just stored byte
+  // by byte would stall on store forwarding.
+  struct {
+    uint64_t ptr, size;
+    bool size_ok;
+  } const p{pending_.back().ptr, pending_.back().size, pending_.back().size_ok};
   pending_.pop_back();
   const bool wide = hook & kWide;
   switch (static_cast<AllocKind>(hook & ~kWide)) {
@@ -255,13 +267,13 @@ void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_
     saw_gc_ = true;
     return;
   }
-  auto [it, inserted] = live_.try_emplace(LiveKey{memory, ptr}, Live{site, size, w});
-  if (!inserted) {
-    // Handed out again without a free we saw (freed by a function we do
-    // not know): the earlier block is gone.
-    freed(memory, ptr);
-    live_.emplace(LiveKey{memory, ptr}, Live{site, size, w});
-  }
+  Live* l = live_.slot(memory, ptr);
+  // Handed out again without a free we saw (freed by a function we do not
+  // know): the earlier block is gone.
+  if (l->used) retire(*l);
+  const bool fresh = !l->used;
+  *l = Live{ptr, memory, size, w, site, true};
+  if (fresh) live_.added();
   sites_[site].inuse_objects += w;
   sites_[site].inuse_bytes += bytes;
   inuse_objects_ += w;
@@ -270,15 +282,56 @@ void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_
 }
 
 void MemoryProfiler::freed(const vm::MemInst* memory, uint64_t ptr) {
-  auto it = live_.find(LiveKey{memory, ptr});
-  if (it == live_.end()) return;  // never seen (or not sampled): nothing to undo
-  const Live& l = it->second;
+  Live* l = live_.find(memory, ptr);
+  if (!l) return;  // never seen (or not sampled): nothing to undo
+  retire(*l);
+  live_.erase(l);
+}
+
+void MemoryProfiler::retire(const Live& l) {
   const double bytes = l.weight * static_cast<double>(l.size);
   sites_[l.site].inuse_objects -= l.weight;
   sites_[l.site].inuse_bytes -= bytes;
   inuse_objects_ -= l.weight;
   inuse_bytes_ -= bytes;
-  live_.erase(it);
+}
+
+MemoryProfiler::Live* MemoryProfiler::LiveTable::find(const vm::MemInst* memory, uint64_t ptr) {
+  Live* l = slot(memory, ptr);
+  return l->used ? l : nullptr;
+}
+
+MemoryProfiler::Live* MemoryProfiler::LiveTable::slot(const vm::MemInst* memory, uint64_t ptr) {
+  const size_t mask = slots_.size() - 1;
+  for (size_t i = home(ptr);; i = (i + 1) & mask) {
+    Live& l = slots_[i];
+    if (!l.used || (l.ptr == ptr && l.memory == memory)) return &l;
+  }
+}
+
+void MemoryProfiler::LiveTable::erase(Live* l) {
+  // Backward-shift deletion: later entries of the probe run move up into
+  // the hole when their home slot allows, so lookups never need tombstones.
+  const size_t mask = slots_.size() - 1;
+  size_t hole = static_cast<size_t>(l - slots_.data());
+  for (size_t i = (hole + 1) & mask; slots_[i].used; i = (i + 1) & mask) {
+    const size_t h = home(slots_[i].ptr);
+    // Movable unless its home lies cyclically in (hole, i].
+    if (((i - h) & mask) >= ((i - hole) & mask)) {
+      slots_[hole] = slots_[i];
+      hole = i;
+    }
+  }
+  slots_[hole].used = false;
+  --count_;
+}
+
+void MemoryProfiler::LiveTable::added() {
+  if (++count_ * 2 <= slots_.size()) return;
+  std::vector<Live> old(slots_.size() * 2);
+  old.swap(slots_);
+  for (const Live& l : old)
+    if (l.used) *slot(l.memory, l.ptr) = l;
 }
 
 std::vector<MemSite> MemoryProfiler::sites() const {

@@ -20,7 +20,6 @@
 #include <functional>
 #include <random>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "vm/module.h"
@@ -101,31 +100,43 @@ class MemoryProfiler {
  private:
   // A hooked call in progress: what its result will need.
   struct Pending {
+    uint64_t ptr;   // the pointer freed or reallocated; PosixMemalign: the out address
+    uint64_t size;  // bytes requested
     uint32_t node;
     uint32_t depth;
     uint8_t hook;
-    uint64_t ptr;   // the pointer freed or reallocated; PosixMemalign: the out address
-    uint64_t size;  // bytes requested
     bool size_ok;   // false: calloc's n * size overflowed (it must fail)
   };
+  // The blocks in use (sampled ones only, when sampling): an open-addressing
+  // table (linear probing, backward-shift deletion), because an allocator
+  // hook pays one insert and one erase per block and std::unordered_map's
+  // node allocation and pointer chasing were most of that cost.
   struct Live {
-    uint32_t site;
-    uint64_t size;
-    double weight;  // objects this allocation stands for (1 unless sampling)
+    uint64_t ptr = 0;
+    const vm::MemInst* memory = nullptr;
+    uint64_t size = 0;
+    double weight = 0;  // objects this allocation stands for (1 unless sampling)
+    uint32_t site = 0;
+    bool used = false;
   };
-  struct LiveKey {
-    const vm::MemInst* memory;
-    uint64_t ptr;
-    bool operator==(const LiveKey&) const = default;
-  };
-  struct LiveKeyHash {
-    size_t operator()(const LiveKey& k) const {
-      return (k.ptr * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<uintptr_t>(k.memory);
-    }
+  class LiveTable {
+   public:
+    LiveTable() : slots_(1024) {}
+    Live* find(const vm::MemInst* memory, uint64_t ptr);
+    // The slot for (memory, ptr), taken (`used`) or free for a new block.
+    Live* slot(const vm::MemInst* memory, uint64_t ptr);
+    void erase(Live* l);
+    void added();  // after filling a free slot: grows the table when full enough
+
+   private:
+    size_t home(uint64_t ptr) const { return (ptr * 0x9E3779B97F4A7C15ull) >> 32 & (slots_.size() - 1); }
+    std::vector<Live> slots_;  // size a power of two
+    size_t count_ = 0;
   };
 
   void allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc);
   void freed(const vm::MemInst* memory, uint64_t ptr);
+  void retire(const Live& l);  // takes a block's weight out of the in-use figures
   double sample_weight(uint64_t size);  // 0: not sampled
   double next_distance();
 
@@ -134,7 +145,7 @@ class MemoryProfiler {
   std::vector<Pending> pending_;
   std::vector<MemSite> sites_;
   std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
-  std::unordered_map<LiveKey, Live, LiveKeyHash> live_;
+  LiveTable live_;
   double total_objects_ = 0, total_bytes_ = 0;
   double inuse_objects_ = 0, inuse_bytes_ = 0, peak_inuse_bytes_ = 0;
   bool saw_gc_ = false;

@@ -237,9 +237,9 @@ TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
 
 TEST_F(ProfileCli, BadProfileFlags) {
   std::string mod = " --invoke tree '" + testdata("prof_counts.wasm") + "'";
-  Output r = wzvm("--profile=mem" + mod);
+  Output r = wzvm("--profile=heap" + mod);
   EXPECT_EQ(r.status, 2);
-  EXPECT_THAT(r.err, HasSubstr("mem"));
+  EXPECT_THAT(r.err, HasSubstr("heap"));
   EXPECT_EQ(wzvm("--profile-out x.pb.gz" + mod).status, 2);  // needs --profile
   EXPECT_EQ(wzvm("--profile=cpu --cpu-hz 0" + mod).status, 2);
   // An output directory that does not exist: refused before the guest runs.

@@ -272,13 +272,15 @@ __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, 
 
 // Memory profiling hooks (vm/profiling.h), out of line: only calls to the
 // few hooked functions get here.
-__attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, const Frame* frame,
-                                           MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_call(frame->call_hook, node_of(p, nc, frame), frame->fp, memory);
+// The hooked frame keeps the node found at its call (the sampling loop
+// leaves `node` unused otherwise), so the return does not walk the frames
+// again: allocation-heavy programs make millions of these pairs.
+__attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, Frame* frame, MemInst* memory) {
+  frame->node = node_of(p, nc, frame);
+  if (p.sink) p.sink->on_hooked_call(frame->call_hook, frame->node, frame->fp, memory);
 }
-__attribute__((noinline)) void hooked_return(Profiling& p, const NodeContext& nc, const Frame* frame,
-                                             MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_return(frame->call_hook, node_of(p, nc, frame), frame->fp, memory);
+__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_return(frame->call_hook, frame->node, frame->fp, memory);
 }
 
 // The interpreter loop, instantiated three times (Mode): Plain has no hooks
@@ -594,7 +596,7 @@ dispatch:
     }
     CASE(HookedReturn) {
       // Reached through kHookedReturnStub: frame[1] is the hooked callee that just returned.
-      if constexpr (kProfiling) hooked_return(*prof, nc, frame + 1, memory);
+      if constexpr (kProfiling) hooked_return(*prof, frame + 1, memory);
       ip = frame[1].hook_ret;
       frame->ip = ip;
       DISPATCH();

@@ -1,0 +1,177 @@
+// `wzvm --profile=mem` end to end on real C (wasi-libc's malloc), C++
+// (libc++'s operator new) and Rust (std's __rust_alloc) programs from
+// testdata/mem/, read with `go tool pprof` as a user would; the exact
+// numbers are worked out in the programs' comments. The hooks themselves
+// are tested through the C++ API in tests/memory_profile_test.cc.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace wzvm::profiler {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
+
+struct Output {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+class MemCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/wzvm-memcli-XXXXXX";
+    dir_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  Output sh(const std::string& cmd) {
+    std::string out = dir_ + "/.out", err = dir_ + "/.err";
+    int rc = std::system(("cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
+    Output r;
+    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    r.out = slurp(out);
+    r.err = slurp(err);
+    return r;
+  }
+  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
+  std::string pprof(const std::string& args) {
+    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
+    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
+    return r.out;
+  }
+  // `go tool pprof -top` rows: function -> {flat, cum}, as plain numbers of
+  // the sample type's unit (-unit=b for bytes).
+  std::map<std::string, std::pair<double, double>> top(const std::string& profile, const std::string& index) {
+    std::string text = pprof("-top -unit=b -nodecount=1000 -sample_index=" + index + " " + profile);
+    std::map<std::string, std::pair<double, double>> out;
+    std::istringstream in(text);
+    std::string line;
+    bool rows = false;
+    while (std::getline(in, line)) {
+      if (line.find("flat%") != std::string::npos) {
+        rows = true;
+        continue;
+      }
+      if (!rows) continue;
+      std::istringstream f(line);
+      std::string flat, flat_pct, sum_pct, cum, cum_pct, name;
+      f >> flat >> flat_pct >> sum_pct >> cum >> cum_pct;
+      std::getline(f >> std::ws, name);
+      out[name] = {std::strtod(flat.c_str(), nullptr), std::strtod(cum.c_str(), nullptr)};
+    }
+    return out;
+  }
+  // The four heap values of `fn` ({alloc_objects, alloc_space, inuse_objects,
+  // inuse_space}), flat or cumulative.
+  std::vector<double> values(const std::string& profile, const std::string& fn, bool cum = false) {
+    std::vector<double> out;
+    for (const char* index : {"alloc_objects", "alloc_space", "inuse_objects", "inuse_space"}) {
+      auto rows = top(profile, index);
+      auto it = rows.find(fn);
+      out.push_back(it == rows.end() ? 0 : (cum ? it->second.second : it->second.first));
+    }
+    return out;
+  }
+  std::string dir_;
+};
+
+using V = std::vector<double>;
+
+TEST_F(MemCli, CProgramExactPerFunction) {
+  Output r = wzvm("--profile=mem '" + testdata("mem/heap_c.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_THAT(r.err, HasSubstr("mem profile written to wzvm-mem.pb.gz"));
+  const std::string p = "wzvm-mem.pb.gz";
+  EXPECT_EQ(values(p, "f"), (V{100, 6400, 50, 3200}));
+  EXPECT_EQ(values(p, "g"), (V{1, 1000, 1, 1000}));  // the leak
+  EXPECT_EQ(values(p, "grow"), (V{7, 2032, 1, 1024}));
+  EXPECT_EQ(values(p, "shrink"), (V{4, 148, 2, 40}));
+  EXPECT_EQ(values(p, "zeroed"), (V{1, 240, 0, 0}));  // failed calloc/malloc not counted
+  EXPECT_EQ(values(p, "aligned"), (V{2, 224, 2, 224}));
+  // inuse_space is the default sample type, as in Go's heap profiles.
+  EXPECT_THAT(pprof("-top " + p), HasSubstr("Type: inuse_space"));
+  EXPECT_THAT(pprof("-raw " + p), HasSubstr("allocator:[posix_memalign]"));
+  // The leak-checker summary on stderr.
+  EXPECT_THAT(r.err, HasSubstr("wzvm: memory: 115 allocations, 10044 bytes in total; peak in use 6400 bytes\n"));
+  EXPECT_THAT(r.err, HasSubstr("still in use at exit: 56 objects, 5488 bytes\n"));
+  EXPECT_THAT(r.err, HasSubstr("3200 bytes in 50 objects from f <- __original_main"));
+}
+
+TEST_F(MemCli, CxxNewAndDeleteCountOnce) {
+  if (!fs::exists(testdata("mem/heap_cxx.wasm"))) GTEST_SKIP() << "no wasm32 libc++";
+  Output r = wzvm("--profile=mem --profile-out cxx.pb.gz '" + testdata("mem/heap_cxx.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "1\n");
+  EXPECT_EQ(values("cxx.pb.gz", "nodes()"), (V{30, 720, 20, 480}));
+  EXPECT_EQ(values("cxx.pb.gz", "arrays()"), (V{4, 400, 0, 0}));
+  EXPECT_EQ(values("cxx.pb.gz", "aligned()"), (V{2, 256, 2, 256}));
+  EXPECT_EQ(values("cxx.pb.gz", "vec()"), (V{8, 1020, 0, 0}));
+  EXPECT_EQ(values("cxx.pb.gz", "failing()"), (V{0, 0, 0, 0}));
+  std::string raw = pprof("-raw cxx.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("allocator:[operator new(unsigned long, std::align_val_t)]"));
+  EXPECT_THAT(raw, Not(HasSubstr("allocator:[malloc]")));  // operator new's malloc is not counted again
+  EXPECT_THAT(r.err, HasSubstr("44 allocations, 2396 bytes in total"));
+}
+
+TEST_F(MemCli, RustBoxAndVecCountOnce) {
+  if (!fs::exists(testdata("mem/heap_rs.wasm"))) GTEST_SKIP() << "no Rust for wasm32-wasi";
+  Output r = wzvm("--profile=mem --profile-out rs.pb.gz '" + testdata("mem/heap_rs.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "10 1000\n");
+  // Cumulative: RawVec's growth code may stay out of line.
+  EXPECT_EQ(values("rs.pb.gz", "heap::boxes", true), (V{41, 1440, 11, 480}));
+  EXPECT_EQ(values("rs.pb.gz", "heap::grow", true), (V{9, 8176, 1, 4096}));
+  std::string raw = pprof("-raw rs.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("allocator:[__rust_realloc]"));
+  EXPECT_THAT(raw, Not(HasSubstr("allocator:[malloc]")));  // __rust_alloc -> malloc counts once
+}
+
+TEST_F(MemCli, CombinedWithCpuAndInstructions) {
+  Output r = wzvm("--profile=cpu,instructions,mem --profile-out out '" + testdata("mem/heap_c.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* f : {"out/wzvm-cpu.pb.gz", "out/wzvm-instructions.pb.gz", "out/wzvm-mem.pb.gz"})
+    EXPECT_TRUE(fs::exists(dir_ + "/" + f)) << f;
+  EXPECT_EQ(values("out/wzvm-mem.pb.gz", "f"), (V{100, 6400, 50, 3200}));
+}
+
+TEST_F(MemCli, SampledProfileAndFlags) {
+  Output r = wzvm("--profile=mem --mem-sample-bytes 1024 '" + testdata("mem/heap_c.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("sampled about every 1024 bytes allocated; figures are estimates"));
+  EXPECT_THAT(pprof("-raw wzvm-mem.pb.gz"), HasSubstr("Period: 1024"));
+  Output bad = wzvm("--profile=mem --alloc-fn nope '" + testdata("mem/heap_c.wasm") + "'");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_THAT(bad.err, HasSubstr("expected NAME=malloc|calloc|realloc|free"));
+}
+
+TEST_F(MemCli, SaysSoWhenNoAllocatorIsNamed) {
+  Output r = wzvm("--profile=mem --invoke loop '" + testdata("prof_counts.wasm") + "' 3");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("has no function named like an allocator"));
+  EXPECT_THAT(r.err, HasSubstr("nothing still in use at exit"));
+}
+
+}  // namespace
+}  // namespace wzvm::profiler
