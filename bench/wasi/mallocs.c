@@ -3,7 +3,9 @@
 // freed as each new one is made, plus growing buffers by realloc, with
 // little work per allocation, so the hooks' share of the time is as large
 // as real programs make it. wasi-libc's dlmalloc; prints a checksum.
-//   mallocs [ROUNDS]   (default 2000000 allocations)
+//   mallocs [ROUNDS [FILL]]   (default 2000000 allocations; FILL 1: write
+//                             every byte of each block, as programs that use
+//                             their memory do)
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +23,7 @@ static uint32_t next(void) {
 
 int main(int argc, char** argv) {
   long rounds = argc > 1 ? atol(argv[1]) : 2000000;
+  int fill = argc > 2 ? atoi(argv[2]) : 0;
   static unsigned char* ring[RING];
   uint64_t sum = 0;
   for (long i = 0; i < rounds; ++i) {
@@ -29,6 +32,8 @@ int main(int argc, char** argv) {
     size_t n = 8 + next() % 248;
     unsigned char* p = malloc(n);
     if (!p) return 1;
+    if (fill)
+      for (size_t k = 0; k < n; ++k) p[k] = (unsigned char)(k ^ (size_t)i);
     p[0] = (unsigned char)i;
     p[n - 1] = (unsigned char)n;
     sum += p[0] + p[n - 1];
