@@ -22,6 +22,8 @@ PACKAGES=(
   # with pkg-config); the HTML flame graph test opens the page in headless
   # Chromium; the live endpoint tests fetch with curl
   libcpp-httplib-dev pkg-config chromium curl
+  # hardening: libFuzzer and the ASan/UBSan runtimes of clang-14 (fuzz/, build-asan/)
+  libclang-rt-14-dev
 )
 
 missing=()

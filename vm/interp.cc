@@ -331,13 +331,15 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if (__builtin_expect(prof->sample_pending != 0, 0) && take_sample(*prof, nc, frame, ip)) \
       TRAP(TrapCode::Interrupted);                                                            \
   } while (0)
-  // A jump by `off` words; backward jumps are loop back-edges.
+  // A jump by `off` words; backward jumps are loop back-edges. A jump by 0
+  // is one too: `(loop (br 0))` lowers to a branch to itself, and without a
+  // safe point there nothing could ever stop it (fuzz finding, tests/regress/).
 #define JUMP_BY(off)                                                        \
   do {                                                                      \
     int32_t off_ = (off);                                                   \
     ip += off_;                                                             \
     if constexpr (kProfiling) {                                             \
-      if (off_ < 0) SAFE_POINT();                                           \
+      if (off_ <= 0) SAFE_POINT();                                          \
     }                                                                       \
   } while (0)
 
