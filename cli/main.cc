@@ -68,13 +68,24 @@ int report_trap(const vm::Trap& trap) {
   return kExitTrap;
 }
 
-bool read_file(const std::string& path, std::vector<uint8_t>& out, std::string& why) {
+// Reads at most `max_bytes` (+1 to notice more): a huge file, a FIFO or
+// /dev/zero must not make wzvm allocate without bound before decoding starts.
+bool read_file(const std::string& path, uint64_t max_bytes, std::vector<uint8_t>& out, std::string& why) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     why = std::string("cannot open file: ") + std::strerror(errno);
     return false;
   }
-  out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  out.clear();
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    out.insert(out.end(), buf, buf + in.gcount());
+    if (out.size() > max_bytes) {
+      why = "module larger than the limit of " + std::to_string(max_bytes) + " bytes (--max-module-size)";
+      return false;
+    }
+  }
   if (in.bad()) {
     why = std::string("cannot read file: ") + std::strerror(errno);
     return false;
@@ -90,12 +101,36 @@ struct Options {
   std::string file;
   std::vector<std::string> args;  // everything after the module path
   cli::ProfileFlags profile;
+  vm::StoreLimits limits;  // --max-memory, --max-stack-depth
+  // --max-module-size. 1 GiB: the largest real modules are a few hundred MB,
+  // and the decoder's own limit (offsets are u32) is 4 GiB.
+  uint64_t max_module_bytes = uint64_t{1} << 30;
 };
+
+// A size in bytes, with an optional K, M or G suffix (powers of 1024), at most 4 GiB.
+std::string parse_bytes(const std::string& text, uint64_t& bytes) {
+  uint64_t mult = 1;
+  std::string digits = text;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'k': case 'K': mult = uint64_t{1} << 10; break;
+      case 'm': case 'M': mult = uint64_t{1} << 20; break;
+      case 'g': case 'G': mult = uint64_t{1} << 30; break;
+    }
+    if (mult != 1) digits.pop_back();
+  }
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 12)
+    return "expected a number of bytes (optionally with K, M or G), got '" + text + "'";
+  bytes = std::stoull(digits) * mult;
+  constexpr uint64_t kMax = uint64_t{65536} * 65536;
+  if (bytes > kMax) return "at most 4G (4294967296 bytes), got '" + text + "'";
+  return {};
+}
 
 int run(const Options& opt) {
   std::vector<uint8_t> bytes;
   std::string why;
-  if (!read_file(opt.file, bytes, why)) return fail(opt.file, why);
+  if (!read_file(opt.file, opt.max_module_bytes, bytes, why)) return fail(opt.file, why);
 
   vm::LoadOptions load_options;
   load_options.count_instructions = opt.profile.count_instructions();
@@ -127,7 +162,7 @@ int run(const Options& opt) {
   auto ctx = wasi::Wasi::create(std::move(config));
   if (!ctx) return fail(opt.file, ctx.error().message);
 
-  vm::Store store;
+  vm::Store store(opt.limits);
   // Attached before instantiation, so a start function is profiled too; the
   // profiles are written when run() returns, whichever way (trap, exit, error).
   cli::ProfileSession profile(opt.profile, store, *module, opt.file);
@@ -232,6 +267,24 @@ int main(int argc, char** argv) {
       ->check([](const std::string& v) { return v.find('=') == std::string::npos ? "expected NAME=VALUE, got '" + v + "'" : std::string(); });
   app.add_flag("--inherit-env", opt.inherit_env, "Pass wzvm's own environment to the guest (before --env)");
   opt.profile.add_to(app);
+  // Limits against a hostile or runaway guest (README "Guarantees").
+  std::string max_memory, max_module;
+  auto bytes_check = [](const std::string& v) {
+    uint64_t bytes;
+    return parse_bytes(v, bytes);
+  };
+  app.add_option("--max-memory", max_memory,
+                 "Largest linear memory the guest may have, in bytes (K, M, G suffixes; whole 64 KiB pages; "
+                 "default 4G): memory.grow past it returns -1, an initial size past it is an error")
+      ->option_text("BYTES")
+      ->check(bytes_check);
+  app.add_option("--max-module-size", max_module, "Largest module file wzvm reads, in bytes (K, M, G suffixes; default 1G)")
+      ->option_text("BYTES")
+      ->check(bytes_check);
+  app.add_option("--max-stack-depth", opt.limits.max_call_depth,
+                 "Most nested wasm calls before the guest traps with 'call stack exhausted' (default 20000)")
+      ->option_text("FRAMES")
+      ->check(CLI::Range(1u, 1000000u));
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
 
   try {
@@ -243,6 +296,10 @@ int main(int argc, char** argv) {
               << "Run 'wzvm --help' for usage.\n";
     return 2;
   }
+  // Already checked by CLI11; a memory is made of whole 64 KiB pages.
+  if (uint64_t bytes; !max_memory.empty() && parse_bytes(max_memory, bytes).empty())
+    opt.limits.max_memory_pages = bytes / 65536;
+  if (!max_module.empty()) (void)parse_bytes(max_module, opt.max_module_bytes);
   std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
   if (rest.empty()) {

@@ -359,6 +359,44 @@ TEST(DecoderMalformed, TooManyLocals) {
                    "too many locals");
 }
 
+// Caps on counts that cost far more memory than the bytes that declare them
+// (vm/decoder.cc, kMaxTypes and friends): refused while decoding, with the
+// section and the offset just past the count.
+TEST(DecoderMalformed, AbsurdCounts) {
+  // 1,000,001 functions of type 0, one byte each.
+  {
+    Bytes b = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) +
+              section(kFunction, uleb(1'000'001) + Bytes(1'000'001, 0x00));
+    auto r = decode(b);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "too many functions");
+    EXPECT_EQ(r.error().section, "function");
+    EXPECT_EQ(r.error().offset, 8 + 4 + 2 + 1 + 3 + 3);  // header, type section, id+size(LEB 3), count(LEB 3)
+  }
+  // 1,000,000 functions exactly is within the cap (their bodies are missing).
+  expect_malformed(header() + section(kType, {0x01, 0x60, 0x00, 0x00}) +
+                       section(kFunction, uleb(1'000'000) + Bytes(1'000'000, 0x00)),
+                   "function and code section have inconsistent lengths");
+  // 1,000,001 types (each at least 3 bytes).
+  {
+    Bytes types = uleb(1'000'001);
+    for (int i = 0; i < 1'000'001; ++i) types.insert(types.end(), {0x60, 0x00, 0x00});
+    expect_malformed(header() + section(kType, types), "too many types");
+  }
+  // A function type with 1001 parameters, and one with 1001 results.
+  expect_malformed(header() + section(kType, Bytes{0x01, 0x60} + uleb(1001) + Bytes(1001, 0x7F) + Bytes{0x00}),
+                   "too many parameters");
+  expect_malformed(header() + section(kType, Bytes{0x01, 0x60, 0x00} + uleb(1001) + Bytes(1001, 0x7F)),
+                   "too many results");
+  // 1000 of each is fine.
+  EXPECT_TRUE(decode(header() + section(kType, Bytes{0x01, 0x60} + uleb(1000) + Bytes(1000, 0x7F) + uleb(1000) +
+                                                   Bytes(1000, 0x7E)))
+                  .ok());
+  // A passive element segment of 10,000,001 function indices.
+  expect_malformed(header() + section(kElem, Bytes{0x01, 0x01, 0x00} + uleb(10'000'001) + Bytes(10'000'001, 0x00)),
+                   "too many elements in segment");
+}
+
 TEST(DecoderMalformed, InvalidUtf8Names) {
   // (import "\c0\80" "f" (func)) and (import "m" "\ed\a0\80" (func)).
   for (std::string bad : {std::string("\xC0\x80"), std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),

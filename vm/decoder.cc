@@ -33,6 +33,15 @@ namespace {
 // a frame slot at run time, so a hostile module could make each call reserve
 // gigabytes. 50000 is far above what compilers emit.
 constexpr uint64_t kMaxLocals = 50000;
+// Counts checked against the bytes left keep allocations proportional to the
+// input, but not small: a function costs one byte to declare and hundreds in
+// Module, CompiledFunc and FuncInst, so a 100 MB module of empty functions
+// would take tens of GB. These caps (V8's, far above what compilers emit)
+// bound that factor before anything is allocated.
+constexpr uint64_t kMaxTypes = 1'000'000;
+constexpr uint64_t kMaxFunctions = 1'000'000;   // imported + defined
+constexpr uint64_t kMaxParamsOrResults = 1000;  // per function type
+constexpr uint64_t kMaxSegmentItems = 10'000'000;  // = the table size cap (vm/instance.cc)
 
 enum SectionId : uint8_t {
   kCustom = 0,
@@ -455,6 +464,7 @@ void Decoder::parse_name_section(Reader r) {
 bool Decoder::parse_types(Reader& s) {
   uint32_t n;
   if (!read_count(s, n, 3)) return false;
+  if (n > kMaxTypes) return s.fail("too many types");
   m_.types.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     uint8_t form;
@@ -465,10 +475,12 @@ bool Decoder::parse_types(Reader& s) {
     FuncType ft;
     uint32_t np, nr;
     if (!read_count(s, np, 1)) return false;
+    if (np > kMaxParamsOrResults) return s.fail("too many parameters");
     ft.params.resize(np);
     for (auto& t : ft.params)
       if (!read_valtype(s, t)) return false;
     if (!read_count(s, nr, 1)) return false;
+    if (nr > kMaxParamsOrResults) return s.fail("too many results");
     ft.results.resize(nr);
     for (auto& t : ft.results)
       if (!read_valtype(s, t)) return false;
@@ -490,6 +502,7 @@ bool Decoder::parse_imports(Reader& s) {
       case 0:
         im.kind = ExternKind::Func;
         if (!s.u32(im.func_type)) return false;
+        if (m_.num_imported_funcs >= kMaxFunctions) return s.fail("too many functions");
         m_.func_type_indices.push_back(im.func_type);
         ++m_.num_imported_funcs;
         break;
@@ -522,6 +535,7 @@ bool Decoder::parse_imports(Reader& s) {
 bool Decoder::parse_functions(Reader& s) {
   uint32_t n;
   if (!read_count(s, n, 1)) return false;
+  if (n > kMaxFunctions - m_.num_imported_funcs) return s.fail("too many functions");
   m_.functions.resize(n);
   for (Function& f : m_.functions) {
     if (!s.u32(f.type_index)) return false;
@@ -620,6 +634,7 @@ bool Decoder::parse_elements(Reader& s) {
     }
     uint32_t count;
     if (!read_count(s, count, 1)) return false;
+    if (count > kMaxSegmentItems) return s.fail("too many elements in segment");
     seg.items.resize(count);
     for (ConstExpr& item : seg.items) {
       if (exprs) {

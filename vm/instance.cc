@@ -38,6 +38,17 @@ Error link_error(std::string message) {
   return e;
 }
 
+// A module that asks for more than the host allows (StoreLimits, the table
+// cap): refused before anything is allocated or run. Kind Link, not
+// Instantiate: nothing trapped, the module cannot be linked in this store.
+Error limit_error(const char* section, std::string message) {
+  Error e;
+  e.kind = Error::Kind::Link;
+  e.message = std::move(message);
+  e.section = section;
+  return e;
+}
+
 Error instantiate_error(std::string message) {
   Error e;
   e.kind = Error::Kind::Instantiate;
@@ -292,6 +303,7 @@ FuncInst* Store::add_host_func(std::string module, std::string field, FuncType t
 }
 
 MemInst* Store::add_memory(const MemoryType& type) {
+  if (type.limits.min > limits_.max_memory_pages) return nullptr;
   auto m = std::make_unique<MemInst>(type, limits_.max_memory_pages);
   if (!m->ok()) return nullptr;
   memories_.push_back(std::move(m));
@@ -428,6 +440,21 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
   const uint32_t num_funcs = m.num_imported_funcs + static_cast<uint32_t>(m.functions.size());
   for (uint32_t i = m.num_imported_funcs; i < num_funcs; ++i) inst->funcs.push_back(add_wasm_func(inst, i));
 
+  // Sizes are checked against the limits before anything is allocated, so an
+  // absurd module gets an error that names the limit, not "out of memory".
+  for (size_t i = 0; i < m.tables.size(); ++i) {
+    if (m.tables[i].limits.min > kMaxTableElems)
+      return limit_error("table", "table " + std::to_string(m.num_imported_tables + i) + ": initial size of " +
+                                      std::to_string(m.tables[i].limits.min) + " entries exceeds the limit of " +
+                                      std::to_string(kMaxTableElems));
+  }
+  for (size_t i = 0; i < m.memories.size(); ++i) {
+    if (m.memories[i].limits.min > limits_.max_memory_pages)
+      return limit_error("memory", "memory " + std::to_string(m.num_imported_memories + i) + ": initial size of " +
+                                       std::to_string(m.memories[i].limits.min) + " pages exceeds the limit of " +
+                                       std::to_string(limits_.max_memory_pages) + " pages (" +
+                                       std::to_string(limits_.max_memory_pages * kPageSize) + " bytes)");
+  }
   for (const TableType& t : m.tables) {
     TableInst* table = add_table(t, 0);
     if (!table) return instantiate_error("out of memory");

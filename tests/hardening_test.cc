@@ -1,0 +1,209 @@
+// Hostile and malformed modules through the `wzvm` command (issue 9): each one
+// gives exactly one error line naming the file and the byte offset, or the
+// limit it hit, and the documented exit status; never a crash or a hang.
+// Modules are raw bytes, with their WAT in a comment, written to temp files.
+
+#include <sys/wait.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using ::testing::HasSubstr;
+using ::testing::MatchesRegex;
+
+Bytes operator+(Bytes a, const Bytes& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+Bytes uleb(uint64_t v) {
+  Bytes out;
+  do {
+    uint8_t byte = v & 0x7f;
+    v >>= 7;
+    if (v) byte |= 0x80;
+    out.push_back(byte);
+  } while (v);
+  return out;
+}
+Bytes str(std::string_view s) { return uleb(s.size()) + Bytes(s.begin(), s.end()); }
+Bytes header() { return {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00}; }
+Bytes section(uint8_t id, const Bytes& payload) { return Bytes{id} + uleb(payload.size()) + payload; }
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+std::string write_module(const std::string& name, const Bytes& b) {
+  std::string path = ::testing::TempDir() + name;
+  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  return path;
+}
+
+struct CliRun {
+  int status = -1;
+  std::string out, err;
+};
+
+CliRun wzvm(const std::string& args) {
+  std::string dir = ::testing::TempDir();
+  std::string out = dir + "wzvm_hard_out", err = dir + "wzvm_hard_err";
+  std::string cmd = std::string("'") + WZVM_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
+  int rc = std::system(cmd.c_str());
+  CliRun r;
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+// One malformed module: exit 1, nothing on stdout, exactly `line` on stderr.
+void expect_error(const Bytes& module, const std::string& expected_after_path) {
+  std::string path = write_module("hard.wasm", module);
+  CliRun r = wzvm("--invoke f '" + path + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "wzvm: error: " + path + ": " + expected_after_path + "\n");
+}
+
+// (module (memory 1)
+//   (func (export "grow") (param i32) (result i32) local.get 0 memory.grow))
+Bytes grow_module(uint8_t initial_pages = 1) {
+  return header() + section(1, {0x01, 0x60, 0x01, 0x7F, 0x01, 0x7F}) + section(3, {0x01, 0x00}) +
+         section(5, {0x01, 0x00, initial_pages}) + section(7, Bytes{0x01} + str("grow") + Bytes{0x00, 0x00}) +
+         section(10, {0x01, 0x06, 0x00, 0x20, 0x00, 0x40, 0x00, 0x0B});
+}
+
+// (module (func $d (export "d") (param i32) (result i32)
+//   (if (result i32) (local.get 0)
+//     (then (call $d (i32.sub (local.get 0) (i32.const 1))))
+//     (else (i32.const 0)))))
+// d(n) is n + 1 nested calls deep.
+Bytes depth_module() {
+  return header() + section(1, {0x01, 0x60, 0x01, 0x7F, 0x01, 0x7F}) + section(3, {0x01, 0x00}) +
+         section(7, Bytes{0x01} + str("d") + Bytes{0x00, 0x00}) +
+         section(10, {0x01, 0x11, 0x00, 0x20, 0x00, 0x04, 0x7F, 0x20, 0x00, 0x41, 0x01, 0x6B, 0x10, 0x00, 0x05, 0x41,
+                      0x00, 0x0B, 0x0B});
+}
+
+// --- Malformed modules: one line with the byte offset --------------------------
+
+TEST(HardeningCli, TruncatedFiles) {
+  expect_error({0x00, 0x61, 0x73, 0x6D, 0x01}, "unexpected end (offset 0x5)");
+  // The code section's declared size runs past the end of the file.
+  Bytes full = grow_module();
+  expect_error(Bytes(full.begin(), full.end() - 3), "length out of bounds (offset 0x25)");
+  // Every proper prefix: one error line, status 1. The line has the offset,
+  // unless the prefix ends at a section boundary and so is a valid module
+  // (without the export).
+  for (size_t n = 0; n < full.size(); ++n) {
+    SCOPED_TRACE(n);
+    std::string path = write_module("prefix.wasm", Bytes(full.begin(), full.begin() + static_cast<ptrdiff_t>(n)));
+    CliRun r = wzvm("--invoke grow '" + path + "' 0");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_THAT(r.err, MatchesRegex("wzvm: error: [^\n]*: ([^\n]*offset 0x[0-9a-f]+\\)|export grow not found)\n"));
+  }
+}
+
+TEST(HardeningCli, OverlongLeb128) {
+  // (memory 2) with its minimum in six bytes.
+  expect_error(header() + section(5, {0x01, 0x00, 0x82, 0x80, 0x80, 0x80, 0x80, 0x00}),
+               "integer representation too long (section memory, offset 0x11)");
+  // Five bytes whose last one has bits a u32 cannot hold.
+  expect_error(header() + section(5, {0x01, 0x00, 0x82, 0x80, 0x80, 0x80, 0x70}),
+               "integer too large (section memory, offset 0x11)");
+}
+
+TEST(HardeningCli, HugeDeclaredCounts) {
+  // 2^32-1 types in a one-byte remainder: refused before anything is allocated.
+  expect_error(header() + section(1, uleb(0xFFFFFFFF) + Bytes{0x00}),
+               "unexpected end of section or function (section type, offset 0xf)");
+  // 1,000,001 functions: more than the cap, although the bytes are there.
+  expect_error(header() + section(1, {0x01, 0x60, 0x00, 0x00}) +
+                   section(3, uleb(1'000'001) + Bytes(1'000'001, 0x00)),
+               "too many functions (section function, offset 0x15)");
+}
+
+TEST(HardeningCli, InvalidUtf8) {
+  // (import "\c0\80" "f" (func)): an overlong encoding of U+0000.
+  expect_error(header() + section(1, {0x01, 0x60, 0x00, 0x00}) +
+                   section(2, Bytes{0x01} + str("\xC0\x80") + str("f") + Bytes{0x00, 0x00}),
+               "malformed UTF-8 encoding (section import, offset 0x14)");
+}
+
+// --- Limits a host sets ------------------------------------------------------------
+
+TEST(HardeningCli, MaxMemoryStopsGrowth) {
+  std::string path = write_module("grow.wasm", grow_module());
+  // 128 KiB = 2 pages: from 1 page, growing by 1 works, by 2 does not.
+  EXPECT_EQ(wzvm("--max-memory 128K --invoke grow '" + path + "' 1").out, "1\n");
+  CliRun r = wzvm("--max-memory 131072 --invoke grow '" + path + "' 2");
+  EXPECT_EQ(r.status, 0);
+  EXPECT_EQ(r.out, "-1\n");
+  // Not a whole page: rounded down (200000 bytes = 3 pages and a bit).
+  EXPECT_EQ(wzvm("--max-memory 200000 --invoke grow '" + path + "' 2").out, "1\n");
+  EXPECT_EQ(wzvm("--max-memory 200000 --invoke grow '" + path + "' 3").out, "-1\n");
+  // Without the flag, 4 GiB.
+  EXPECT_EQ(wzvm("--invoke grow '" + path + "' 100").out, "1\n");
+}
+
+TEST(HardeningCli, MaxMemoryRefusesInitialSize) {
+  std::string path = write_module("big.wasm", grow_module(4));
+  CliRun r = wzvm("--max-memory 128K --invoke grow '" + path + "' 0");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "wzvm: error: " + path +
+                       ": memory 0: initial size of 4 pages exceeds the limit of 2 pages (131072 bytes) "
+                       "(section memory)\n");
+  EXPECT_EQ(wzvm("--max-memory 256K --invoke grow '" + path + "' 0").out, "4\n");
+}
+
+TEST(HardeningCli, MaxStackDepth) {
+  std::string path = write_module("depth.wasm", depth_module());
+  // d(99) needs 100 frames: allowed at --max-stack-depth 100; d(100) is one too many.
+  EXPECT_EQ(wzvm("--max-stack-depth 100 --invoke d '" + path + "' 99").out, "0\n");
+  CliRun r = wzvm("--max-stack-depth 100 --invoke d '" + path + "' 100");
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: call stack exhausted\n"));
+  EXPECT_THAT(r.err, HasSubstr("frames omitted"));
+  // The default (20000) allows more.
+  EXPECT_EQ(wzvm("--invoke d '" + path + "' 5000").out, "0\n");
+}
+
+TEST(HardeningCli, TableSizeLimit) {
+  // (table 20000000 funcref): valid wasm, but 160 MB for one table.
+  std::string path = write_module("table.wasm", header() + section(4, Bytes{0x01, 0x70, 0x00} + uleb(20'000'000)));
+  CliRun r = wzvm("--invoke f '" + path + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "wzvm: error: " + path +
+                       ": table 0: initial size of 20000000 entries exceeds the limit of 10000000 (section table)\n");
+}
+
+TEST(HardeningCli, ModuleSizeLimit) {
+  // /dev/zero never ends: wzvm stops reading at the limit.
+  CliRun r = wzvm("--max-module-size 1K /dev/zero");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.err, "wzvm: error: /dev/zero: module larger than the limit of 1024 bytes (--max-module-size)\n");
+}
+
+TEST(HardeningCli, BadLimitValues) {
+  for (const char* flags : {"--max-memory 12Q", "--max-memory 5G", "--max-memory ''", "--max-stack-depth 0",
+                            "--max-stack-depth 2000000", "--max-module-size -1"}) {
+    SCOPED_TRACE(flags);
+    CliRun r = wzvm(std::string(flags) + " x.wasm");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: usage error: "));
+  }
+}
+
+}  // namespace
