@@ -512,13 +512,34 @@ TEST(Instantiate, OutOfBoundsElemSegment) {
 }
 
 TEST(Instantiate, MemoryAllocationFailureIsOutOfMemory) {
-  Store store;
+  // No store cap: the memory itself cannot be made.
+  Store store(StoreLimits{.max_memory_pages = UINT64_MAX});
   auto m = std::make_shared<Module>();
   m->memories.push_back(mem_type(uint64_t{1} << 40));
   auto r = store.instantiate(m, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, Error::Kind::Instantiate);
   EXPECT_EQ(r.error().message, "out of memory");
+}
+
+TEST(Instantiate, SizesAboveTheLimitsAreLinkErrors) {
+  // Refused before allocating, with the limit named; nothing trapped, so not Instantiate.
+  StoreLimits limits;
+  limits.max_memory_pages = 2;
+  Store store(limits);
+  auto m = std::make_shared<Module>();
+  m->memories.push_back(mem_type(3));
+  auto r = store.instantiate(m, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, Error::Kind::Link);
+  EXPECT_EQ(r.error().to_string(),
+            "memory 0: initial size of 3 pages exceeds the limit of 2 pages (131072 bytes) (section memory)");
+  auto t = std::make_shared<Module>();
+  t->tables.push_back(table_type(10'000'001));
+  auto rt = store.instantiate(t, {});
+  ASSERT_FALSE(rt.ok());
+  EXPECT_EQ(rt.error().kind, Error::Kind::Link);
+  EXPECT_EQ(rt.error().message, "table 0: initial size of 10000001 entries exceeds the limit of 10000000");
 }
 
 }  // namespace
