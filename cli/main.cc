@@ -4,6 +4,8 @@
 //   0 success, 1 wzvm error (file, module, link, arguments, export),
 //   2 usage error, 134 trap (like a native abort), N = WASI proc_exit(N).
 
+#include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cerrno>
 #include <cstdio>
@@ -12,7 +14,10 @@
 #include <iostream>
 #include <iterator>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -20,7 +25,9 @@
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "cli/values.h"
+#include "vm/interp.h"
 #include "vm/module.h"
+#include "vm/profiling.h"
 #include "vm/runtime.h"
 #include "wasi/wasi.h"
 
@@ -105,6 +112,58 @@ struct Options {
   // --max-module-size. 1 GiB: the largest real modules are a few hundred MB,
   // and the decoder's own limit (offsets are u32) is 4 GiB.
   uint64_t max_module_bytes = uint64_t{1} << 30;
+  std::optional<uint64_t> fuel;                 // --fuel: most wasm instructions the guest may run
+  std::optional<std::chrono::nanoseconds> timeout;  // --timeout: wall-clock budget of the run
+};
+
+// A duration: a number with an optional unit (ns, us, ms, s, m, h; default s),
+// e.g. 500ms, 2.5s, 10. At most a year; zero is refused (it would stop every run).
+std::string parse_duration(const std::string& text, std::chrono::nanoseconds& out) {
+  size_t unit = text.find_first_not_of("0123456789.");
+  std::string num = text.substr(0, unit), suffix = unit == std::string::npos ? "" : text.substr(unit);
+  static const std::pair<const char*, double> kUnits[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3},
+                                                          {"ns", 1},  {"m", 60e9}, {"h", 3600e9}};
+  double scale = 0;
+  for (const auto& [name, ns] : kUnits)
+    if (suffix == name) scale = ns;
+  char* end = nullptr;
+  double v = num.empty() || num.find('.') != num.rfind('.') ? -1 : std::strtod(num.c_str(), &end);
+  if (scale == 0 || v < 0 || (end && *end)) return "expected a duration such as 500ms, 10s or 2m, got '" + text + "'";
+  double ns = v * scale;
+  if (ns < 1 || ns > 365 * 24 * 3600e9) return "a duration from 1ns to a year, got '" + text + "'";
+  out = std::chrono::nanoseconds(static_cast<int64_t>(ns));
+  return {};
+}
+
+// --timeout: a thread that, when the time is up, asks the interpreter to stop
+// at its next safe point (function entry or loop back-edge: vm/profiling.h).
+// The interpreter thread is never signalled: a guest blocked in a host call
+// (e.g. reading stdin) stops when that call returns.
+class Watchdog {
+ public:
+  Watchdog(vm::Profiling& p, std::chrono::nanoseconds after)
+      : thread_([this, &p, after] {
+          std::unique_lock lock(mu_);
+          if (cv_.wait_for(lock, after, [this] { return done_; })) return;
+          p.interrupt_requested = 1;  // before sample_pending: take_sample reads it after clearing that
+          p.sample_pending = 1;
+        }) {}
+  ~Watchdog() {
+    {
+      std::lock_guard lock(mu_);
+      done_ = true;
+    }
+    cv_.notify_one();
+    thread_.join();
+  }
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;  // last: started once the members it uses exist
 };
 
 // A size in bytes, with an optional K, M or G suffix (powers of 1024), at most 4 GiB.
@@ -133,7 +192,8 @@ int run(const Options& opt) {
   if (!read_file(opt.file, opt.max_module_bytes, bytes, why)) return fail(opt.file, why);
 
   vm::LoadOptions load_options;
-  load_options.count_instructions = opt.profile.count_instructions();
+  // Fuel is charged by the instruction counters (exact, per straight-line segment).
+  load_options.count_instructions = opt.profile.count_instructions() || opt.fuel.has_value();
   load_options.call_hook = opt.profile.call_hook();
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
@@ -170,6 +230,29 @@ int run(const Options& opt) {
     std::cerr << "wzvm: error: " << profile.error() << "\n";
     return kExitError;
   }
+  // --fuel and --timeout reuse the profiling hooks: the profiler's state when
+  // one runs, or a bare one (no sink: nothing recorded, only the limits).
+  vm::Profiling bare;
+  vm::Profiling* prof = profile.profiling();
+  if (!prof && (opt.fuel || opt.timeout)) {
+    prof = &bare;
+    store.thread()->profiling = prof;
+  }
+  if (opt.fuel) {
+    prof->count_instructions = true;
+    prof->fuel_limited = true;
+    prof->fuel = *opt.fuel;
+  }
+  // Started before instantiation, so a start function is bounded too.
+  std::optional<Watchdog> watchdog;
+  if (opt.timeout) watchdog.emplace(*prof, *opt.timeout);
+  struct Detach {  // `bare` dies before `store`: the thread must not point at it
+    vm::Store& store;
+    vm::Profiling* p;
+    ~Detach() {
+      if (store.thread()->profiling == p) store.thread()->profiling = nullptr;
+    }
+  } detach{store, &bare};
   // Every import must be a WASI function; anything else is "unknown import M.F".
   auto imports = (*ctx)->imports_for(store, *module);
   if (!imports) return fail(opt.file, imports.error().message);
@@ -285,6 +368,25 @@ int main(int argc, char** argv) {
                  "Most nested wasm calls before the guest traps with 'call stack exhausted' (default 20000)")
       ->option_text("FRAMES")
       ->check(CLI::Range(1u, 1000000u));
+  std::string timeout, fuel;
+  // Parsed by hand: CLI11 would wrap "-3" into a huge unsigned budget.
+  app.add_option("--fuel", fuel,
+                 "Most wasm instructions the guest may execute; one more traps with 'all fuel consumed' "
+                 "(exact: counted like --profile=instructions, and as slow)")
+      ->option_text("N")
+      ->check([](const std::string& v) {
+        return v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != std::string::npos
+                   ? "expected a whole number of instructions, got '" + v + "'"
+                   : std::string();
+      });
+  app.add_option("--timeout", timeout,
+                 "Stop the guest with trap 'interrupted' after this much wall-clock time "
+                 "(500ms, 10s, 2m; a number alone is seconds)")
+      ->option_text("DURATION")
+      ->check([](const std::string& v) {
+        std::chrono::nanoseconds d;
+        return parse_duration(v, d);
+      });
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
 
   try {
@@ -300,6 +402,8 @@ int main(int argc, char** argv) {
   if (uint64_t bytes; !max_memory.empty() && parse_bytes(max_memory, bytes).empty())
     opt.limits.max_memory_pages = bytes / 65536;
   if (!max_module.empty()) (void)parse_bytes(max_module, opt.max_module_bytes);
+  if (!fuel.empty()) opt.fuel = std::stoull(fuel);
+  if (std::chrono::nanoseconds d; !timeout.empty() && parse_duration(timeout, d).empty()) opt.timeout = d;
   std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());
   if (rest.empty()) {

@@ -133,6 +133,8 @@ std::function<uint8_t(const vm::Module&, uint32_t)> ProfileFlags::call_hook() co
   return profiler::allocator_hook(std::move(extra));
 }
 
+vm::Profiling* ProfileSession::profiling() { return profiler_ ? &profiler_->profiling() : nullptr; }
+
 ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module,
                                const std::string& path)
     : flags_(flags) {

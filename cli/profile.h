@@ -17,6 +17,7 @@
 #include <CLI/CLI.hpp>
 
 #include "vm/module.h"
+#include "vm/profiling.h"
 #include "vm/runtime.h"
 
 namespace wzvm::profiler {
@@ -66,6 +67,9 @@ class ProfileSession {
   // error() says why. Nothing runs profiled then.
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
+  // The VM state the profiler attached to the store's thread, or null when
+  // nothing is profiled: limits that reuse it (--fuel, --timeout) share it.
+  vm::Profiling* profiling();
 
  private:
   void finish();

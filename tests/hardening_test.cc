@@ -5,7 +5,9 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -198,12 +200,91 @@ TEST(HardeningCli, ModuleSizeLimit) {
 
 TEST(HardeningCli, BadLimitValues) {
   for (const char* flags : {"--max-memory 12Q", "--max-memory 5G", "--max-memory ''", "--max-stack-depth 0",
-                            "--max-stack-depth 2000000", "--max-module-size -1"}) {
+                            "--max-stack-depth 2000000", "--max-module-size -1", "--fuel -3", "--fuel 1e6",
+                            "--fuel ''", "--fuel 99999999999999999999", "--timeout 0", "--timeout 5x",
+                            "--timeout -1s", "--timeout 1.2.3s", "--timeout 400d"}) {
     SCOPED_TRACE(flags);
     CliRun r = wzvm(std::string(flags) + " x.wasm");
     EXPECT_EQ(r.status, 2);
     EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: usage error: "));
   }
+}
+
+// --- Fuel and timeout (testdata/limits.wat) -----------------------------------------
+
+std::string limits_wasm() { return std::string(WZVM_TESTDATA_DIR) + "/limits.wasm"; }
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+TEST(HardeningCli, FuelIsExact) {
+  // count(1000) runs 9 * 1000 + 5 = 9005 instructions (worked out in limits.wat).
+  const std::string run = " --invoke count '" + limits_wasm() + "' 1000";
+  CliRun enough = wzvm("--fuel 9005" + run);
+  EXPECT_EQ(enough.status, 0) << enough.err;
+  EXPECT_EQ(enough.out, "1000\n");
+  CliRun short_by_one = wzvm("--fuel 9004" + run);
+  EXPECT_EQ(short_by_one.status, 134);
+  EXPECT_EQ(short_by_one.out, "");
+  EXPECT_THAT(short_by_one.err, ::testing::StartsWith("wzvm: trap: all fuel consumed\n  at 0: count"));
+  // The same counters as --profile=instructions: fuel and profile agree.
+  std::string prof = ::testing::TempDir() + "fuel_instr.pb.gz";
+  CliRun both = wzvm("--fuel 9005 --profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
+  EXPECT_EQ(both.status, 0) << both.err;
+  EXPECT_THAT(both.err, HasSubstr("instructions/count: total 9005\n"));
+  EXPECT_EQ(wzvm("--fuel 9004 --profile=instructions --profile-out '" + prof + "'" + run).status, 134);
+  // Zero fuel: not even the first instruction runs.
+  EXPECT_EQ(wzvm("--fuel 0" + run).status, 134);
+}
+
+TEST(HardeningCli, FuelStopsAnEndlessLoop) {
+  CliRun r = wzvm("--fuel 1000000 --invoke spin '" + limits_wasm() + "'");
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: all fuel consumed\n  at 0: spin"));
+}
+
+TEST(HardeningCli, TimeoutStopsAnEndlessLoop) {
+  auto t0 = std::chrono::steady_clock::now();
+  CliRun r = wzvm("--timeout 200ms --invoke spin '" + limits_wasm() + "'");
+  EXPECT_EQ(r.status, 134);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: interrupted\n  at 0: spin"));
+  // A hang guard, not a speed claim: without the watchdog this never returns.
+  EXPECT_LT(seconds_since(t0), 60.0);
+  EXPECT_GE(seconds_since(t0), 0.2);
+}
+
+TEST(HardeningCli, TimeoutLeavesShortRunsAlone) {
+  // The run ends long before the timeout, and wzvm does not wait for it.
+  auto t0 = std::chrono::steady_clock::now();
+  CliRun r = wzvm("--timeout 1h --invoke count '" + limits_wasm() + "' 100000");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "100000\n");
+  EXPECT_LT(seconds_since(t0), 600.0);
+}
+
+TEST(HardeningCli, LimitsStopAStartFunction) {
+  const std::string start = "'" + std::string(WZVM_TESTDATA_DIR) + "/limits_start.wasm'";
+  CliRun t = wzvm("--timeout 100ms --invoke f " + start);
+  EXPECT_EQ(t.status, 134);
+  EXPECT_THAT(t.err, HasSubstr("interrupted"));
+  CliRun f = wzvm("--fuel 5000 --invoke f " + start);
+  EXPECT_EQ(f.status, 134);
+  EXPECT_THAT(f.err, HasSubstr("all fuel consumed"));
+}
+
+TEST(HardeningCli, TimeoutStillWritesTheProfile) {
+  // The profile of an interrupted run is written: the interrupt is a trap like any other.
+  std::string prof = ::testing::TempDir() + "timeout_cpu.pb.gz";
+  std::remove(prof.c_str());
+  CliRun r = wzvm("--timeout 300ms --profile=cpu --profile-out '" + prof + "' --invoke spin '" + limits_wasm() + "'");
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, HasSubstr("cpu profile written to " + prof));
+  // wzvm report parses it back: the samples are in `spin`.
+  CliRun rep = wzvm("report '" + prof + "'");
+  EXPECT_EQ(rep.status, 0) << rep.err;
+  EXPECT_THAT(rep.out, HasSubstr("spin"));
 }
 
 }  // namespace
