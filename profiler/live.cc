@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
@@ -93,7 +94,7 @@ void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t*
 
 void LiveProfiler::poll_instructions_locked() {
   if (instr_.state == InstrState::WantStart) {
-    instr_.baseline = profiler_.profiling().instructions;
+    instr_.baseline = profiler_.profiling().snapshot();
     instr_.state = InstrState::Running;
     cv_.notify_all();
   } else if (instr_.state == InstrState::WantEnd) {
@@ -102,15 +103,16 @@ void LiveProfiler::poll_instructions_locked() {
 }
 
 void LiveProfiler::close_instructions_locked() {
-  const std::vector<uint64_t>& now = profiler_.profiling().instructions;
-  const size_t nodes = profiler_.tree().size();
   instr_.counts.clear();
   if (instr_.state == InstrState::Running || instr_.state == InstrState::WantEnd) {
-    for (uint32_t n = 1; n < nodes; ++n) {
-      uint64_t cur = n < now.size() ? now[n] : 0, base = n < instr_.baseline.size() ? instr_.baseline[n] : 0;
-      // A trap takes back the counts of the block it cut short, so a counter
-      // can go down; a window never reports less than nothing.
-      if (cur > base) instr_.counts.emplace_back(stack_of(n), cur - base);
+    // Counts since the baseline, per stack and instruction. A trap takes back
+    // the rest of the segment it cut short, so a counter can go down; a
+    // window never reports less than nothing.
+    uint32_t last = vm::CallTree::kRoot;
+    Stack stack;
+    for (const auto& c : profiler_.profiling().instruction_counts(&instr_.baseline)) {
+      if (c.node != last) stack = stack_of(last = c.node);
+      instr_.counts.push_back({stack, c.offset, c.count});
     }
   }
   instr_.state = InstrState::Done;
@@ -247,11 +249,13 @@ LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Prof
   }
   ticks(false);
   std::unique_ptr<Profiler> p = replay_profiler(true);
-  for (const auto& [stack, count] : w.counts) add_modules(profiler_, *p, stack);
-  for (const auto& [stack, count] : w.counts) {
-    uint32_t node = enter_stack(*p, stack);
-    p->profiling().instructions[node] += count;
-  }
+  for (const auto& c : w.counts) add_modules(profiler_, *p, c.stack);
+  std::vector<vm::Profiling::InstructionCount> counts;
+  for (const auto& c : w.counts) counts.push_back({enter_stack(*p, c.stack), c.offset, c.count});
+  // Sorted as instruction_counts() is (stacks entered in order keep it).
+  std::sort(counts.begin(), counts.end(),
+            [](const auto& a, const auto& b) { return a.node != b.node ? a.node < b.node : a.offset < b.offset; });
+  p->set_instruction_counts(std::move(counts));
   out = build_instructions_profile(*p);
   return Status::Ok;
 }

@@ -94,8 +94,13 @@ class LiveProfiler final : public vm::ProfileSink {
   enum class InstrState { Idle, WantStart, Running, WantEnd, Done };
   struct InstrWindow {
     InstrState state = InstrState::Idle;
-    std::vector<uint64_t> baseline;                 // counters when the window opened
-    std::vector<std::pair<Stack, uint64_t>> counts;  // deltas when it closed
+    vm::Profiling::Snapshot baseline;  // counters when the window opened
+    struct Count {
+      Stack stack;
+      uint32_t offset;  // module byte offset of the instruction
+      uint64_t count;
+    };
+    std::vector<Count> counts;  // deltas when it closed
   };
 
   // Interpreter thread, under mu_.

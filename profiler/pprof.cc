@@ -196,13 +196,13 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   Builder b(profiler);
   pb::Profile& p = b.profile();
   b.value_type(p.add_sample_type(), "instructions", "count");
+  // One sample per call stack and instruction: pprof sums them per line
+  // (-lines, -list) or per function.
   const vm::CallTree& tree = profiler.tree();
-  for (uint32_t n = 1; n < tree.size(); ++n) {
-    uint64_t count = profiler.instructions(n);
-    if (count == 0) continue;
+  for (const vm::Profiling::InstructionCount& c : profiler.instruction_counts()) {
     pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(tree.node(n).func, -1), n);
-    ps->add_value(static_cast<int64_t>(count));
+    b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node);
+    ps->add_value(static_cast<int64_t>(c.count));
   }
   // Every instruction is counted: the period is 1.
   b.value_type(p.mutable_period_type(), "instructions", "count");
@@ -286,8 +286,9 @@ bool write_profile(const pb::Profile& profile, const std::string& path, std::str
 std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler& profiler) {
   const vm::CallTree& tree = profiler.tree();
   std::unordered_map<const vm::FuncInst*, uint64_t> by_func;
-  for (uint32_t n = 1; n < tree.size(); ++n)
-    if (uint64_t c = profiler.instructions(n)) by_func[tree.node(n).func] += c;
+  const std::vector<uint64_t> totals = profiler.instruction_totals();
+  for (uint32_t n = 1; n < totals.size(); ++n)
+    if (uint64_t c = totals[n]) by_func[tree.node(n).func] += c;
   std::map<std::string, uint64_t> by_name;
   for (const auto& [f, c] : by_func) by_name[function_name(f)] += c;
   std::vector<std::pair<std::string, uint64_t>> out(by_name.begin(), by_name.end());

@@ -116,4 +116,16 @@ std::string function_name(const vm::FuncInst* func) {
   return "wasm-function[" + std::to_string(func->func_index) + "]";
 }
 
+std::vector<vm::Profiling::InstructionCount> Profiler::instruction_counts() const {
+  return has_replay_counts_ ? replay_counts_ : profiling_.instruction_counts();
+}
+
+std::vector<uint64_t> Profiler::instruction_totals() const {
+  if (!has_replay_counts_) return profiling_.instruction_totals();
+  std::vector<uint64_t> totals(profiling_.tree.size(), 0);
+  for (const auto& c : replay_counts_)
+    if (c.node < totals.size()) totals[c.node] += c.count;
+  return totals;
+}
+
 }  // namespace wzvm::profiler

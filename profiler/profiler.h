@@ -85,9 +85,15 @@ class Profiler final : public vm::ProfileSink {
   // What was measured.
   vm::Profiling& profiling() { return profiling_; }
   const vm::CallTree& tree() const { return profiling_.tree; }
-  // Executed instructions of a node (0 beyond the counted range).
-  uint64_t instructions(uint32_t node) const {
-    return node < profiling_.instructions.size() ? profiling_.instructions[node] : 0;
+  // Executed instructions per node and instruction, sorted by node, then
+  // offset (vm::Profiling::instruction_counts), or the counts given to
+  // set_instruction_counts (a live window's replay, tests).
+  std::vector<vm::Profiling::InstructionCount> instruction_counts() const;
+  // Executed instructions per node id (0 beyond the counted range).
+  std::vector<uint64_t> instruction_totals() const;
+  void set_instruction_counts(std::vector<vm::Profiling::InstructionCount> counts) {
+    replay_counts_ = std::move(counts);
+    has_replay_counts_ = true;
   }
   // Sorted by (node, offset): a stable order for writers and tests.
   std::vector<CpuSite> cpu_sites() const;
@@ -123,6 +129,8 @@ class Profiler final : public vm::ProfileSink {
   std::unordered_map<CpuKey, CpuSite, CpuKeyHash> cpu_;
   std::unordered_map<uint32_t, HostSite> host_;
   std::unique_ptr<MemoryProfiler> memory_;
+  std::vector<vm::Profiling::InstructionCount> replay_counts_;
+  bool has_replay_counts_ = false;
   std::vector<std::pair<const vm::Module*, std::string>> module_paths_;
   // Built when a writer first asks, not at load: running without writing a
   // profile never reads DWARF.

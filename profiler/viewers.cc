@@ -148,14 +148,29 @@ std::string speedscope_json(const pb::Profile& p, const std::string& name) {
   int active = 0;
   const int dflt = default_sample_index(p);
   for (int t = 0; t < p.sample_type_size(); ++t) {
-    json samples = json::array(), weights = json::array();
+    // Speedscope's frames are functions, so pprof samples that differ only
+    // in lines (one per instruction in an instructions profile) merge into
+    // one stack, in order of first appearance.
+    std::map<std::vector<size_t>, size_t> seen;
+    std::vector<const std::vector<size_t>*> order;
+    std::vector<int64_t> values;
     int64_t total = 0;
     for (int i = 0; i < p.sample_size(); ++i) {
       const pb::Sample& s = p.sample(i);
       if (t >= s.value_size() || s.value(t) == 0) continue;
-      samples.push_back(stacks[static_cast<size_t>(i)]);
-      weights.push_back(s.value(t));
+      const std::vector<size_t>& stack = stacks[static_cast<size_t>(i)];
+      auto [it, inserted] = seen.try_emplace(stack, order.size());
+      if (inserted) {
+        order.push_back(&stack);
+        values.push_back(0);
+      }
+      values[it->second] += s.value(t);
       total += s.value(t);
+    }
+    json samples = json::array(), weights = json::array();
+    for (size_t k = 0; k < order.size(); ++k) {
+      samples.push_back(*order[k]);
+      weights.push_back(values[k]);
     }
     if (total == 0) continue;
     if (t == dflt) active = static_cast<int>(profiles.size());

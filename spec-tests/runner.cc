@@ -222,7 +222,7 @@ class FileRunner {
   void add_profile_totals(uint64_t& instructions, uint64_t& samples, uint64_t& host_calls) {
     if (!profiler_) return;
     profiler_->stop();
-    for (uint32_t n = 1; n < profiler_->tree().size(); ++n) instructions += profiler_->instructions(n);
+    for (uint64_t c : profiler_->instruction_totals()) instructions += c;
     for (const auto& s : profiler_->cpu_sites()) samples += s.count;
     for (const auto& h : profiler_->host_sites()) host_calls += h.count;
   }

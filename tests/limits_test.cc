@@ -63,7 +63,7 @@ LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milli
   LoopRun r;
   r.trap = store.invoke((*inst)->exported_func("run"), {&arg, 1}, results);
   if (interrupter.joinable()) interrupter.join();
-  for (uint64_t c : p.instructions) r.counted += c;
+  for (uint64_t c : p.instruction_totals()) r.counted += c;
   r.fuel_left = p.fuel;
   return r;
 }

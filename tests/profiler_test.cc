@@ -203,8 +203,10 @@ TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {
     uint32_t n_tree = p.enter(vm::CallTree::kRoot, fx.func("tree"));
     uint32_t n_loop = p.enter(n_tree, fx.func("loop"));
     uint32_t n_host = p.enter(n_loop, fx.host);
-    p.instructions[n_tree] = 5;
-    p.instructions[n_loop] = 13005;
+    // One sample per stack and instruction (offsets as the VM reports them).
+    const uint32_t tree_at = fx.func("tree")->code->source_map.front().second;
+    const uint32_t loop_at = fx.func("loop")->code->source_map.front().second;
+    prof.set_instruction_counts({{n_tree, tree_at, 5}, {n_loop, loop_at, 13000}, {n_loop, loop_at + 2, 5}});
     (void)n_host;  // host functions execute no wasm instructions: no sample
     pb::Profile pr = build_instructions_profile(prof);
     EXPECT_EQ(pr.time_nanos(), 0);
@@ -222,11 +224,17 @@ TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {
   EXPECT_EQ(str(pr, pr.sample_type(0).unit()), "count");
   EXPECT_EQ(str(pr, pr.default_sample_type()), "instructions");
   EXPECT_EQ(pr.period(), 1);
-  ASSERT_EQ(pr.sample_size(), 2);
+  ASSERT_EQ(pr.sample_size(), 3);
   EXPECT_EQ(stack_of(pr, pr.sample(0)), "tree");
   EXPECT_EQ(pr.sample(0).value(0), 5);
   EXPECT_EQ(stack_of(pr, pr.sample(1)), "loop;tree");
-  EXPECT_EQ(pr.sample(1).value(0), 13005);
+  EXPECT_EQ(pr.sample(1).value(0), 13000);
+  EXPECT_EQ(stack_of(pr, pr.sample(2)), "loop;tree");
+  EXPECT_EQ(pr.sample(2).value(0), 5);
+  // Each instruction has its own location, at its own address.
+  EXPECT_NE(pr.sample(1).location_id(0), pr.sample(2).location_id(0));
+  EXPECT_EQ(pr.location(static_cast<int>(pr.sample(2).location_id(0)) - 1).address(),
+            pr.location(static_cast<int>(pr.sample(1).location_id(0)) - 1).address() + 2);
 }
 
 TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
@@ -237,10 +245,7 @@ TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
   uint32_t n_mid = p.enter(n_tree, fx.func("loop"));
   uint32_t n_pick = p.enter(n_tree, fx.func("pick"));
   uint32_t n_pick2 = p.enter(n_mid, fx.func("pick"));
-  p.instructions[n_tree] = 5;
-  p.instructions[n_mid] = 7;
-  p.instructions[n_pick] = 3;
-  p.instructions[n_pick2] = 3;
+  prof.set_instruction_counts({{n_tree, 10, 5}, {n_mid, 20, 7}, {n_pick, 30, 1}, {n_pick, 31, 2}, {n_pick2, 30, 3}});
   // pick is counted once per stack but totals are per function: 6; ties by name.
   EXPECT_EQ(instruction_text(prof), "7 loop\n6 pick\n5 tree\n18 total\n");
 }

@@ -65,10 +65,26 @@ struct CompiledFunc {
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
-  // Instruction-counting builds only: word offset -> instructions of its
-  // segment, already counted, that come after it (sorted pairs). When a trap
-  // or proc_exit ends a segment early these are taken back.
-  std::vector<std::pair<uint32_t, uint32_t>> count_rest;
+  // Instruction-counting builds only (LoadOptions::count_instructions).
+  // Segment s (the operand of its CountInstr) holds the counted wasm
+  // instructions whose module byte offsets are
+  // seg_offsets[seg_begin[s] .. seg_begin[s + 1]), in execution order: a
+  // profile multiplies the segment's run count over them, which gives exact
+  // per-instruction (so per-line) counts from one counter per segment.
+  std::vector<uint32_t> seg_begin;    // num_segments() + 1 entries, or none
+  std::vector<uint32_t> seg_offsets;
+  uint32_t num_segments() const { return seg_begin.empty() ? 0 : static_cast<uint32_t>(seg_begin.size() - 1); }
+  uint32_t segment_size(uint32_t s) const { return seg_begin[s + 1] - seg_begin[s]; }
+  // Word offset -> how many instructions of its segment, counted on entry to
+  // the segment, have run once the instruction there has (sorted by word;
+  // seg UINT32_MAX: the op is in no segment). When a trap or proc_exit ends a
+  // segment early the rest are taken back.
+  struct CountMark {
+    uint32_t pos;
+    uint32_t seg;
+    uint32_t ran;
+  };
+  std::vector<CountMark> count_marks;
 };
 
 }  // namespace wzvm::vm

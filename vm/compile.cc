@@ -521,7 +521,10 @@ class FunctionCompiler {
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
   uint32_t loop_depth_ = 0;
   const bool counting_;
-  uint32_t seg_pos_ = UINT32_MAX;  // operand of the open segment's CountInstr
+  uint32_t seg_pos_ = UINT32_MAX;  // count operand of the open segment's CountInstr
+  // Counted instructions' byte offsets, segment by segment (CompiledFunc::seg_offsets).
+  std::vector<uint32_t> seg_begin_;
+  std::vector<uint32_t> seg_offsets_;
   struct CountMark {
     uint32_t pos;    // op word
     uint32_t seg;    // its segment's CountInstr operand, or UINT32_MAX
@@ -581,9 +584,18 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
       else if (w >= local_slots_) code_[pos] = w + nconsts;
     }
   }
+  // A segment's operand words are [count, index]; an op outside any segment
+  // (after a label, before the next counted instruction) has seg UINT32_MAX:
+  // nothing to take back there.
   for (const CountMark& m : count_marks_) {
-    uint32_t rest = m.seg == UINT32_MAX ? 0 : code_[m.seg] - m.index;
-    if (out.count_rest.empty() || out.count_rest.back().second != rest) out.count_rest.emplace_back(m.pos, rest);
+    CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : code_[m.seg + 1], m.index};
+    const auto& prev = out.count_marks;
+    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
+  }
+  if (!seg_begin_.empty()) {
+    seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
+    out.seg_begin = std::move(seg_begin_);
+    out.seg_offsets = std::move(seg_offsets_);
   }
   out.const_base = local_slots_;
   out.consts = std::move(consts_);
@@ -712,7 +724,9 @@ bool FunctionCompiler::instruction() {
   // instructions in it. A segment ends wherever control may branch (branches,
   // labels); calls stay inside it, since they return. When a trap or
   // proc_exit cuts a segment short, the interpreter takes back what did not
-  // run using CompiledFunc::count_rest, so counts stay exact.
+  // run using CompiledFunc::count_marks, so counts stay exact. Each segment
+  // has one run counter per call-tree node; its instructions' offsets
+  // (CompiledFunc::seg_offsets) turn runs into per-instruction counts.
   const bool counted = info->op != IOp::Block && info->op != IOp::Loop && info->op != IOp::Else &&
                        info->op != IOp::End;
   if (counted && emitting()) {
@@ -720,8 +734,11 @@ bool FunctionCompiler::instruction() {
       emit_op(IOp::CountInstr);
       seg_pos_ = here();
       word(0);
+      word(static_cast<uint32_t>(seg_begin_.size()));  // the segment's index
+      seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
     }
     ++code_[seg_pos_];
+    seg_offsets_.push_back(static_cast<uint32_t>(instr_offset_));
   }
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
   switch (info->op) {

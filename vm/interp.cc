@@ -176,14 +176,18 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
                                                const uint32_t* ip) {
   for (const Frame* f = top; f >= entry; --f) {
     const CompiledFunc* code = f->func->code;
-    if (code->count_rest.empty()) continue;
+    if (code->count_marks.empty()) continue;
     const uint32_t* at = f == top ? ip : resume_ip(f) - 1;
     uint32_t pos = static_cast<uint32_t>(at - code->code.data());
-    const auto& map = code->count_rest;
-    auto it = std::upper_bound(map.begin(), map.end(), std::make_pair(pos, UINT32_MAX));
-    if (it != map.begin()) {
-      p.instructions[f->node] -= std::prev(it)->second;
-      if (p.fuel_limited) p.fuel += std::prev(it)->second;  // charged, never run
+    const auto& marks = code->count_marks;
+    auto it = std::upper_bound(marks.begin(), marks.end(), pos,
+                               [](uint32_t p, const CompiledFunc::CountMark& m) { return p < m.pos; });
+    if (it != marks.begin() && std::prev(it)->seg != UINT32_MAX) {
+      const CompiledFunc::CountMark& m = *std::prev(it);
+      // The segment was counted as a whole run on entry: make it a partial one.
+      p.runs[f->counters + m.seg] -= 1;
+      p.partial.push_back({f->node, m.seg, m.ran});
+      if (p.fuel_limited) p.fuel += code->segment_size(m.seg) - m.ran;  // charged, never run
     }
     if (f == entry) break;
   }
@@ -361,7 +365,11 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if constexpr (kProfiling) {
       // Time the embedder spent before this entry is not guest time.
       if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-      if constexpr (kCounting) frame->node = prof->enter(th.entry_node, func);
+      if constexpr (kCounting) {
+        auto e = prof->enter_counted(th.entry_node, func);
+        frame->node = e.node;
+        frame->counters = e.counters;
+      }
       SAFE_POINT();
     }
   }
@@ -409,7 +417,11 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       LOAD_MEM();                                                                            \
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
-      if constexpr (kCounting) frame->node = prof->enter(frame[-1].node, callee);            \
+      if constexpr (kCounting) {                                                             \
+        auto e = prof->enter_counted(frame[-1].node, callee);                                \
+        frame->node = e.node;                                                                \
+        frame->counters = e.counters;                                                        \
+      }                                                                                      \
       if (uint8_t hook = (hook_expr)) {                                                      \
         frame->call_hook = hook;                                                             \
         frame->hook_ret = next;                                                              \
@@ -578,9 +590,9 @@ dispatch:
           if (__builtin_expect(prof->fuel < ip[1], 0)) TRAP(TrapCode::OutOfFuel);
           prof->fuel -= ip[1];
         }
-        prof->instructions[frame->node] += ip[1];
+        prof->runs[frame->counters + ip[2]] += 1;
       }
-      ip += 2;
+      ip += 3;
       DISPATCH();
     }
     CASE(Unreachable) { TRAP(TrapCode::Unreachable); }

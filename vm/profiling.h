@@ -38,6 +38,11 @@ class CallTree {
     // the same node again and again, so most calls stop here.
     uint32_t cached_child = 0;
     const FuncInst* cached_func = nullptr;
+    // Instruction counting: where this node's segment run counters start in
+    // Profiling::runs (one per segment of its function), and the same for
+    // the cached child, so a call finds both in one place.
+    uint32_t counters = 0;
+    uint32_t cached_counters = 0;
   };
   static constexpr uint32_t kRoot = 0;
 
@@ -96,9 +101,20 @@ class ProfileSink {
 // Profiling state attached to a Thread (Thread::profiling).
 struct Profiling {
   CallTree tree;
-  // Executed instructions per call-tree node; grows with the tree. Filled
-  // only by code lowered with LoadOptions::count_instructions.
-  std::vector<uint64_t> instructions;
+  // Instruction counting (code lowered with LoadOptions::count_instructions):
+  // how often each straight-line segment ran in each node, node by node from
+  // its Node::counters, segment by segment of its function
+  // (CompiledFunc::seg_begin). A segment counts once on entry; one cut short
+  // by a trap or proc_exit is taken back from `runs` and recorded in
+  // `partial` with how many of its instructions ran. instruction_counts()
+  // turns these into exact counts per node and instruction.
+  std::vector<uint64_t> runs;
+  struct Partial {
+    uint32_t node;
+    uint32_t seg;
+    uint32_t ran;
+  };
+  std::vector<Partial> partial;
   ProfileSink* sink = nullptr;  // may be null (counting only)
   bool cpu = false;             // take CPU samples and keep guest CPU time
   // Count instructions (code lowered with LoadOptions::count_instructions):
@@ -126,22 +142,43 @@ struct Profiling {
   uint64_t guest_cpu = 0;  // accumulated since the last sample
 
   // The call-tree node for calling `f` from `parent` (the interpreter's hook
-  // on every call while profiling).
+  // on every call while profiling), and where its segment counters start.
+  struct Entered {
+    uint32_t node;
+    uint32_t counters;
+  };
+  Entered enter_counted(uint32_t parent, const FuncInst* f) {
+    CallTree::Node& n = tree.node(parent);
+    if (n.cached_func == f) return {n.cached_child, n.cached_counters};
+    uint32_t id = enter_slow(parent, f);
+    return {id, tree.node(id).counters};
+  }
   uint32_t enter(uint32_t parent, const FuncInst* f) {
     CallTree::Node& n = tree.node(parent);
     if (n.cached_func == f) return n.cached_child;
     return enter_slow(parent, f);
   }
 
+  // What counting measured. A snapshot marks a point to count from (the
+  // live endpoint's windows); counts are never below zero (a segment charged
+  // before the snapshot and cut short after it).
+  struct Snapshot {
+    std::vector<uint64_t> runs;
+    size_t partial = 0;
+  };
+  Snapshot snapshot() const { return {runs, partial.size()}; }
+  struct InstructionCount {
+    uint32_t node;
+    uint32_t offset;  // module byte offset of the instruction
+    uint64_t count;
+  };
+  // Every executed instruction with a non-zero count, sorted by node, then offset.
+  std::vector<InstructionCount> instruction_counts(const Snapshot* since = nullptr) const;
+  // Executed instructions per node (indexed by node id).
+  std::vector<uint64_t> instruction_totals() const;
+
  private:
-  uint32_t enter_slow(uint32_t parent, const FuncInst* f) {
-    uint32_t id = tree.child(parent, f);
-    if (id >= instructions.size()) instructions.resize(tree.size() * 2, 0);
-    CallTree::Node& n = tree.node(parent);
-    n.cached_func = f;
-    n.cached_child = id;
-    return id;
-  }
+  uint32_t enter_slow(uint32_t parent, const FuncInst* f);
 };
 
 }  // namespace wzvm::vm

@@ -1,0 +1,87 @@
+#include "vm/profiling.h"
+
+#include <algorithm>
+
+#include "vm/code.h"
+#include "vm/runtime.h"
+
+namespace wzvm::vm {
+
+uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f) {
+  const size_t before = tree.size();
+  uint32_t id = tree.child(parent, f);
+  if (tree.size() != before) {
+    // A new node: its function's segments get counters (none for host
+    // functions or code lowered without counting).
+    CallTree::Node& child = tree.node(id);
+    child.counters = static_cast<uint32_t>(runs.size());
+    if (count_instructions && f && f->code) runs.resize(runs.size() + f->code->num_segments(), 0);
+  }
+  CallTree::Node& n = tree.node(parent);
+  n.cached_func = f;
+  n.cached_child = id;
+  n.cached_counters = tree.node(id).counters;
+  return id;
+}
+
+namespace {
+const CompiledFunc* counted_code(const CallTree& tree, uint32_t node) {
+  const FuncInst* f = tree.node(node).func;
+  return f && f->code && f->code->num_segments() ? f->code : nullptr;
+}
+}  // namespace
+
+std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Snapshot* since) const {
+  // Partial segments, grouped by node (rare: one per frame a trap or
+  // proc_exit unwound).
+  std::vector<Partial> parts(partial.begin() + static_cast<std::ptrdiff_t>(since ? std::min(since->partial, partial.size()) : 0),
+                             partial.end());
+  std::sort(parts.begin(), parts.end(), [](const Partial& a, const Partial& b) { return a.node < b.node; });
+  std::vector<InstructionCount> out;
+  std::vector<std::pair<uint32_t, int64_t>> node_counts;  // offset, count (may go below 0 in a window)
+  auto part = parts.begin();
+  for (uint32_t n = 1; n < tree.size(); ++n) {
+    const CompiledFunc* code = counted_code(tree, n);
+    if (!code) continue;
+    node_counts.clear();
+    const uint32_t base = tree.node(n).counters;
+    for (uint32_t s = 0; s < code->num_segments() && base + s < runs.size(); ++s) {
+      int64_t r = static_cast<int64_t>(runs[base + s]);
+      if (since && base + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[base + s]);
+      if (r == 0) continue;
+      for (uint32_t i = code->seg_begin[s]; i < code->seg_begin[s + 1]; ++i) node_counts.emplace_back(code->seg_offsets[i], r);
+    }
+    for (; part != parts.end() && part->node < n; ++part) {
+    }
+    for (; part != parts.end() && part->node == n; ++part)
+      if (part->seg < code->num_segments())
+        for (uint32_t i = 0; i < part->ran && i < code->segment_size(part->seg); ++i)
+          node_counts.emplace_back(code->seg_offsets[code->seg_begin[part->seg] + i], 1);
+    // An instruction belongs to one segment, but partial runs repeat it.
+    std::sort(node_counts.begin(), node_counts.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (size_t i = 0; i < node_counts.size();) {
+      uint32_t offset = node_counts[i].first;
+      int64_t c = 0;
+      for (; i < node_counts.size() && node_counts[i].first == offset; ++i) c += node_counts[i].second;
+      if (c > 0) out.push_back({n, offset, static_cast<uint64_t>(c)});
+    }
+  }
+  return out;
+}
+
+std::vector<uint64_t> Profiling::instruction_totals() const {
+  std::vector<uint64_t> totals(tree.size(), 0);
+  for (uint32_t n = 1; n < tree.size(); ++n) {
+    const CompiledFunc* code = counted_code(tree, n);
+    if (!code) continue;
+    const uint32_t base = tree.node(n).counters;
+    for (uint32_t s = 0; s < code->num_segments() && base + s < runs.size(); ++s)
+      totals[n] += runs[base + s] * code->segment_size(s);
+  }
+  for (const Partial& p : partial)
+    if (p.node < totals.size()) totals[p.node] += p.ran;
+  return totals;
+}
+
+}  // namespace wzvm::vm
