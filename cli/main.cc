@@ -194,6 +194,7 @@ int run(const Options& opt) {
   vm::LoadOptions load_options;
   // Fuel is charged by the instruction counters (exact, per straight-line segment).
   load_options.count_instructions = opt.profile.count_instructions() || opt.fuel.has_value();
+  load_options.fuel = opt.fuel.has_value();
   load_options.call_hook = opt.profile.call_hook();
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
@@ -240,7 +241,6 @@ int run(const Options& opt) {
   }
   if (opt.fuel) {
     prof->count_instructions = true;
-    prof->fuel_limited = true;
     prof->fuel = *opt.fuel;
   }
   // Started before instantiation, so a start function is bounded too.

@@ -2,9 +2,10 @@
 // What the fuzz targets share: small store limits, stub imports for whatever
 // a module imports, and a deterministic execution budget.
 //
-// The budget. The VM has no fuel yet (an exact instruction budget needs the
-// interpreter's counters; issue 9), and a fuzzer finds `loop br 0` in seconds,
-// so the targets run guest code in the profiling loop with a CPU "profiler"
+// The budget. A fuzzer finds `loop br 0` in seconds. Fuel (LoadOptions::fuel)
+// would need code lowered with counting, but users' plain runs use the other
+// lowering, which is the one worth fuzzing; so the targets run guest code in
+// the profiling loop with a CPU "profiler"
 // that asks for a sample at every safe point (function entry, loop back-edge:
 // vm/profiling.h). Every unbounded execution passes through safe points, so a
 // limit on their number bounds the run; the sink throws BudgetExceeded out of

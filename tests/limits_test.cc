@@ -41,6 +41,7 @@ struct LoopRun {
 LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milliseconds interrupt_after = {}) {
   LoadOptions options;
   options.count_instructions = true;
+  options.fuel = fuel_limited;
   auto module = load_module(kLoop, options);
   EXPECT_TRUE(module.ok());
   Store store;
@@ -48,7 +49,6 @@ LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milli
   EXPECT_TRUE(inst.ok());
   Profiling p;
   p.count_instructions = true;
-  p.fuel_limited = fuel_limited;
   p.fuel = fuel;
   store.thread()->profiling = &p;
   std::thread interrupter;

@@ -72,6 +72,7 @@ struct CompiledFunc {
   // profile multiplies the segment's run count over them, which gives exact
   // per-instruction (so per-line) counts from one counter per segment.
   std::vector<uint32_t> seg_begin;    // num_segments() + 1 entries, or none
+  bool charges_fuel = false;          // segments start with CountFuel (LoadOptions::fuel)
   std::vector<uint32_t> seg_offsets;
   uint32_t num_segments() const { return seg_begin.empty() ? 0 : static_cast<uint32_t>(seg_begin.size() - 1); }
   uint32_t segment_size(uint32_t s) const { return seg_begin[s + 1] - seg_begin[s]; }

@@ -144,7 +144,8 @@ class FunctionCompiler {
         fn_(m.functions[func_index - m.num_imported_funcs]),
         type_(m.func_type(func_index)),
         r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
-        counting_(options.count_instructions) {}
+        counting_(options.count_instructions || options.fuel),
+        fuel_(options.fuel) {}
 
   Status compile(CompiledFunc& out);
 
@@ -521,6 +522,7 @@ class FunctionCompiler {
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
   uint32_t loop_depth_ = 0;
   const bool counting_;
+  const bool fuel_;  // segments charge Profiling::fuel (CountFuel)
   uint32_t seg_pos_ = UINT32_MAX;  // count operand of the open segment's CountInstr
   // Counted instructions' byte offsets, segment by segment (CompiledFunc::seg_offsets).
   std::vector<uint32_t> seg_begin_;
@@ -592,6 +594,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     const auto& prev = out.count_marks;
     if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
   }
+  out.charges_fuel = fuel_;
   if (!seg_begin_.empty()) {
     seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
     out.seg_begin = std::move(seg_begin_);
@@ -731,7 +734,7 @@ bool FunctionCompiler::instruction() {
                        info->op != IOp::End;
   if (counted && emitting()) {
     if (seg_pos_ == UINT32_MAX) {
-      emit_op(IOp::CountInstr);
+      emit_op(fuel_ ? IOp::CountFuel : IOp::CountInstr);
       seg_pos_ = here();
       word(0);
       word(static_cast<uint32_t>(seg_begin_.size()));  // the segment's index

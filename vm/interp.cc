@@ -185,9 +185,9 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
     if (it != marks.begin() && std::prev(it)->seg != UINT32_MAX) {
       const CompiledFunc::CountMark& m = *std::prev(it);
       // The segment was counted as a whole run on entry: make it a partial one.
-      p.runs[f->counters + m.seg] -= 1;
+      f->counters[m.seg] -= 1;
       p.partial.push_back({f->node, m.seg, m.ran});
-      if (p.fuel_limited) p.fuel += code->segment_size(m.seg) - m.ran;  // charged, never run
+      if (code->charges_fuel) p.fuel += code->segment_size(m.seg) - m.ran;  // charged, never run
     }
     if (f == entry) break;
   }
@@ -585,12 +585,17 @@ dispatch:
       DISPATCH();
     }
     CASE(CountInstr) {
+      if constexpr (kCounting) frame->counters[ip[2]] += 1;
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(CountFuel) {
       if constexpr (kCounting) {
-        if (prof->fuel_limited) {
-          if (__builtin_expect(prof->fuel < ip[1], 0)) TRAP(TrapCode::OutOfFuel);
-          prof->fuel -= ip[1];
-        }
-        prof->runs[frame->counters + ip[2]] += 1;
+        // A segment that does not fit traps before it starts: the count and
+        // the fuel left stay exact.
+        if (__builtin_expect(prof->fuel < ip[1], 0)) TRAP(TrapCode::OutOfFuel);
+        prof->fuel -= ip[1];
+        frame->counters[ip[2]] += 1;
       }
       ip += 3;
       DISPATCH();

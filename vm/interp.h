@@ -19,11 +19,11 @@ struct Frame {
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
   uint32_t node;         // call-tree node of this frame (only while profiling)
-  uint32_t counters;     // while counting: the node's first segment counter in Profiling::runs
   // Entered by a hooked call while profiling (memory profiling): the hook id
   // and the caller's real resume point (the caller's `ip` is then the stub
-  // in vm/interp.cc that reports the return).
+  // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.
   uint8_t call_hook;
+  uint64_t* counters;    // while counting: the node's segment run counters (Profiling)
   const uint32_t* hook_ret;
 };
 

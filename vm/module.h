@@ -182,6 +182,10 @@ struct Module {
 struct LoadOptions {
   // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
+  // Lower for an instruction budget (Profiling::fuel): counting segments
+  // that also charge the fuel (CountFuel), so counting without a budget pays
+  // nothing for it. Implies count_instructions.
+  bool fuel = false;
   // Memory profiling: a non-zero hook id marks a function whose calls the
   // profiler must see (allocators, found by name). Direct calls to it are
   // lowered to hooked calls; the profiling loop reports their arguments and

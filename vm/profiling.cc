@@ -7,15 +7,34 @@
 
 namespace wzvm::vm {
 
+namespace {
+// A node's function's segments, when its code was lowered with counting.
+uint32_t segments_of(const CallTree& tree, uint32_t node) {
+  const FuncInst* f = tree.node(node).func;
+  return f && f->code ? f->code->num_segments() : 0;
+}
+}  // namespace
+
+uint64_t* Profiling::alloc_counters(size_t n) {
+  if (n > chunk_left_) {
+    size_t size = std::max(n, kChunk);
+    chunks_.push_back(std::make_unique<uint64_t[]>(size));  // zeroed
+    chunk_next_ = chunks_.back().get();
+    chunk_left_ = size;
+  }
+  uint64_t* p = chunk_next_;
+  chunk_next_ += n;
+  chunk_left_ -= n;
+  return p;
+}
+
 uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f) {
   const size_t before = tree.size();
   uint32_t id = tree.child(parent, f);
-  if (tree.size() != before) {
+  if (tree.size() != before && count_instructions) {
     // A new node: its function's segments get counters (none for host
     // functions or code lowered without counting).
-    CallTree::Node& child = tree.node(id);
-    child.counters = static_cast<uint32_t>(runs.size());
-    if (count_instructions && f && f->code) runs.resize(runs.size() + f->code->num_segments(), 0);
+    if (uint32_t n = segments_of(tree, id)) tree.node(id).counters = alloc_counters(n);
   }
   CallTree::Node& n = tree.node(parent);
   n.cached_func = f;
@@ -24,37 +43,40 @@ uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f) {
   return id;
 }
 
-namespace {
-const CompiledFunc* counted_code(const CallTree& tree, uint32_t node) {
-  const FuncInst* f = tree.node(node).func;
-  return f && f->code && f->code->num_segments() ? f->code : nullptr;
+Profiling::Snapshot Profiling::snapshot() const {
+  Snapshot s;
+  for (uint32_t n = 1; n < tree.size(); ++n)
+    if (const uint64_t* c = tree.node(n).counters) s.runs.insert(s.runs.end(), c, c + segments_of(tree, n));
+  s.partial = partial.size();
+  return s;
 }
-}  // namespace
 
 std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Snapshot* since) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
   std::vector<Partial> parts(partial.begin() + static_cast<std::ptrdiff_t>(since ? std::min(since->partial, partial.size()) : 0),
                              partial.end());
-  std::sort(parts.begin(), parts.end(), [](const Partial& a, const Partial& b) { return a.node < b.node; });
+  std::stable_sort(parts.begin(), parts.end(), [](const Partial& a, const Partial& b) { return a.node < b.node; });
   std::vector<InstructionCount> out;
   std::vector<std::pair<uint32_t, int64_t>> node_counts;  // offset, count (may go below 0 in a window)
   auto part = parts.begin();
+  size_t flat = 0;  // this node's first counter in since->runs (nodes in the same order)
   for (uint32_t n = 1; n < tree.size(); ++n) {
-    const CompiledFunc* code = counted_code(tree, n);
-    if (!code) continue;
+    const uint64_t* runs = tree.node(n).counters;
+    if (!runs) continue;
+    const CompiledFunc* code = tree.node(n).func->code;
+    const uint32_t segs = code->num_segments();
     node_counts.clear();
-    const uint32_t base = tree.node(n).counters;
-    for (uint32_t s = 0; s < code->num_segments() && base + s < runs.size(); ++s) {
-      int64_t r = static_cast<int64_t>(runs[base + s]);
-      if (since && base + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[base + s]);
+    for (uint32_t s = 0; s < segs; ++s) {
+      int64_t r = static_cast<int64_t>(runs[s]);
+      if (since && flat + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[flat + s]);
       if (r == 0) continue;
       for (uint32_t i = code->seg_begin[s]; i < code->seg_begin[s + 1]; ++i) node_counts.emplace_back(code->seg_offsets[i], r);
     }
-    for (; part != parts.end() && part->node < n; ++part) {
-    }
+    flat += segs;
+    while (part != parts.end() && part->node < n) ++part;
     for (; part != parts.end() && part->node == n; ++part)
-      if (part->seg < code->num_segments())
+      if (part->seg < segs)
         for (uint32_t i = 0; i < part->ran && i < code->segment_size(part->seg); ++i)
           node_counts.emplace_back(code->seg_offsets[code->seg_begin[part->seg] + i], 1);
     // An instruction belongs to one segment, but partial runs repeat it.
@@ -73,11 +95,10 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
 std::vector<uint64_t> Profiling::instruction_totals() const {
   std::vector<uint64_t> totals(tree.size(), 0);
   for (uint32_t n = 1; n < tree.size(); ++n) {
-    const CompiledFunc* code = counted_code(tree, n);
-    if (!code) continue;
-    const uint32_t base = tree.node(n).counters;
-    for (uint32_t s = 0; s < code->num_segments() && base + s < runs.size(); ++s)
-      totals[n] += runs[base + s] * code->segment_size(s);
+    const uint64_t* runs = tree.node(n).counters;
+    if (!runs) continue;
+    const CompiledFunc* code = tree.node(n).func->code;
+    for (uint32_t s = 0; s < code->num_segments(); ++s) totals[n] += runs[s] * code->segment_size(s);
   }
   for (const Partial& p : partial)
     if (p.node < totals.size()) totals[p.node] += p.ran;

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <csignal>
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -38,11 +39,11 @@ class CallTree {
     // the same node again and again, so most calls stop here.
     uint32_t cached_child = 0;
     const FuncInst* cached_func = nullptr;
-    // Instruction counting: where this node's segment run counters start in
-    // Profiling::runs (one per segment of its function), and the same for
-    // the cached child, so a call finds both in one place.
-    uint32_t counters = 0;
-    uint32_t cached_counters = 0;
+    // Instruction counting: this node's segment run counters (one per
+    // segment of its function, in Profiling's chunks, which never move), and
+    // the cached child's, so a call finds both in one place.
+    uint64_t* counters = nullptr;
+    uint64_t* cached_counters = nullptr;
   };
   static constexpr uint32_t kRoot = 0;
 
@@ -102,13 +103,14 @@ class ProfileSink {
 struct Profiling {
   CallTree tree;
   // Instruction counting (code lowered with LoadOptions::count_instructions):
-  // how often each straight-line segment ran in each node, node by node from
-  // its Node::counters, segment by segment of its function
+  // how often each straight-line segment ran in each node, at the node's
+  // Node::counters, segment by segment of its function
   // (CompiledFunc::seg_begin). A segment counts once on entry; one cut short
-  // by a trap or proc_exit is taken back from `runs` and recorded in
+  // by a trap or proc_exit is taken back from its counter and recorded in
   // `partial` with how many of its instructions ran. instruction_counts()
-  // turns these into exact counts per node and instruction.
-  std::vector<uint64_t> runs;
+  // turns these into exact counts per node and instruction. Frames and the
+  // tree hold pointers to the counters, so they live in chunks that never
+  // move (a counted segment then costs one increment through the frame).
   struct Partial {
     uint32_t node;
     uint32_t seg;
@@ -125,14 +127,13 @@ struct Profiling {
   // Set by the profiler's timer signal; polled at safe points (function
   // entry, loop back-edges). The handler does nothing else.
   volatile std::sig_atomic_t sample_pending = 0;
-  // Limits that reuse these hooks. Fuel: with `fuel_limited`, counting code
-  // (LoadOptions::count_instructions) may run at most `fuel` more
-  // instructions; a straight-line segment that does not fit traps with
-  // OutOfFuel before it starts, so the count at the trap is exact and never
-  // above the budget. Interrupt: raising `interrupt_requested` and then
-  // `sample_pending` (from a timer or another thread) traps with Interrupted
-  // at the next safe point.
-  bool fuel_limited = false;
+  // Limits that reuse these hooks. Fuel: code lowered with LoadOptions::fuel
+  // may run at most `fuel` more instructions (set it before running such
+  // code: 0 stops it at once); a straight-line segment that does not fit
+  // traps with OutOfFuel before it starts, so the count at the trap is exact
+  // and never above the budget. Interrupt: raising `interrupt_requested` and
+  // then `sample_pending` (from a timer or another thread) traps with
+  // Interrupted at the next safe point.
   uint64_t fuel = 0;
   volatile std::sig_atomic_t interrupt_requested = 0;
 
@@ -145,7 +146,7 @@ struct Profiling {
   // on every call while profiling), and where its segment counters start.
   struct Entered {
     uint32_t node;
-    uint32_t counters;
+    uint64_t* counters;
   };
   Entered enter_counted(uint32_t parent, const FuncInst* f) {
     CallTree::Node& n = tree.node(parent);
@@ -163,10 +164,10 @@ struct Profiling {
   // live endpoint's windows); counts are never below zero (a segment charged
   // before the snapshot and cut short after it).
   struct Snapshot {
-    std::vector<uint64_t> runs;
+    std::vector<uint64_t> runs;  // every node's counters, node by node
     size_t partial = 0;
   };
-  Snapshot snapshot() const { return {runs, partial.size()}; }
+  Snapshot snapshot() const;
   struct InstructionCount {
     uint32_t node;
     uint32_t offset;  // module byte offset of the instruction
@@ -179,6 +180,11 @@ struct Profiling {
 
  private:
   uint32_t enter_slow(uint32_t parent, const FuncInst* f);
+  uint64_t* alloc_counters(size_t n);
+  static constexpr size_t kChunk = 1 << 16;  // counters per chunk (a larger function gets its own)
+  std::vector<std::unique_ptr<uint64_t[]>> chunks_;
+  size_t chunk_left_ = 0;
+  uint64_t* chunk_next_ = nullptr;
 };
 
 }  // namespace wzvm::vm
