@@ -234,6 +234,9 @@ TEST(HardeningCli, FuelIsExact) {
   EXPECT_EQ(both.status, 0) << both.err;
   EXPECT_THAT(both.err, HasSubstr("instructions/count: total 9005\n"));
   EXPECT_EQ(wzvm("--fuel 9004 --profile=instructions --profile-out '" + prof + "'" + run).status, 134);
+  // Without fuel (the other lowering: CountInstr, not CountFuel) the count is the same.
+  CliRun counted = wzvm("--profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
+  EXPECT_THAT(counted.err, HasSubstr("instructions/count: total 9005\n"));
   // Zero fuel: not even the first instruction runs.
   EXPECT_EQ(wzvm("--fuel 0" + run).status, 134);
 }

@@ -131,8 +131,8 @@ TEST_F(SourceProfile, InstructionsProfileCountsEveryLine) {
   // The loop body (lines 36-39), dot's one line inlined into both norm2s
   // (17), and norm2(int)'s call of it (23, cumulative: its instructions are
   // dot's).
-  for (const std::string key :
-       {"main " + cc + ":36", "main " + cc + ":37", "main " + cc + ":38", "main " + cc + ":39",
+  for (const std::string& key :
+       std::vector<std::string>{"main " + cc + ":36", "main " + cc + ":37", "main " + cc + ":38", "main " + cc + ":39",
         "geo::Vec<int>::dot(geo::Vec<int> const&) const " + cc + ":17 (inline)",
         "geo::Vec<double>::dot(geo::Vec<double> const&) const " + cc + ":17 (inline)"}) {
     SCOPED_TRACE(key);
@@ -149,7 +149,9 @@ TEST_F(SourceProfile, InstructionsProfileCountsEveryLine) {
   EXPECT_EQ(runs[0]["geo::norm2(geo::Vec<int> const&) " + cc + ":23"].second, runs[0][dot].first);
   // Line 41 (the printf after the loop) runs once: the same count every time.
   const std::string after = "main " + cc + ":41";
-  if (runs[0].count(after)) EXPECT_EQ(runs[0][after], runs[2][after]);
+  if (runs[0].count(after)) {
+    EXPECT_EQ(runs[0][after], runs[2][after]);
+  }
 
   std::string list = pprof("-list 'norm2.*int' wzvm-instructions.pb.gz");
   EXPECT_THAT(list, HasSubstr("ROUTINE ======================== geo::norm2(geo::Vec<int> const&) in " + cc));
