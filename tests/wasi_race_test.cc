@@ -82,9 +82,14 @@ struct RaceTree {
   }
 };
 
+// The race window of a check-then-use bug is a few instructions wide: a
+// userspace walk that checked a name with fstatat and then opened it following
+// links read the outside file about once in 3,000 lookups here. Hence many
+// lookups, not just "both outcomes seen".
 struct Outcomes {
   long inside = 0, secret = 0, refused = 0, other = 0;
-  bool enough() const { return inside >= 200 && refused >= 200; }
+  long lookups() const { return inside + secret + refused + other; }
+  bool enough() const { return inside >= 200 && refused >= 200 && lookups() >= 30000; }
 };
 
 void classify(int fd, Outcomes& o) {
@@ -94,11 +99,11 @@ void classify(int fd, Outcomes& o) {
   else ++o.other;
 }
 
-// Loops `body` until both outcomes were seen often enough, or 30 s pass.
+// Loops `body` until both outcomes were seen often enough, or 60 s pass.
 template <typename F>
 Outcomes race(F body) {
   Outcomes o;
-  auto deadline = Clock::now() + std::chrono::seconds(30);
+  auto deadline = Clock::now() + std::chrono::seconds(60);
   while (!o.enough() && Clock::now() < deadline) body(o);
   return o;
 }

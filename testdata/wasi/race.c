@@ -2,8 +2,8 @@
 // over and over while the host swaps DIR between a real directory and a
 // symlink that leads outside the preopen. Every open must either reach the
 // inside file or be refused; the outside file's content must never be read.
-// Stops once both outcomes were seen often enough (the race was really run)
-// or after a bound, and prints the counts.
+// Stops after enough lookups with both outcomes seen often (the race was
+// really run), or after a bound, and prints the counts.
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -13,7 +13,8 @@
 int main(int argc, char** argv) {
   if (argc < 2) return 2;
   long inside = 0, secret = 0, refused = 0, other = 0, iterations = 0;
-  while (iterations < 2000000 && !(inside >= 200 && refused >= 200)) {
+  // Many lookups: a check-then-use bug loses the race only now and then.
+  while (iterations < 2000000 && !(iterations >= 60000 && inside >= 200 && refused >= 200)) {
     ++iterations;
     int fd = open(argv[1], O_RDONLY);
     if (fd < 0) {
