@@ -40,7 +40,11 @@ std::string describe(const sockaddr* sa) {
     auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
     inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
     port = ntohs(in6->sin6_port);
-    return "[" + std::string(host) + "]:" + std::to_string(port);
+    std::string out = "[";  // appended piecewise: "[" + std::string trips GCC 12's -Wrestrict
+    out += host;
+    out += "]:";
+    out += std::to_string(port);
+    return out;
   }
   auto* in = reinterpret_cast<const sockaddr_in*>(sa);
   inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
