@@ -90,13 +90,27 @@ int listen_on(const std::string& spec, std::string& why) {
 }  // namespace
 
 std::string open_preopens(const std::vector<PreopenFlag>& flags, std::vector<wasi::Preopen>& out) {
+  // --fd copies are taken first, so that `--fd 3` names an fd wzvm inherited,
+  // never a socket an earlier --listen just opened.
+  std::vector<int> copies(flags.size(), -1);
   auto fail = [&](const std::string& what) {
     for (const wasi::Preopen& p : out)
       if (p.fd >= 0) close(p.fd);
+    for (size_t i = out.size(); i < copies.size(); ++i)
+      if (copies[i] >= 0) close(copies[i]);
     out.clear();
     return what;
   };
-  for (const PreopenFlag& f : flags) {
+  for (size_t i = 0; i < flags.size(); ++i) {
+    if (flags[i].kind != PreopenFlag::Kind::Fd) continue;
+    // The guest gets its own copy, so closing it never closes one of wzvm's
+    // (--fd 1 hands over stdout without losing it).
+    copies[i] = fcntl(std::stoi(flags[i].value), F_DUPFD_CLOEXEC, 3);
+    if (copies[i] < 0)
+      return fail("--fd " + flags[i].value + ": " + (errno == EBADF ? "not an open file descriptor" : std::strerror(errno)));
+  }
+  for (size_t i = 0; i < flags.size(); ++i) {
+    const PreopenFlag& f = flags[i];
     switch (f.kind) {
       case PreopenFlag::Kind::Dir: {
         size_t sep = f.value.find("::");
@@ -121,15 +135,9 @@ std::string open_preopens(const std::vector<PreopenFlag>& flags, std::vector<was
         out.push_back(wasi::Preopen::host_fd(fd));
         break;
       }
-      case PreopenFlag::Kind::Fd: {
-        // The guest gets its own copy, so closing it never closes one of wzvm's
-        // (--fd 1 hands over stdout without losing it).
-        int n = std::stoi(f.value);
-        int fd = fcntl(n, F_DUPFD_CLOEXEC, 3);
-        if (fd < 0) return fail("--fd " + f.value + ": " + (errno == EBADF ? "not an open file descriptor" : std::strerror(errno)));
-        out.push_back(wasi::Preopen::host_fd(fd));
+      case PreopenFlag::Kind::Fd:
+        out.push_back(wasi::Preopen::host_fd(copies[i]));
         break;
-      }
     }
   }
   return {};

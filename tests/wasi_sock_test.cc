@@ -67,7 +67,7 @@ class Wzvm {
  public:
   Wzvm(const std::vector<std::string>& args, const std::vector<std::pair<int, int>>& give = {}) {
     char tmpl[] = "/tmp/wzvm_sock_XXXXXX";
-    int out = mkstemp(tmpl);
+    int out = mkostemp(tmpl, O_CLOEXEC);  // the child gets it as fd 1 only
     out_path_ = tmpl;
     int err[2];
     if (out < 0 || pipe2(err, O_CLOEXEC) != 0) return;
