@@ -1,6 +1,7 @@
 // WASI sockets end to end: `wzvm --listen` / `--fd` hand a listening socket
-// to testdata/wasi/echo.c (a TCP echo server on wasi-libc's accept/recv/send),
-// and this file is its client. Nothing here can hang: ports are chosen by the
+// to testdata/wasi/echo.c (a TCP echo server on wasi-libc's accept/recv/send)
+// or testdata/wasi/upcase_server.rs (Rust std's TcpListener), and this file
+// is their client. Nothing here can hang: ports are chosen by the
 // kernel (port 0, read back), every wait is a poll() with a deadline, and a
 // wzvm still running at the deadline is killed and reported.
 
@@ -255,6 +256,25 @@ TEST(WasiSocketsCli, FdAndOrderWithDirs) {
   close(pair[1]);
   rmdir(d1);
   rmdir(d2);
+}
+
+// The same through Rust std's TcpListener/TcpStream (sock_accept, fd_read, fd_write).
+TEST(WasiSocketsCli, RustStdServer) {
+  const std::string wasm = std::string(WZVM_TESTDATA_DIR) + "/wasi/upcase_server.wasm";
+  if (access(wasm.c_str(), R_OK) != 0) GTEST_SKIP() << "no upcase_server.wasm (install rustc libstd-rust-dev-wasm32)";
+  auto deadline = Clock::now() + kDeadline;
+  Wzvm w({"--listen", "127.0.0.1:0", wasm});
+  ASSERT_TRUE(w.started());
+  std::string line = w.stderr_line(deadline);
+  unsigned port = 0;
+  ASSERT_EQ(sscanf(line.c_str(), "wzvm: listening on 127.0.0.1:%u (guest fd 3)", &port), 1) << line;
+  std::string got, why;
+  EXPECT_TRUE(echo_round_trip(port, "hello\nw\xc3\xb6rld\n", got, deadline, why)) << why;
+  EXPECT_EQ(got, "HELLO\nW\xc3\x96RLD\n");  // ö -> Ö
+  int status = w.wait(deadline);
+  ASSERT_NE(status, -1) << "wzvm did not exit; stderr: " << w.err();
+  EXPECT_EQ(status, 0) << w.err();
+  EXPECT_EQ(w.out(), "served 2 lines\n");
 }
 
 TEST(WasiSocketsCli, BadListenAndFdFlags) {
