@@ -1,4 +1,4 @@
-// sock_* on sockets the host preopened (Config::sockets): WASI preview1 has
+// sock_* on sockets the host preopened (Preopen::host_fd; the CLI's --listen, --fd): WASI preview1 has
 // no way to create or connect a socket, only to use one it was given.
 #include <sys/socket.h>
 #include <unistd.h>
