@@ -103,7 +103,7 @@ bool read_file(const std::string& path, uint64_t max_bytes, std::vector<uint8_t>
 
 struct Options {
   std::string invoke;  // empty: run _start
-  std::vector<cli::PreopenFlag> preopens;  // --dir, --listen, --fd in command-line order
+  std::vector<cli::PreopenFlag> preopens;  // --dir, --listen, --fd, in command-line order
   std::vector<std::string> envs;  // --env NAME=VALUE
   bool inherit_env = false;
   std::string file;
@@ -345,7 +345,9 @@ int main(int argc, char** argv) {
   // which parse_order() recovers after parsing.
   std::vector<std::string> dirs, listens, fds;
   CLI::Option* dir_opt =
-      app.add_option("--dir", dirs, "Preopen host directory HOST for the guest as GUEST (default: HOST); repeatable, fds 3, 4, ...")
+      app.add_option(
+             "--dir", dirs,
+             "Preopen host directory HOST for the guest as GUEST (default: HOST); repeatable, fds 3, 4, ...")
           ->option_text("HOST[::GUEST]")
           ->allow_extra_args(false);
   CLI::Option* listen_opt =
@@ -358,7 +360,9 @@ int main(int argc, char** argv) {
             std::string host, port;
             return cli::parse_host_port(v, host, port);
           });
-  CLI::Option* fd_opt = app.add_option("--fd", fds, "Give the guest a copy of wzvm's open fd N (e.g. an inherited socket) as the next fd; repeatable")
+  CLI::Option* fd_opt = app.add_option("--fd", fds,
+                                       "Give the guest a copy of wzvm's open fd N (e.g. an inherited socket) "
+                                       "as the next fd; repeatable")
                             ->option_text("N")
                             ->allow_extra_args(false)
                             ->check(CLI::Range(0, 1 << 20));
@@ -419,9 +423,12 @@ int main(int argc, char** argv) {
   {
     size_t next_dir = 0, next_listen = 0, next_fd = 0;
     for (const CLI::Option* o : app.parse_order()) {
-      if (o == dir_opt) opt.preopens.push_back({cli::PreopenFlag::Kind::Dir, dirs.at(next_dir++)});
-      else if (o == listen_opt) opt.preopens.push_back({cli::PreopenFlag::Kind::Listen, listens.at(next_listen++)});
-      else if (o == fd_opt) opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
+      if (o == dir_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Dir, dirs.at(next_dir++)});
+      else if (o == listen_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Listen, listens.at(next_listen++)});
+      else if (o == fd_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
     }
   }
   // Already checked by CLI11; a memory is made of whole 64 KiB pages.

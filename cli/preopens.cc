@@ -107,15 +107,18 @@ std::string open_preopens(const std::vector<PreopenFlag>& flags, std::vector<was
     // (--fd 1 hands over stdout without losing it).
     copies[i] = fcntl(std::stoi(flags[i].value), F_DUPFD_CLOEXEC, 3);
     if (copies[i] < 0)
-      return fail("--fd " + flags[i].value + ": " + (errno == EBADF ? "not an open file descriptor" : std::strerror(errno)));
+      return fail("--fd " + flags[i].value + ": " +
+                  (errno == EBADF ? "not an open file descriptor" : std::strerror(errno)));
   }
   for (size_t i = 0; i < flags.size(); ++i) {
     const PreopenFlag& f = flags[i];
     switch (f.kind) {
       case PreopenFlag::Kind::Dir: {
         size_t sep = f.value.find("::");
-        if (sep == std::string::npos) out.push_back(wasi::Preopen::dir(f.value, f.value));
-        else out.push_back(wasi::Preopen::dir(f.value.substr(0, sep), f.value.substr(sep + 2)));
+        if (sep == std::string::npos)
+          out.push_back(wasi::Preopen::dir(f.value, f.value));
+        else
+          out.push_back(wasi::Preopen::dir(f.value.substr(0, sep), f.value.substr(sep + 2)));
         break;
       }
       case PreopenFlag::Kind::Listen: {

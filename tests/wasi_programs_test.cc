@@ -5,6 +5,8 @@
 //   testdata/wasi/kvdb.rs  a key-value database shell (Rust std, /usr/bin/rustc)
 //   testdata/wasi/calc.cc  a scripting-language interpreter (C++20, libc++)
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,9 +17,6 @@
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 namespace {
 
 namespace fs = std::filesystem;
@@ -27,7 +26,9 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name; }
+std::string program(const std::string& name) {
+  return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name;
+}
 
 std::string temp_dir() {
   std::string tmpl = ::testing::TempDir() + "wzvm_prog_XXXXXX";
@@ -43,7 +44,9 @@ std::string quote(const std::string& s) {
   return q;
 }
 
-bool have_node() { return std::system("command -v node >/dev/null 2>&1") == 0; }
+bool have_node() {
+  return std::system("command -v node >/dev/null 2>&1") == 0;
+}
 
 enum class Runtime { Wzvm, Node };
 
@@ -55,7 +58,7 @@ struct ProgramRun {
 // `RUNTIME [--dir H::G | --env K=V]... MODULE ARGS...` with stdin from `input`.
 // Both runtimes take the same flags (bench/wasi/run-node-wasi.mjs mirrors wzvm's).
 ProgramRun run(Runtime rt, const std::vector<std::string>& flags, const std::string& module,
-        const std::vector<std::string>& args, const std::string& input = "") {
+               const std::vector<std::string>& args, const std::string& input = "") {
   std::string dir = temp_dir();
   std::ofstream(dir + "/stdin") << input;
   // A bound on a runaway guest: a failed test, not a stuck suite.
@@ -84,7 +87,8 @@ ProgramRun run(Runtime rt, const std::vector<std::string>& flags, const std::str
 class RealPrograms : public ::testing::TestWithParam<Runtime> {
  protected:
   void SetUp() override {
-    if (GetParam() == Runtime::Node && !have_node()) GTEST_SKIP() << "node not installed: no comparison with node:wasi";
+    if (GetParam() == Runtime::Node && !have_node())
+      GTEST_SKIP() << "node not installed: no comparison with node:wasi";
   }
 };
 INSTANTIATE_TEST_SUITE_P(Runtimes, RealPrograms, ::testing::Values(Runtime::Wzvm, Runtime::Node),
@@ -176,7 +180,8 @@ begin=3 bogus=1 commit=3 count=2 del=1 get=6 incr=4 keys=3 rollback=1 save=1 set
 constexpr const char* kSession2 = "get tx\ndel counter\nset path a\\b\tc\nbegin\nset name temp\n";
 constexpr const char* kSession2Out =
     "committed\n(integer) 1\nOK\nOK (depth 1)\nOK\nopen transaction discarded\nsaved 5 keys\n";
-constexpr const char* kDbAfter = "g2\ttwo\ngreeting\thello,   world\nname\twzvm\npath\ta\\\\b\\tc\ntx\tcommitted\n";
+constexpr const char* kDbAfter =
+    "g2\ttwo\ngreeting\thello,   world\nname\twzvm\npath\ta\\\\b\\tc\ntx\tcommitted\n";
 
 TEST_P(RealPrograms, KvdbShellPersistsAcrossRuns) {
   const std::string wasm = program("kvdb.wasm");
@@ -187,7 +192,8 @@ TEST_P(RealPrograms, KvdbShellPersistsAcrossRuns) {
   EXPECT_EQ(r.status, 1) << r.err;  // some commands failed, on purpose
   EXPECT_EQ(r.out, kSession1Out);
   EXPECT_EQ(r.err, "");
-  EXPECT_EQ(slurp(dir + "/kv.db"), "counter\t42\ng2\ttwo\ngreeting\thello,   world\nname\twzvm\ntx\tcommitted\n");
+  EXPECT_EQ(slurp(dir + "/kv.db"),
+            "counter\t42\ng2\ttwo\ngreeting\thello,   world\nname\twzvm\ntx\tcommitted\n");
   EXPECT_FALSE(fs::exists(dir + "/kv.db.tmp"));  // written aside, then renamed over
 
   r = run(GetParam(), {"--dir", dir + "::/data", "--env", "KVDB_PATH=/data/kv.db"}, wasm, {}, kSession2);
@@ -262,13 +268,15 @@ args: 2 hello! HOME=/home/guest
 
 TEST_P(RealPrograms, CalcInterpreterRunsScripts) {
   const std::string wasm = program("calc.wasm");
-  if (!fs::exists(wasm)) GTEST_SKIP() << "no calc.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
+  if (!fs::exists(wasm))
+    GTEST_SKIP() << "no calc.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
   std::string dir = temp_dir();
   std::ofstream(dir + "/prog.calc") << kCalcScript;
   std::ofstream(dir + "/syntax.calc") << "let x = 1;\nprint x +;\n";
   std::ofstream(dir + "/div.calc") << "fn f(n) { return 10 / n; }\nprint f(5);\nprint f(0);\n";
   std::ofstream(dir + "/deep.calc") << "fn f(n) { return f(n + 1); }\nprint f(0);\n";
-  std::ofstream(dir + "/depth.calc") << "fn f(n) { if n == 0 { return 0; } return 1 + f(n - 1); }\nprint f(999);\n";
+  std::ofstream(dir + "/depth.calc")
+      << "fn f(n) { if n == 0 { return 0; } return 1 + f(n - 1); }\nprint f(999);\n";
   const std::vector<std::string> flags = {"--dir", dir + "::/s", "--env", "HOME=/home/guest"};
 
   ProgramRun r = run(GetParam(), flags, wasm, {"/s/prog.calc", "hello", "world"});

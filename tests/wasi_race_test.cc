@@ -7,6 +7,8 @@
 // Each test also checks that both outcomes happened, so the race was real.
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,9 +20,6 @@
 #include <iterator>
 #include <string>
 #include <thread>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "vm/module.h"
 #include "vm/runtime.h"
@@ -94,9 +93,12 @@ struct Outcomes {
 
 void classify(int fd, Outcomes& o) {
   std::string s = read_fd(fd);
-  if (s == "inside") ++o.inside;
-  else if (s == "SECRET") ++o.secret;
-  else ++o.other;
+  if (s == "inside")
+    ++o.inside;
+  else if (s == "SECRET")
+    ++o.secret;
+  else
+    ++o.other;
 }
 
 // Loops `body` until both outcomes were seen often enough, or 60 s pass.
@@ -110,9 +112,11 @@ Outcomes race(F body) {
 
 class RaceResolvers : public ::testing::TestWithParam<std::tuple<Resolver, bool>> {};
 INSTANTIATE_TEST_SUITE_P(Both, RaceResolvers,
-                         ::testing::Combine(::testing::Values(Resolver::Kernel, Resolver::Userspace), ::testing::Bool()),
+                         ::testing::Combine(::testing::Values(Resolver::Kernel, Resolver::Userspace),
+                                            ::testing::Bool()),
                          [](const auto& info) {
-                           return std::string(std::get<0>(info.param) == Resolver::Kernel ? "Kernel" : "Userspace") +
+                           return std::string(std::get<0>(info.param) == Resolver::Kernel ? "Kernel"
+                                                                                          : "Userspace") +
                                   (std::get<1>(info.param) ? "AbsoluteLink" : "RelativeLink");
                          });
 
@@ -133,8 +137,8 @@ TEST_P(RaceResolvers, OpenThroughSwappedDirectory) {
     }
   });
   EXPECT_EQ(o.secret, 0) << "an open reached the file outside the sandbox";
-  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused << ", other "
-                          << o.other << ", swaps " << t.swaps.load();
+  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused
+                          << ", other " << o.other << ", swaps " << t.swaps.load();
 }
 
 // The last name itself is swapped with a link out, and the guest asked to follow.
@@ -154,8 +158,8 @@ TEST_P(RaceResolvers, OpenSwappedFinalName) {
     }
   });
   EXPECT_EQ(o.secret, 0) << "an open reached the file outside the sandbox";
-  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused << ", other "
-                          << o.other;
+  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused
+                          << ", other " << o.other;
 }
 
 // Entry operations: resolve() gives a parent fd and a name, used later with
@@ -184,8 +188,8 @@ TEST_P(RaceResolvers, ResolveThenUseParent) {
     close(fd);
   });
   EXPECT_EQ(o.secret, 0) << "a resolved parent lay outside the sandbox";
-  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused << ", other "
-                          << o.other;
+  EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused
+                          << ", other " << o.other;
 }
 
 // The same through a guest: wasi-libc's open() -> path_open, host thread swapping.
@@ -217,7 +221,8 @@ TEST(WasiRace, GuestNeverReadsOutside) {
     std::string text = slurp(out_path);
     unlink(out_path);
     const char* name = resolver == Resolver::Kernel ? "kernel" : "userspace";
-    EXPECT_TRUE(!trap || (trap.code == vm::TrapCode::Exit && trap.exit_code == 0)) << name << ": " << trap.message << text;
+    EXPECT_TRUE(!trap || (trap.code == vm::TrapCode::Exit && trap.exit_code == 0))
+        << name << ": " << trap.message << text;
     EXPECT_THAT(text, ::testing::StartsWith("inside=many secret=0 refused=many\n")) << name;
   }
 }

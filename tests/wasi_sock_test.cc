@@ -7,6 +7,8 @@
 
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -24,9 +26,6 @@
 #include <thread>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 extern char** environ;
 
 namespace {
@@ -37,7 +36,9 @@ using Clock = std::chrono::steady_clock;
 // Generous: a loaded 2-core CI machine is slow, but a hang must still end.
 constexpr auto kDeadline = std::chrono::seconds(60);
 
-std::string echo_wasm() { return std::string(WZVM_TESTDATA_DIR) + "/wasi/echo.wasm"; }
+std::string echo_wasm() {
+  return std::string(WZVM_TESTDATA_DIR) + "/wasi/echo.wasm";
+}
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -123,7 +124,8 @@ class Wzvm {
       if (r == pid_) {
         pid_ = -1;
         // Whatever is left on stderr, for messages.
-        for (std::string l; !(l = stderr_line(Clock::now() + std::chrono::seconds(1))).empty();) {}
+        for (std::string l; !(l = stderr_line(Clock::now() + std::chrono::seconds(1))).empty();) {
+        }
         return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
       }
       if (Clock::now() >= deadline) return -1;
@@ -165,7 +167,8 @@ bool echo_round_trip(uint16_t port, const std::string& data, std::string& got, C
     pollfd p{fd, static_cast<short>(POLLIN | (shut ? 0 : POLLOUT)), 0};
     int r = poll(&p, 1, remaining_ms(deadline));
     if (r <= 0) {
-      why = "timed out after sending " + std::to_string(sent) + " and receiving " + std::to_string(got.size()) + " bytes";
+      why = "timed out after sending " + std::to_string(sent) + " and receiving " +
+            std::to_string(got.size()) + " bytes";
       break;
     }
     if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -261,7 +264,8 @@ TEST(WasiSocketsCli, FdAndOrderWithDirs) {
 // The same through Rust std's TcpListener/TcpStream (sock_accept, fd_read, fd_write).
 TEST(WasiSocketsCli, RustStdServer) {
   const std::string wasm = std::string(WZVM_TESTDATA_DIR) + "/wasi/upcase_server.wasm";
-  if (access(wasm.c_str(), R_OK) != 0) GTEST_SKIP() << "no upcase_server.wasm (install rustc libstd-rust-dev-wasm32)";
+  if (access(wasm.c_str(), R_OK) != 0)
+    GTEST_SKIP() << "no upcase_server.wasm (install rustc libstd-rust-dev-wasm32)";
   auto deadline = Clock::now() + kDeadline;
   Wzvm w({"--listen", "127.0.0.1:0", wasm});
   ASSERT_TRUE(w.started());

@@ -55,8 +55,10 @@ std::vector<Token> tokenize(const std::string& src) {
   size_t i = 0;
   auto advance = [&](size_t n) {
     for (size_t k = 0; k < n; ++k, ++i) {
-      if (src[i] == '\n') p = {p.line + 1, 1};
-      else ++p.col;
+      if (src[i] == '\n')
+        p = {p.line + 1, 1};
+      else
+        ++p.col;
     }
   };
   while (i < src.size()) {
@@ -210,8 +212,10 @@ class Parser {
       s->exprs.push_back(expr());
       s->body = block();
       if (accept("else")) {
-        if (is("if")) s->else_body.push_back(statement());
-        else s->else_body = block();
+        if (is("if"))
+          s->else_body.push_back(statement());
+        else
+          s->else_body = block();
       }
       return s;
     } else if (accept("while")) {
@@ -278,8 +282,14 @@ class Parser {
     const Token& t = next();
     e->pos = t.pos;
     switch (t.kind) {
-      case Token::Num: e->kind = Expr::Lit; e->lit = t.num; return e;
-      case Token::Str: e->kind = Expr::Lit; e->lit = t.text; return e;
+      case Token::Num:
+        e->kind = Expr::Lit;
+        e->lit = t.num;
+        return e;
+      case Token::Str:
+        e->kind = Expr::Lit;
+        e->lit = t.text;
+        return e;
       case Token::Ident:
         e->name = t.text;
         if (accept("(")) {
@@ -311,13 +321,16 @@ class Parser {
 
 class Interp {
  public:
-  Interp(std::map<std::string, Function>& fns, std::vector<std::string> args) : fns_(fns), args_(std::move(args)) {}
+  Interp(std::map<std::string, Function>& fns, std::vector<std::string> args)
+      : fns_(fns), args_(std::move(args)) {}
 
   // Runs a block; returns the value of a `return` inside it, if any.
   std::optional<Value> run(const Block& b, std::unordered_map<std::string, Value>& env) {
     for (const StmtP& s : b) {
       switch (s->kind) {
-        case Stmt::Let: env[s->name] = eval(*s->exprs[0], env); break;
+        case Stmt::Let:
+          env[s->name] = eval(*s->exprs[0], env);
+          break;
         case Stmt::Assign: {
           auto it = env.find(s->name);
           if (it == env.end()) die(s->pos, "assignment to undefined variable '" + s->name + "'", 1);
@@ -339,13 +352,16 @@ class Interp {
           while (truthy(eval(*s->exprs[0], env)))
             if (auto r = run(s->body, env)) return r;
           break;
-        case Stmt::Return: return eval(*s->exprs[0], env);
+        case Stmt::Return:
+          return eval(*s->exprs[0], env);
         case Stmt::Exit: {
           Value v = eval(*s->exprs[0], env);
           std::cout.flush();
           std::exit(static_cast<int>(integer(v, s->pos)));
         }
-        case Stmt::ExprStmt: eval(*s->exprs[0], env); break;
+        case Stmt::ExprStmt:
+          eval(*s->exprs[0], env);
+          break;
       }
     }
     return std::nullopt;
@@ -363,7 +379,8 @@ class Interp {
 
   Value eval(const Expr& e, std::unordered_map<std::string, Value>& env) {
     switch (e.kind) {
-      case Expr::Lit: return e.lit;
+      case Expr::Lit:
+        return e.lit;
       case Expr::Var: {
         auto it = env.find(e.name);
         if (it == env.end()) die(e.pos, "undefined variable '" + e.name + "'", 1);
@@ -376,8 +393,10 @@ class Interp {
         if (i == INT64_MIN) die(e.pos, "integer overflow", 1);
         return -i;
       }
-      case Expr::Binary: return binary(e, env);
-      case Expr::Call: return call(e, env);
+      case Expr::Binary:
+        return binary(e, env);
+      case Expr::Call:
+        return call(e, env);
     }
     return int64_t{0};
   }
@@ -408,13 +427,18 @@ class Interp {
     if (op == ">") return int64_t{x > y};
     if (op == ">=") return int64_t{x >= y};
     bool overflow = false;
-    if (op == "+") overflow = __builtin_add_overflow(x, y, &r);
-    else if (op == "-") overflow = __builtin_sub_overflow(x, y, &r);
-    else if (op == "*") overflow = __builtin_mul_overflow(x, y, &r);
+    if (op == "+")
+      overflow = __builtin_add_overflow(x, y, &r);
+    else if (op == "-")
+      overflow = __builtin_sub_overflow(x, y, &r);
+    else if (op == "*")
+      overflow = __builtin_mul_overflow(x, y, &r);
     else {
       if (y == 0) die(e.pos, "division by zero", 1);
-      if (x == INT64_MIN && y == -1) overflow = true;
-      else r = op == "/" ? x / y : x % y;
+      if (x == INT64_MIN && y == -1)
+        overflow = true;
+      else
+        r = op == "/" ? x / y : x % y;
     }
     if (overflow) die(e.pos, "integer overflow", 1);
     return r;
@@ -425,8 +449,10 @@ class Interp {
     for (const ExprP& a : e.args) args.push_back(eval(*a, env));
     auto want = [&](size_t n) {
       if (args.size() != n)
-        die(e.pos, e.name + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " +
-                       std::to_string(args.size()), 1);
+        die(e.pos,
+            e.name + "() takes " + std::to_string(n) + " argument" + (n == 1 ? "" : "s") + ", got " +
+                std::to_string(args.size()),
+            1);
     };
     if (e.name == "len") {
       want(1);
@@ -443,7 +469,8 @@ class Interp {
     if (e.name == "arg") {
       want(1);
       int64_t i = integer(args[0], e.pos);
-      if (i < 0 || i >= static_cast<int64_t>(args_.size())) die(e.pos, "arg(" + std::to_string(i) + "): no such argument", 1);
+      if (i < 0 || i >= static_cast<int64_t>(args_.size()))
+        die(e.pos, "arg(" + std::to_string(i) + "): no such argument", 1);
       return args_[i];
     }
     if (e.name == "env") {

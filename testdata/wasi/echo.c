@@ -12,12 +12,18 @@
 
 static const char* type_name(__wasi_filetype_t t) {
   switch (t) {
-    case __WASI_FILETYPE_DIRECTORY: return "directory";
-    case __WASI_FILETYPE_REGULAR_FILE: return "file";
-    case __WASI_FILETYPE_SOCKET_STREAM: return "socket_stream";
-    case __WASI_FILETYPE_SOCKET_DGRAM: return "socket_dgram";
-    case __WASI_FILETYPE_CHARACTER_DEVICE: return "character_device";
-    default: return "other";
+    case __WASI_FILETYPE_DIRECTORY:
+      return "directory";
+    case __WASI_FILETYPE_REGULAR_FILE:
+      return "file";
+    case __WASI_FILETYPE_SOCKET_STREAM:
+      return "socket_stream";
+    case __WASI_FILETYPE_SOCKET_DGRAM:
+      return "socket_dgram";
+    case __WASI_FILETYPE_CHARACTER_DEVICE:
+      return "character_device";
+    default:
+      return "other";
   }
 }
 
@@ -31,7 +37,8 @@ int main(int argc, char** argv) {
     __wasi_prestat_t pre;
     if (__wasi_fd_prestat_get(fd, &pre) == 0) {
       char name[256] = {0};
-      if (pre.u.dir.pr_name_len < sizeof name && __wasi_fd_prestat_dir_name(fd, (uint8_t*)name, pre.u.dir.pr_name_len) == 0)
+      if (pre.u.dir.pr_name_len < sizeof name &&
+          __wasi_fd_prestat_dir_name(fd, (uint8_t*)name, pre.u.dir.pr_name_len) == 0)
         printf(" %s", name);
     }
     // A listening socket is one that may accept; a connection has no such right.

@@ -152,8 +152,12 @@ impl Db {
             }
             "keys" => {
                 let prefix = words.get(1).copied().unwrap_or("");
-                let keys: Vec<&str> =
-                    self.data.range(prefix.to_string()..).map(|(k, _)| k.as_str()).take_while(|k| k.starts_with(prefix)).collect();
+                let keys: Vec<&str> = self
+                    .data
+                    .range(prefix.to_string()..)
+                    .map(|(k, _)| k.as_str())
+                    .take_while(|k| k.starts_with(prefix))
+                    .collect();
                 Ok(if keys.is_empty() { "(empty)".into() } else { keys.join("\n") })
             }
             "count" => Ok(format!("(integer) {}", self.data.len())),

@@ -19,18 +19,24 @@ int main(int argc, char** argv) {
     int fd = open(argv[1], O_RDONLY);
     if (fd < 0) {
       // ENOTCAPABLE (libc: ENOTCAPABLE) for the symlink; ENOENT while a swap is in flight.
-      if (errno == ENOTCAPABLE) ++refused;
-      else ++other;
+      if (errno == ENOTCAPABLE)
+        ++refused;
+      else
+        ++other;
       continue;
     }
     char buf[16] = {0};
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
-    if (n > 0 && strcmp(buf, "inside") == 0) ++inside;
-    else if (n > 0 && strcmp(buf, "SECRET") == 0) ++secret;
-    else ++other;
+    if (n > 0 && strcmp(buf, "inside") == 0)
+      ++inside;
+    else if (n > 0 && strcmp(buf, "SECRET") == 0)
+      ++secret;
+    else
+      ++other;
   }
-  printf("inside=%s secret=%ld refused=%s\n", inside >= 200 ? "many" : "few", secret, refused >= 200 ? "many" : "few");
+  printf("inside=%s secret=%ld refused=%s\n", inside >= 200 ? "many" : "few", secret,
+         refused >= 200 ? "many" : "few");
   fprintf(stderr, "iterations=%ld inside=%ld refused=%ld other=%ld\n", iterations, inside, refused, other);
   return secret != 0;
 }
