@@ -4,7 +4,9 @@
 // the inside file or be refused, and never read the outside one. Run against
 // the resolver API directly (both resolvers, open and the parent-fd + name
 // split the entry operations use) and through a guest (testdata/wasi/race.c).
-// Each test also checks that both outcomes happened, so the race was real.
+// A third race moves a directory out of the sandbox while a lookup is inside
+// it and about to climb back with `..`. Each test also checks that both
+// outcomes happened, so the race was real.
 
 #include <fcntl.h>
 #include <gmock/gmock.h>
@@ -190,6 +192,61 @@ TEST_P(RaceResolvers, ResolveThenUseParent) {
   EXPECT_EQ(o.secret, 0) << "a resolved parent lay outside the sandbox";
   EXPECT_TRUE(o.enough()) << "the race never ran: inside " << o.inside << ", refused " << o.refused
                           << ", other " << o.other;
+}
+
+// The `..` race: the lookup enters sb/dir/inner/a/b/c, a host thread moves
+// inner out of the sandbox (to ROOT/outside/inner), and the lookup's `..`s then
+// climb from there: "dir/inner/a/b/c/../../../../../file" would end at
+// ROOT/file ("SECRET") instead of sb/file ("inside"). openat2 notices the
+// rename and fails; the userspace walk pops its own stack of directory fds and
+// never asks the kernel for `..`. (The deep path widens the window: a walk
+// that counted depth and followed the kernel's `..` escaped in about 1% of
+// the lookups here, against a few in 100,000 with "dir/inner/../../file".)
+TEST(SandboxRace, DotDotAfterDirectoryMovedOut) {
+  for (Resolver resolver : {Resolver::Kernel, Resolver::Userspace}) {
+    std::string tmpl = ::testing::TempDir() + "wzvm_race_XXXXXX";
+    const std::string root = mkdtemp(tmpl.data()), sb = root + "/sb";
+    fs::create_directories(sb + "/dir/inner/a/b/c");
+    fs::create_directories(root + "/outside");
+    std::ofstream(root + "/file") << "SECRET";
+    std::ofstream(sb + "/file") << "inside";
+    int sb_fd = open(sb.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int dir_fd = open((sb + "/dir").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int out_fd = open((root + "/outside").c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    ASSERT_TRUE(sb_fd >= 0 && dir_fd >= 0 && out_fd >= 0);
+    std::atomic<bool> stop{false};
+    std::thread mover([&] {
+      while (!stop.load(std::memory_order_relaxed)) {
+        renameat(dir_fd, "inner", out_fd, "inner");
+        renameat(out_fd, "inner", dir_fd, "inner");
+      }
+    });
+    Sandbox sandbox(resolver);
+    Outcomes o;
+    long missing = 0;  // inner was outside when the lookup came by: ENOENT
+    auto deadline = Clock::now() + std::chrono::seconds(60);
+    while (!(o.inside >= 200 && missing >= 200 && o.lookups() >= 30000) && Clock::now() < deadline) {
+      Errno err;
+      int fd = sandbox.open(sb_fd, "dir/inner/a/b/c/../../../../../file", O_RDONLY, 0, /*follow=*/false, err);
+      if (fd >= 0) {
+        classify(fd, o);
+        close(fd);
+      } else {
+        ++o.other;
+        if (err == Errno::enoent) ++missing;
+      }
+    }
+    stop = true;
+    mover.join();
+    close(sb_fd);
+    close(dir_fd);
+    close(out_fd);
+    fs::remove_all(root);
+    const char* name = resolver == Resolver::Kernel ? "kernel" : "userspace";
+    EXPECT_EQ(o.secret, 0) << name << ": a `..` climbed out of the sandbox";
+    EXPECT_GE(o.inside, 200) << name;
+    EXPECT_GE(missing, 200) << name << ": the mover never ran";
+  }
 }
 
 // The same through a guest: wasi-libc's open() -> path_open, host thread swapping.
