@@ -291,12 +291,13 @@ TEST(WasiSocketsCli, BadListenAndFdFlags) {
   uint16_t port = 0;
   int taken = loopback_listener(port);  // a port something already listens on
   ASSERT_GE(taken, 0);
+  // (No case for a name that does not resolve: that would wait on DNS, which a
+  // CI machine may not have.)
   const std::vector<Case> cases = {
       {{"--listen", "8080"}, 2, "expected HOST:PORT"},
       {{"--listen", "::1:80"}, 2, "expected HOST:PORT"},
       {{"--listen", "127.0.0.1:65536"}, 2, "port must be a number from 0 to 65535"},
       {{"--listen", "127.0.0.1:http"}, 2, "port must be a number"},
-      {{"--listen", "no-such-host.invalid:0"}, 1, "--listen no-such-host.invalid:0: cannot resolve"},
       {{"--listen", "127.0.0.1:" + std::to_string(port)}, 1, "Address already in use"},
       {{"--fd", "1000"}, 1, "--fd 1000: not an open file descriptor"},
       {{"--fd", "x"}, 2, "--fd"},
