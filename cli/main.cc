@@ -22,6 +22,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "cli/preopens.h"
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "cli/values.h"
@@ -102,7 +103,7 @@ bool read_file(const std::string& path, uint64_t max_bytes, std::vector<uint8_t>
 
 struct Options {
   std::string invoke;  // empty: run _start
-  std::vector<std::string> dirs;  // --dir HOST[::GUEST]
+  std::vector<cli::PreopenFlag> preopens;  // --dir, --listen, --fd, in command-line order
   std::vector<std::string> envs;  // --env NAME=VALUE
   bool inherit_env = false;
   std::string file;
@@ -215,10 +216,9 @@ int run(const Options& opt) {
     for (char** e = environ; e && *e; ++e)
       if (std::strchr(*e, '=')) set_env(*e);
   for (const std::string& kv : opt.envs) set_env(kv);
-  for (const std::string& d : opt.dirs) {
-    size_t sep = d.find("::");
-    if (sep == std::string::npos) config.dirs.push_back({d, d});
-    else config.dirs.push_back({d.substr(0, sep), d.substr(sep + 2)});
+  if (std::string why = cli::open_preopens(opt.preopens, config.preopens); !why.empty()) {
+    std::cerr << "wzvm: error: " << why << "\n";
+    return kExitError;
   }
   auto ctx = wasi::Wasi::create(std::move(config));
   if (!ctx) return fail(opt.file, ctx.error().message);
@@ -341,9 +341,31 @@ int main(int argc, char** argv) {
   app.add_option("--invoke", opt.invoke, "Call this exported function instead of _start and print its results")
       ->option_text("NAME");
   // One value per occurrence (CLI11 vectors otherwise swallow the module path).
-  app.add_option("--dir", opt.dirs, "Preopen host directory HOST for the guest as GUEST (default: HOST); repeatable, fds 3, 4, ...")
-      ->option_text("HOST[::GUEST]")
-      ->allow_extra_args(false);
+  // --dir, --listen and --fd share the guest fds 3, 4, ... in the order given,
+  // which parse_order() recovers after parsing.
+  std::vector<std::string> dirs, listens, fds;
+  CLI::Option* dir_opt =
+      app.add_option(
+             "--dir", dirs,
+             "Preopen host directory HOST for the guest as GUEST (default: HOST); repeatable, fds 3, 4, ...")
+          ->option_text("HOST[::GUEST]")
+          ->allow_extra_args(false);
+  CLI::Option* listen_opt =
+      app.add_option("--listen", listens,
+                     "Preopen a TCP socket listening on HOST:PORT (next fd, for sock_accept); repeatable; "
+                     "port 0 picks a free port, announced on stderr")
+          ->option_text("HOST:PORT")
+          ->allow_extra_args(false)
+          ->check([](const std::string& v) {
+            std::string host, port;
+            return cli::parse_host_port(v, host, port);
+          });
+  CLI::Option* fd_opt = app.add_option("--fd", fds,
+                                       "Give the guest a copy of wzvm's open fd N (e.g. an inherited socket) "
+                                       "as the next fd; repeatable")
+                            ->option_text("N")
+                            ->allow_extra_args(false)
+                            ->check(CLI::Range(0, 1 << 20));
   app.add_option("--env", opt.envs, "Set a guest environment variable; repeatable")
       ->option_text("NAME=VALUE")
       ->allow_extra_args(false)
@@ -397,6 +419,17 @@ int main(int argc, char** argv) {
     std::cerr << "wzvm: usage error: " << e.what() << "\n"
               << "Run 'wzvm --help' for usage.\n";
     return 2;
+  }
+  {
+    size_t next_dir = 0, next_listen = 0, next_fd = 0;
+    for (const CLI::Option* o : app.parse_order()) {
+      if (o == dir_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Dir, dirs.at(next_dir++)});
+      else if (o == listen_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Listen, listens.at(next_listen++)});
+      else if (o == fd_opt)
+        opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
+    }
   }
   // Already checked by CLI11; a memory is made of whole 64 KiB pages.
   if (uint64_t bytes; !max_memory.empty() && parse_bytes(max_memory, bytes).empty())

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -158,7 +159,7 @@ TEST(WasiTable, UnknownAndMistypedImportsAreLinkErrors) {
 
 TEST(WasiTable, MissingPreopenIsAnError) {
   Config cfg;
-  cfg.dirs.push_back({"/nonexistent/wzvm-dir", "/x"});
+  cfg.preopens.push_back(Preopen::dir("/nonexistent/wzvm-dir", "/x"));
   auto w = Wasi::create(cfg);
   ASSERT_FALSE(w);
   EXPECT_THAT(w.error().message, HasSubstr("/nonexistent/wzvm-dir"));
@@ -197,7 +198,7 @@ TEST_P(WasiResolvers, FileSystemMatchesNative) {
   std::string cmd = "'" + program("fs.native") + "' '" + native_dir + "' > '" + native_out + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(native_out);
   Config cfg;
-  cfg.dirs.push_back({guest_dir, "/data"});
+  cfg.preopens.push_back(Preopen::dir(guest_dir, "/data"));
   cfg.resolver = GetParam();
   GuestRun r = run_guest("fs", {"/data"}, cfg);
   EXPECT_EQ(r.trap, "");
@@ -277,7 +278,7 @@ TEST_P(WasiResolvers, SandboxEscapesAreRefused) {
   const auto secret_time = fs::last_write_time(out + "/secret.txt");
 
   Config cfg;
-  cfg.dirs.push_back({sb, "/sandbox"});
+  cfg.preopens.push_back(Preopen::dir(sb, "/sandbox"));
   cfg.resolver = GetParam();
   GuestRun r = run_guest("escape", {root}, cfg);
   EXPECT_EQ(r.trap, "");
@@ -321,7 +322,7 @@ TEST(WasiPrograms, ClocksRandomSleepPollErrors) {
 TEST(WasiPrograms, DescriptorsRightsReaddirRenumber) {
   Config cfg;
   std::string dir = temp_dir();
-  cfg.dirs.push_back({dir, "/work"});
+  cfg.preopens.push_back(Preopen::dir(dir, "/work"));
   GuestRun r = run_guest("misc", {"fds"}, cfg);
   EXPECT_EQ(r.exit, 0) << r.trap << r.out;
   EXPECT_EQ(r.out, "preopen 3: /work\nfds ok\n");
@@ -330,7 +331,7 @@ TEST(WasiPrograms, DescriptorsRightsReaddirRenumber) {
 
 TEST(WasiPrograms, BadPointersAreEfault) {
   Config cfg;
-  cfg.dirs.push_back({temp_dir(), "/d"});
+  cfg.preopens.push_back(Preopen::dir(temp_dir(), "/d"));
   GuestRun r = run_guest("misc", {"efault"}, cfg);
   EXPECT_EQ(r.exit, 0) << r.trap << r.out;
   EXPECT_EQ(r.out, "efault ok\n");
@@ -346,24 +347,42 @@ TEST(WasiPrograms, ProcExitAndTrap) {
 }
 
 // Sockets the host preopens: a connected pair (fd 3) and a listener (fd 4).
+// Nothing here may block forever (it once hung on a loaded machine): the port
+// is the kernel's choice, the connection is known to be in the accept queue
+// before the guest runs, and every socket either side reads has a receive
+// timeout (accepted sockets inherit the listener's), so a lost wake-up is a
+// failed EXPECT, not a stuck test.
 TEST(WasiPrograms, PreopenedSockets) {
+  const timeval timeout{30, 0};
+  auto limit = [&](int fd) {
+    return setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout) == 0 &&
+           setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, sizeof timeout) == 0;
+  };
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+  ASSERT_TRUE(limit(pair[0]) && limit(pair[1]));
   ASSERT_EQ(write(pair[1], "pong", 4), 4);
   int lis = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_TRUE(limit(lis));
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ASSERT_EQ(bind(lis, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(bind(lis, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // port 0: any free one
   ASSERT_EQ(listen(lis, 1), 0);
   socklen_t len = sizeof addr;
   ASSERT_EQ(getsockname(lis, reinterpret_cast<sockaddr*>(&addr), &len), 0);
   int client = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);  // completes in the backlog
+  ASSERT_TRUE(limit(client));
+  ASSERT_EQ(connect(client, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
   ASSERT_EQ(write(client, "hi", 2), 2);
+  // connect() returns once the client side is established; the server side
+  // may still wait for the handshake's last ACK (under load the kernel defers
+  // it). Readable listener = accept will not block.
+  pollfd p{lis, POLLIN, 0};
+  ASSERT_EQ(poll(&p, 1, 30000), 1) << "the connection never reached the accept queue";
 
   Config cfg;
-  cfg.sockets = {pair[0], lis};  // owned by the Wasi from here
+  cfg.preopens = {Preopen::host_fd(pair[0]), Preopen::host_fd(lis)};  // owned by the Wasi from here
   GuestRun r = run_guest("misc", {"sock"}, cfg);
   EXPECT_EQ(r.exit, 0) << r.trap << r.out;
   EXPECT_EQ(r.out, "sock ok\n");
@@ -380,7 +399,7 @@ TEST(WasiPrograms, CxxLibcxx) {
   if (!fs::exists(program("cxx.wasm"))) GTEST_SKIP() << "no cxx.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
   Config cfg;
   std::string dir = temp_dir();
-  cfg.dirs.push_back({dir, "/d"});
+  cfg.preopens.push_back(Preopen::dir(dir, "/d"));
   cfg.env = {"GREETING=hi"};
   GuestRun r = run_guest("cxx", {"/d", "b", "a", "b", "c"}, cfg);
   EXPECT_EQ(r.trap, "");
@@ -394,7 +413,7 @@ TEST(WasiPrograms, RustStd) {
   if (!fs::exists(program("rust.wasm"))) GTEST_SKIP() << "no rust.wasm (install rustc libstd-rust-dev-wasm32)";
   Config cfg;
   std::string dir = temp_dir();
-  cfg.dirs.push_back({dir, "/d"});
+  cfg.preopens.push_back(Preopen::dir(dir, "/d"));
   GuestRun r = run_guest("rust", {"/d"}, cfg);
   EXPECT_EQ(r.trap, "");
   EXPECT_EQ(r.exit, 4);

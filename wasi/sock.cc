@@ -1,5 +1,6 @@
-// sock_* on sockets the host preopened (Config::sockets): WASI preview1 has
-// no way to create or connect a socket, only to use one it was given.
+// sock_* on sockets the host preopened (Preopen::host_fd; the CLI's --listen
+// and --fd): WASI preview1 has no way to create or connect a socket, only to
+// use one it was given.
 #include <sys/socket.h>
 #include <unistd.h>
 

@@ -196,6 +196,12 @@ Wasi::Fd Wasi::describe(int host, bool owned) {
     getsockopt(host, SOL_SOCKET, SO_TYPE, &type, &len);
     f.type = type == SOCK_DGRAM ? filetype::socket_dgram : filetype::socket_stream;
     f.base = rights::socket;
+    // Only a listening socket can accept: fdstat then tells a guest handed
+    // several sockets which one is the server's.
+    int listening = 0;
+    len = sizeof listening;
+    if (getsockopt(host, SOL_SOCKET, SO_ACCEPTCONN, &listening, &len) != 0 || !listening)
+      f.base &= ~rights::sock_accept;
   } else {
     // Character devices (ttys), block devices, pipes (WASI has no FIFO type).
     f.type = S_ISCHR(st.st_mode) ? filetype::character_device
@@ -215,19 +221,26 @@ vm::Result<std::unique_ptr<Wasi>> Wasi::create(Config config) {
     w->fds_[i] = describe(stdio[i], /*owned=*/false);
   }
   uint32_t next = 3;
-  for (const Preopen& p : c.dirs) {
+  for (size_t i = 0; i < c.preopens.size(); ++i) {
+    const Preopen& p = c.preopens[i];
+    if (p.fd >= 0) {
+      w->fds_[next++] = describe(p.fd, true);
+      continue;
+    }
     int fd = ::open(p.host_path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
       vm::Error e;
       e.kind = vm::Error::Kind::Io;
       e.message = "cannot open directory " + p.host_path + ": " + std::strerror(errno);
+      // The host fds not yet in the table are ours too (the table's are closed by ~Wasi).
+      for (size_t j = i + 1; j < c.preopens.size(); ++j)
+        if (c.preopens[j].fd >= 0) ::close(c.preopens[j].fd);
       return e;
     }
     Fd f = describe(fd, true);
     f.preopen = p.guest_path;
     w->fds_[next++] = std::move(f);
   }
-  for (int s : c.sockets) w->fds_[next++] = describe(s, true);
   return w;
 }
 

@@ -2,7 +2,7 @@
 // WASI preview1 (wasi_snapshot_preview1) for wzvm: the host functions, the
 // file-descriptor table and the preopened-directory sandbox.
 //
-//   wasi::Config cfg;  cfg.args = {"app.wasm"};  cfg.dirs = {{"/tmp/data", "/data"}};
+//   wasi::Config cfg;  cfg.args = {"app.wasm"};  cfg.preopens = {wasi::Preopen::dir("/tmp/data", "/data")};
 //   auto w = wasi::Wasi::create(cfg);                   // opens the preopens
 //   auto imports = (*w)->imports_for(store, *module);   // one Extern per import
 //   auto inst = store.instantiate(module, *imports);
@@ -30,16 +30,23 @@ namespace wzvm::wasi {
 
 inline constexpr const char* kModuleName = "wasi_snapshot_preview1";
 
+// One guest fd from 3 up: a host directory the Wasi opens, or an open host fd
+// handed over as it is (a listening or connected socket, a file, a pipe).
+// The CLI's --dir, --listen and --fd keep their command-line order this way.
 struct Preopen {
   std::string host_path;   // directory on the host
   std::string guest_path;  // the name the guest sees (fd_prestat_dir_name)
+  int fd = -1;             // >= 0: this host fd instead of a directory; the Wasi owns it
+                           // from create() on, also when create() fails
+
+  static Preopen dir(std::string host, std::string guest) { return {std::move(host), std::move(guest), -1}; }
+  static Preopen host_fd(int fd) { return {{}, {}, fd}; }
 };
 
 struct Config {
   std::vector<std::string> args;  // argv; args[0] is the program name
   std::vector<std::string> env;   // "NAME=VALUE" strings, exactly what the guest sees
-  std::vector<Preopen> dirs;      // fds 3, 4, ... in order
-  std::vector<int> sockets;       // host sockets, preopened after the dirs; the Wasi takes ownership
+  std::vector<Preopen> preopens;  // fds 3, 4, ... in order
   // The guest's fds 0, 1, 2. Borrowed: fd_close forgets them without closing the host fd.
   int stdin_fd = 0, stdout_fd = 1, stderr_fd = 2;
   Resolver resolver = Resolver::Auto;

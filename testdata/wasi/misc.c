@@ -297,6 +297,8 @@ static int cmd_sock(void) {
   EXPECT(__wasi_sock_shutdown(3, 0) == __WASI_ERRNO_INVAL);
   // fd 4 is a listening socket with one connection waiting, which sent "hi".
   __wasi_fd_t conn;
+  // Only a listening socket has the right to accept.
+  EXPECT(__wasi_sock_accept(3, 0, &conn) == __WASI_ERRNO_NOTCAPABLE);
   EXPECT(__wasi_sock_accept(4, 0, &conn) == 0);
   in.buf_len = 2;  // WAITALL waits for the whole buffer: exactly what the peer sent
   memset(buf, 0, sizeof buf);
