@@ -188,7 +188,8 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   // Said before the run, not after: an empty memory profile needs a reason.
   if (o.mem && module.call_hooks.empty())
     std::cerr << "wzvm: note: " << path << " has no function named like an allocator (malloc, free, operator new, "
-              << "__rust_alloc, ...): the memory profile will be empty; name custom allocators with --alloc-fn\n";
+              << "__rust_alloc, ...): the memory profile will show memory.grow only; name custom allocators with "
+              << "--alloc-fn\n";
   profiler_ = std::make_unique<profiler::Profiler>(o);
   profiler_->add_module(&module, path);
   // The live profiler sits between the VM and the Profiler (profiler/live.h):

@@ -26,7 +26,10 @@ LiveProfiler::~LiveProfiler() {
   if (profiler_.profiling().sink == this) profiler_.profiling().sink = &profiler_;
 }
 
-void LiveProfiler::enable_windows() { profiler_.profiling().cpu = true; }
+void LiveProfiler::enable_windows() {
+  profiler_.profiling().cpu = true;
+  windows_ = true;
+}
 
 LiveProfiler::Stack LiveProfiler::stack_of(uint32_t node) const {
   Stack s;
@@ -63,9 +66,34 @@ void LiveProfiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_
     std::lock_guard lock(mu_);
     poll_instructions_locked();
   }
+  if (mem_wanted_.load(std::memory_order_relaxed)) {
+    std::lock_guard lock(mu_);
+    if (mem_served_ < mem_requests_) take_memory_locked();
+  }
+}
+
+void LiveProfiler::on_host_enter(uint32_t node) {
+  (void)node;
+  if (!windows_) return;
+  std::lock_guard lock(mu_);
+  if (mem_served_ < mem_requests_) take_memory_locked();
+  paused_ = true;
+}
+
+void LiveProfiler::on_reentry(bool entering) {
+  if (!windows_) return;
+  std::lock_guard lock(mu_);
+  paused_ = !entering;
 }
 
 void LiveProfiler::on_host_call(uint32_t node, uint64_t wall_ns) {
+  if (windows_) {
+    // Back from the host function: from here on the tables are the
+    // interpreter's again (a server thread may have read them meanwhile).
+    std::lock_guard lock(mu_);
+    paused_ = false;
+    if (mem_served_ < mem_requests_) take_memory_locked();
+  }
   profiler_.on_host_call(node, wall_ns);
   if (cpu_open_.load(std::memory_order_relaxed)) {
     std::lock_guard lock(mu_);
@@ -90,6 +118,29 @@ void LiveProfiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* a
 
 void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
   profiler_.on_hooked_return(hook, node, results, memory);
+}
+
+void LiveProfiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
+                                  uint64_t old_bytes) {
+  profiler_.on_memory_grow(node, func, offset, memory, old_bytes);
+}
+
+void LiveProfiler::take_memory_locked() {
+  auto snap = std::make_shared<MemSnapshot>();
+  if (const MemoryProfiler* mem = profiler_.memory()) {
+    snap->sites = mem->sites();
+    snap->grows = mem->grows();
+    for (const MemSite& s : snap->sites)
+      if (!snap->stacks.contains(s.node)) snap->stacks.emplace(s.node, stack_of(s.node));
+    for (const GrowEvent& g : snap->grows)
+      if (!snap->stacks.contains(g.node)) snap->stacks.emplace(g.node, stack_of(g.node));
+  }
+  snap->start_unix_ns = profiler_.start_unix_ns();
+  snap->duration_ns = monotonic_ns() - profiler_.start_mono_ns();
+  mem_snapshot_ = std::move(snap);
+  mem_served_ = mem_requests_;
+  mem_wanted_.store(false, std::memory_order_relaxed);
+  cv_.notify_all();
 }
 
 void LiveProfiler::poll_instructions_locked() {
@@ -123,6 +174,7 @@ void LiveProfiler::finish() {
   std::lock_guard lock(mu_);
   finished_ = true;
   if (instr_.state != InstrState::Idle && instr_.state != InstrState::Done) close_instructions_locked();
+  if (mem_served_ < mem_requests_) take_memory_locked();
   cv_.notify_all();
 }
 
@@ -260,6 +312,56 @@ LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Prof
   return Status::Ok;
 }
 
+LiveProfiler::Status LiveProfiler::memory_profile(bool allocs, pb::Profile& out, std::string& why) {
+  if (!profiler_.memory()) {
+    why = "memory profiling is off: start wzvm with --profile=mem as well (hooking the allocators costs "
+          "allocation-heavy guests up to a third of their speed, so --pprof-addr alone does not turn it on)";
+    return Status::Unavailable;
+  }
+  std::shared_ptr<const MemSnapshot> snap;
+  {
+    std::unique_lock lock(mu_);
+    if (finished_) {
+      why = "the guest has finished";
+      return Status::Finished;
+    }
+    const uint64_t mine = ++mem_requests_;
+    if (paused_) {
+      // Inside a host call (perhaps blocked for good, like a server in
+      // poll_oneoff): the interpreter cannot touch the tables before it
+      // takes mu_, which we hold.
+      take_memory_locked();
+    } else if (mem_served_ < mine) {
+      mem_wanted_.store(true, std::memory_order_relaxed);
+      lock.unlock();
+      ticks(true);  // so that a guest in a long computation reaches a safe point soon
+      lock.lock();
+      cv_.wait(lock, [&] { return mem_served_ >= mine; });
+      lock.unlock();
+      ticks(false);
+      lock.lock();
+    }
+    snap = mem_snapshot_;
+  }
+  // Replayed into a Profiler of its own: nothing here reads the live tables.
+  Options o = profiler_.options();
+  o.cpu = o.instructions = false;
+  Profiler p(o);
+  for (const auto& [node, stack] : snap->stacks) add_modules(profiler_, p, stack);
+  for (MemSite s : snap->sites) {
+    s.node = enter_stack(p, snap->stacks.at(s.node));
+    p.memory()->add_site(s);
+  }
+  for (GrowEvent g : snap->grows) {
+    g.node = enter_stack(p, snap->stacks.at(g.node));
+    p.memory()->on_grow(g);
+  }
+  out = build_memory_profile(p, allocs ? "alloc_space" : "inuse_space");
+  out.set_time_nanos(static_cast<int64_t>(snap->start_unix_ns));
+  out.set_duration_nanos(static_cast<int64_t>(snap->duration_ns));
+  return Status::Ok;
+}
+
 // ---- HTTP ----
 
 struct PprofServer::Impl {
@@ -283,8 +385,8 @@ Add <code>?debug=1</code> for a text summary.</p>
 <td>CPU profile of the guest for <code>seconds</code> (default 30): guest CPU time, and host-call wall time in its own sample type</td></tr>
 <tr><td><a href="instructions?seconds=30">instructions</a></td>
 <td>Exact count of executed wasm instructions per call stack for <code>seconds</code> (needs wzvm started with --profile=instructions)</td></tr>
-<tr><td><a href="heap">heap</a></td><td>Memory in use, by allocating call stack (needs the memory profiler)</td></tr>
-<tr><td><a href="allocs">allocs</a></td><td>All allocations so far, by call stack (needs the memory profiler)</td></tr>
+<tr><td><a href="heap">heap</a></td><td>Memory in use, by allocating call stack, and memory.grow (needs wzvm started with --profile=mem)</td></tr>
+<tr><td><a href="allocs">allocs</a></td><td>All allocations so far, by call stack: the heap profile with alloc_space as its default (needs --profile=mem)</td></tr>
 </table>
 </body></html>
 )";
@@ -376,9 +478,19 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
     if (st != LiveProfiler::Status::Ok) return send_status(res, st, why);
     send_profile(req, res, p, "instructions");
   });
-  for (const char* mem : {"/debug/pprof/heap", "/debug/pprof/allocs"}) {
-    s.Get(mem, [](const httplib::Request&, httplib::Response& res) {
-      text_error(res, 501, "memory profiling is not available in this wzvm build yet");
+  // Go serves one profile under both names; only the default sample type differs.
+  for (bool allocs : {false, true}) {
+    s.Get(allocs ? "/debug/pprof/allocs" : "/debug/pprof/heap", [this, allocs](const httplib::Request& req,
+                                                                              httplib::Response& res) {
+      if (req.has_param("seconds"))
+        return text_error(res, 400,
+                          "seconds= (a delta profile) is not supported for heap and allocs: wzvm serves the "
+                          "profile so far; take two and compare them with go tool pprof -diff_base");
+      pb::Profile p;
+      std::string why;
+      LiveProfiler::Status st = live_.memory_profile(allocs, p, why);
+      if (st != LiveProfiler::Status::Ok) return send_status(res, st, why);
+      send_profile(req, res, p, allocs ? "allocs" : "heap");
     });
   }
   s.Get("/debug/pprof/(.*)", [](const httplib::Request& req, httplib::Response& res) {

@@ -61,6 +61,13 @@ class LiveProfiler final : public vm::ProfileSink {
   // (instruction counting off), Finished when the guest is done.
   Status cpu_profile(double seconds, perftools::profiles::Profile& out, std::string& why);
   Status instructions_profile(double seconds, perftools::profiles::Profile& out, std::string& why);
+  // The memory profile so far (Go's /debug/pprof/heap, or /allocs with
+  // `allocs`: alloc_space as the default sample type). Taken by the
+  // interpreter thread at its next tick or host call, or by this thread
+  // while the guest is inside a host call (blocked in I/O, say): never
+  // while the interpreter can touch the tables. Concurrent requests share
+  // one snapshot. Unavailable without the memory profiler (--profile=mem).
+  Status memory_profile(bool allocs, perftools::profiles::Profile& out, std::string& why);
 
   // The interpreter thread, after the guest returned: closes open windows
   // with what they hold, and refuses new ones.
@@ -71,6 +78,10 @@ class LiveProfiler final : public vm::ProfileSink {
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
   void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) override;
   void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) override;
+  void on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
+                      uint64_t old_bytes) override;
+  void on_host_enter(uint32_t node) override;
+  void on_reentry(bool entering) override;
 
  private:
   using Stack = std::vector<const vm::FuncInst*>;  // root first
@@ -103,8 +114,18 @@ class LiveProfiler final : public vm::ProfileSink {
     std::vector<Count> counts;  // deltas when it closed
   };
 
-  // Interpreter thread, under mu_.
+  // The memory profiler's figures, each site and grow with its stack: what a
+  // memory request replays.
+  struct MemSnapshot {
+    std::vector<MemSite> sites;  // nodes of the live call tree, down to the allocator
+    std::vector<GrowEvent> grows;
+    std::unordered_map<uint32_t, Stack> stacks;  // node -> its stack
+    uint64_t start_unix_ns = 0, duration_ns = 0;
+  };
+
+  // Interpreter thread (or a server thread while the guest is paused), under mu_.
   Stack stack_of(uint32_t node) const;
+  void take_memory_locked();
   void poll_instructions_locked();
   void close_instructions_locked();
 
@@ -120,12 +141,22 @@ class LiveProfiler final : public vm::ProfileSink {
   // Fast-path flags: read on every callback, relaxed. The data is under mu_.
   std::atomic<bool> cpu_open_{false};
   std::atomic<bool> instr_busy_{false};
+  std::atomic<bool> mem_wanted_{false};
+  // enable_windows() was called: host calls then mark the pauses (set
+  // before the guest runs; read on the interpreter thread only).
+  bool windows_ = false;
 
   std::mutex mu_;
   std::condition_variable cv_;
   bool finished_ = false;
   CpuWindow cpu_;
   InstrWindow instr_;
+  // The interpreter thread is inside a host function (and not in wasm it
+  // called back): it touches no profiler table until it takes mu_ again.
+  bool paused_ = false;
+  // Memory requests: numbered, and served by a snapshot that covers them.
+  uint64_t mem_requests_ = 0, mem_served_ = 0;
+  std::shared_ptr<const MemSnapshot> mem_snapshot_;
 
   std::mutex ticks_mu_;
   int tick_users_ = 0;
@@ -136,7 +167,7 @@ class LiveProfiler final : public vm::ProfileSink {
 //   /debug/pprof/                         index page
 //   /debug/pprof/profile?seconds=N        CPU profile of the next N s (default 30)
 //   /debug/pprof/instructions?seconds=N   instruction counts of the next N s
-//   /debug/pprof/heap, /debug/pprof/allocs   memory profile (501 until it exists)
+//   /debug/pprof/heap, /debug/pprof/allocs   memory profile so far (needs --profile=mem)
 // Any of them with debug=1 gives `wzvm report` text instead of protobuf.
 class PprofServer {
  public:

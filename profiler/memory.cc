@@ -334,6 +334,25 @@ void MemoryProfiler::LiveTable::added() {
     if (l.used) *slot(l.memory, l.ptr) = l;
 }
 
+void MemoryProfiler::add_site(const MemSite& s) {
+  if (s.node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), s.node + 1), 0);
+  uint32_t& index = site_of_node_[s.node];
+  if (index == 0) {
+    sites_.push_back(MemSite{s.node});
+    index = static_cast<uint32_t>(sites_.size());
+  }
+  MemSite& m = sites_[index - 1];
+  m.alloc_objects += s.alloc_objects;
+  m.alloc_bytes += s.alloc_bytes;
+  m.inuse_objects += s.inuse_objects;
+  m.inuse_bytes += s.inuse_bytes;
+  total_objects_ += s.alloc_objects;
+  total_bytes_ += s.alloc_bytes;
+  inuse_objects_ += s.inuse_objects;
+  inuse_bytes_ += s.inuse_bytes;
+  peak_inuse_bytes_ = std::max(peak_inuse_bytes_, inuse_bytes_);
+}
+
 std::vector<MemSite> MemoryProfiler::sites() const {
   std::vector<MemSite> out = sites_;
   std::sort(out.begin(), out.end(), [](const MemSite& a, const MemSite& b) { return a.node < b.node; });
@@ -347,6 +366,19 @@ namespace {
 uint32_t charged_node(const vm::CallTree& tree, uint32_t allocator_node) {
   uint32_t leaf = tree.node(allocator_node).parent;
   return leaf == vm::CallTree::kRoot ? allocator_node : leaf;
+}
+
+// "f <- g <- h <- ...": a stack from its leaf, at most four frames.
+std::string stack_text(const vm::CallTree& tree, uint32_t n) {
+  std::string stack;
+  for (int depth = 0; n != vm::CallTree::kRoot; n = tree.node(n).parent, ++depth) {
+    if (depth == 4) {
+      stack += " <- ...";
+      break;
+    }
+    stack += (depth ? " <- " : "") + demangle(function_name(tree.node(n).func));
+  }
+  return stack;
 }
 
 std::string bytes_text(double b) {
@@ -371,6 +403,13 @@ std::vector<FunctionMemory> memory_by_function(const Profiler& profiler) {
     f.alloc_bytes += s.alloc_bytes;
     f.inuse_objects += s.inuse_objects;
     f.inuse_bytes += s.inuse_bytes;
+  }
+  for (const GrowEvent& g : mem->grows()) {
+    std::string name = function_name(profiler.tree().node(g.node).func);
+    FunctionMemory& f = by_name[name];
+    f.function = name;
+    f.grows += 1;
+    f.grow_bytes += g.new_bytes - g.old_bytes;
   }
   std::vector<FunctionMemory> out;
   for (auto& [n, f] : by_name) out.push_back(std::move(f));
@@ -399,19 +438,34 @@ std::string memory_summary(const Profiler& profiler, size_t top) {
     std::stable_sort(sites.begin(), sites.end(),
                      [](const MemSite& a, const MemSite& b) { return a.inuse_bytes > b.inuse_bytes; });
     for (size_t i = 0; i < sites.size() && i < top && sites[i].inuse_objects >= 0.5; ++i) {
-      std::string stack;
-      uint32_t n = charged_node(tree, sites[i].node);
-      for (int depth = 0; n != vm::CallTree::kRoot; n = tree.node(n).parent, ++depth) {
-        if (depth == 4) {
-          stack += " <- ...";
-          break;
-        }
-        stack += (depth ? " <- " : "") + demangle(function_name(tree.node(n).func));
-      }
+      std::string stack = stack_text(tree, charged_node(tree, sites[i].node));
       std::snprintf(line, sizeof line, "wzvm:   %s in %.0f object%s from ", bytes_text(sites[i].inuse_bytes).c_str(),
                     sites[i].inuse_objects, std::llround(sites[i].inuse_objects) == 1 ? "" : "s");
       out += line + stack + " (" + demangle(function_name(tree.node(sites[i].node).func)) + ")\n";
     }
+  }
+  // memory.grow, per memory in the order they first grew: how the wasm
+  // memory's size went, and the stack that grew it most.
+  std::vector<const vm::MemInst*> memories;
+  for (const GrowEvent& g : mem->grows())
+    if (std::find(memories.begin(), memories.end(), g.memory) == memories.end()) memories.push_back(g.memory);
+  for (const vm::MemInst* m : memories) {
+    uint64_t first = 0, last = 0, count = 0;
+    std::map<uint32_t, uint64_t> by_node;
+    for (const GrowEvent& g : mem->grows()) {
+      if (g.memory != m) continue;
+      if (count++ == 0) first = g.old_bytes;
+      last = g.new_bytes;
+      by_node[g.node] += g.new_bytes - g.old_bytes;
+    }
+    uint32_t most = 0;
+    uint64_t most_bytes = 0;
+    for (const auto& [n, b] : by_node)
+      if (b > most_bytes) most = n, most_bytes = b;
+    std::snprintf(line, sizeof line, "wzvm: memory: memory.grow %" PRIu64 " time%s: %s -> %s; most (%s) by ", count,
+                  count == 1 ? "" : "s", bytes_text(static_cast<double>(first)).c_str(),
+                  bytes_text(static_cast<double>(last)).c_str(), bytes_text(static_cast<double>(most_bytes)).c_str());
+    out += line + stack_text(tree, most) + "\n";
   }
   if (mem->saw_gc_allocations())
     out += "wzvm: memory: a garbage-collected runtime's allocations count in alloc_* only (its frees are not seen)\n";

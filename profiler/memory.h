@@ -74,6 +74,17 @@ struct MemSite {
   double inuse_objects = 0, inuse_bytes = 0;
 };
 
+// One memory.grow that made a memory larger (the wasm memory's size over
+// time): `node` is the stack of the function that ran it (its leaf), not an
+// allocator's caller.
+struct GrowEvent {
+  uint32_t node = 0;
+  int64_t offset = -1;  // module byte offset of the memory.grow instruction
+  const vm::MemInst* memory = nullptr;
+  uint64_t old_bytes = 0, new_bytes = 0;
+  uint64_t elapsed_ns = 0;  // since the profiling session started
+};
+
 class MemoryProfiler {
  public:
   // sample_bytes 0: record every allocation. Otherwise sample by bytes, one
@@ -84,9 +95,16 @@ class MemoryProfiler {
 
   void on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory);
   void on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory);
+  void on_grow(const GrowEvent& e) { grows_.push_back(e); }
+  // For replays (the live endpoint, profiler/live.h): figures of a site
+  // measured elsewhere, added to this profiler's site of `s.node`.
+  void add_site(const MemSite& s);
 
   // Sites that allocated, sorted by node (the order calls first happened).
   std::vector<MemSite> sites() const;
+  // Every memory.grow that made a memory larger, in the order they happened.
+  // At most one per page added, so bounded by the memory's maximum.
+  const std::vector<GrowEvent>& grows() const { return grows_; }
   uint64_t sample_bytes() const { return sample_bytes_; }
   // Whole-run figures (estimates when sampling).
   double total_objects() const { return total_objects_; }
@@ -144,6 +162,7 @@ class MemoryProfiler {
   uint64_t sample_bytes_;
   std::vector<Pending> pending_;
   std::vector<MemSite> sites_;
+  std::vector<GrowEvent> grows_;
   std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
   LiveTable live_;
   double total_objects_ = 0, total_bytes_ = 0;
@@ -161,6 +180,8 @@ struct FunctionMemory {
   std::string function;
   double alloc_objects = 0, alloc_bytes = 0;
   double inuse_objects = 0, inuse_bytes = 0;
+  // memory.grow run by this function itself (not by an allocator's caller).
+  uint64_t grows = 0, grow_bytes = 0;
 };
 std::vector<FunctionMemory> memory_by_function(const Profiler& profiler);
 

@@ -211,13 +211,18 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   return std::move(p);
 }
 
-pb::Profile build_memory_profile(const Profiler& profiler) {
+pb::Profile build_memory_profile(const Profiler& profiler, const char* default_type) {
   Builder b(profiler);
   pb::Profile& p = b.profile();
+  // Go's four heap types first, in Go's order: pprof's -sample_index and
+  // -inuse_space/-alloc_space flags and its defaults find them by name, and
+  // tools that assume a heap profile's layout see the same one.
   b.value_type(p.add_sample_type(), "alloc_objects", "count");
   b.value_type(p.add_sample_type(), "alloc_space", "bytes");
   b.value_type(p.add_sample_type(), "inuse_objects", "count");
   b.value_type(p.add_sample_type(), "inuse_space", "bytes");
+  b.value_type(p.add_sample_type(), "grows", "count");
+  b.value_type(p.add_sample_type(), "grow_space", "bytes");
   const vm::CallTree& tree = profiler.tree();
   const MemoryProfiler* mem = profiler.memory();
   // Sampled values are estimates: rounded here, and never below zero (the
@@ -235,15 +240,35 @@ pb::Profile build_memory_profile(const Profiler& profiler) {
     ps->add_value(value(s.alloc_bytes));
     ps->add_value(value(s.inuse_objects));
     ps->add_value(value(s.inuse_bytes));
+    ps->add_value(0);
+    ps->add_value(0);
     pb::Label* l = ps->add_label();
     l->set_key(b.str("allocator"));
     l->set_str(b.str(function_name(tree.node(s.node).func)));
+  }
+  // One sample per memory.grow, at the instruction, in the order they
+  // happened: the memory's size after it and the time are labels, so
+  // `-raw` lists the memory's growth over time and `-tags` its sizes.
+  for (const GrowEvent& g : mem ? mem->grows() : std::vector<GrowEvent>{}) {
+    pb::Sample* ps = p.add_sample();
+    b.add_stack(ps, b.location(tree.node(g.node).func, g.offset), g.node);
+    for (int i = 0; i < 4; ++i) ps->add_value(0);
+    ps->add_value(1);
+    ps->add_value(static_cast<int64_t>(g.new_bytes - g.old_bytes));
+    pb::Label* size = ps->add_label();
+    size->set_key(b.str("memory_size"));
+    size->set_num(static_cast<int64_t>(g.new_bytes));
+    size->set_num_unit(b.str("bytes"));
+    pb::Label* at = ps->add_label();
+    at->set_key(b.str("elapsed"));
+    at->set_num(static_cast<int64_t>(g.elapsed_ns));
+    at->set_num_unit(b.str("nanoseconds"));
   }
   b.value_type(p.mutable_period_type(), "space", "bytes");
   p.set_period(mem && mem->sample_bytes() ? static_cast<int64_t>(mem->sample_bytes()) : 1);
   p.set_time_nanos(static_cast<int64_t>(profiler.start_unix_ns()));
   p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
-  p.set_default_sample_type(b.str("inuse_space"));
+  p.set_default_sample_type(b.str(default_type));
   return std::move(p);
 }
 

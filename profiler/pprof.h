@@ -37,9 +37,14 @@ perftools::profiles::Profile build_instructions_profile(const Profiler& profiler
 // inuse_space/bytes (default), like Go's heap profile: per allocating stack
 // (the allocator's caller as the leaf, the allocator itself in a label
 // "allocator"), what was allocated during the run and what is still in use
-// at the end. period_type space/bytes; period = --mem-sample-bytes, or 1
-// when every allocation is recorded. Requires profiler.memory().
-perftools::profiles::Profile build_memory_profile(const Profiler& profiler);
+// at the end. Then grows/count, grow_space/bytes: one sample per memory.grow
+// that made a memory larger, at the stack and instruction that ran it, with
+// numeric labels memory_size (bytes, after the grow) and elapsed
+// (nanoseconds since the start). period_type space/bytes; period =
+// --mem-sample-bytes, or 1 when every allocation is recorded.
+// `default_type` is the default sample type: inuse_space (Go's heap),
+// alloc_space (Go's allocs).
+perftools::profiles::Profile build_memory_profile(const Profiler& profiler, const char* default_type = "inuse_space");
 
 // File names of the modules (Mappings) whose samples mostly lack source
 // lines: more than half of the default sample type's total is at leaf

@@ -12,6 +12,10 @@ Profiler::Profiler(Options options) : options_(options) {
   profiling_.sink = this;
   profiling_.cpu = options.cpu;
   profiling_.count_instructions = options.instructions;
+  profiling_.memory_grow = options.mem;
+  // Made here, not in start(): its data spans start()s, and a replay (the
+  // live endpoint) fills one without ever starting.
+  if (options_.mem) memory_ = std::make_unique<MemoryProfiler>(profiling_.tree, options_.mem_sample_bytes);
 }
 
 Profiler::~Profiler() { stop(); }
@@ -46,8 +50,6 @@ bool Profiler::start(vm::Store& store, std::string& why) {
   start_unix_ns_ = unix_ns();
   start_mono_ns_ = monotonic_ns();
   duration_ns_ = 0;
-  // Kept across start()s, like the other tables: in-use data spans them.
-  if (options_.mem && !memory_) memory_ = std::make_unique<MemoryProfiler>(profiling_.tree, options_.mem_sample_bytes);
   if (options_.cpu && !sampler_.start(profiling_, options_.cpu_hz, why)) return false;
   th->profiling = &profiling_;
   thread_ = th;
@@ -87,6 +89,12 @@ void Profiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args,
 
 void Profiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
   if (memory_) memory_->on_return(hook, node, results, memory);
+}
+
+void Profiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
+                              uint64_t old_bytes) {
+  (void)func;  // the node's own function
+  if (memory_) memory_->on_grow({node, offset, memory, old_bytes, memory->size, monotonic_ns() - start_mono_ns_});
 }
 
 std::vector<CpuSite> Profiler::cpu_sites() const {

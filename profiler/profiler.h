@@ -98,9 +98,11 @@ class Profiler final : public vm::ProfileSink {
   // Sorted by (node, offset): a stable order for writers and tests.
   std::vector<CpuSite> cpu_sites() const;
   std::vector<HostSite> host_sites() const;  // sorted by node
-  // The memory profile's data; null unless options().mem (made by start()).
+  // The memory profile's data; null unless options().mem.
   const MemoryProfiler* memory() const { return memory_.get(); }
+  MemoryProfiler* memory() { return memory_.get(); }
   uint64_t start_unix_ns() const { return start_unix_ns_; }
+  uint64_t start_mono_ns() const { return start_mono_ns_; }
   uint64_t duration_ns() const { return duration_ns_; }
 
   // vm::ProfileSink
@@ -108,6 +110,8 @@ class Profiler final : public vm::ProfileSink {
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
   void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) override;
   void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) override;
+  void on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
+                      uint64_t old_bytes) override;
 
  private:
   struct CpuKey {

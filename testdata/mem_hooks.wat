@@ -55,6 +55,11 @@
   (func (export "indirect") (param $n i32) (result i32)
     (call_indirect (type $alloc_t) (local.get $n) (i32.const 0)))
   (func (export "wrapped") (param $n i32) (result i32) (call $xmalloc (local.get $n)))
+  ;; malloc through xmalloc, then directly: the second call's frame is where
+  ;; xmalloc's was, so a call-tree node cached in that frame must not be reused.
+  (func (export "both") (param $n i32) (result i32)
+    (drop (call $xmalloc (local.get $n)))
+    (call $malloc (local.get $n)))
   (func (export "boom") (result i32) (call $malloc (i32.const 0xDEAD)))
   (func (export "wrong") (param $n i32) (result i32) (call $aligned_alloc (local.get $n)))
   (func (export "mine") (param $n i32) (result i32) (call $my_alloc (local.get $n)))

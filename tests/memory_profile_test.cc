@@ -217,18 +217,23 @@ TEST_F(MemHooks, PprofProfileHasHeapSampleTypes) {
   prof_->stop();
   perftools::profiles::Profile p = build_memory_profile(*prof_);
   auto str = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
-  ASSERT_EQ(p.sample_type_size(), 4);
+  // Go's four heap types first (pprof's defaults), then memory.grow's two.
+  ASSERT_EQ(p.sample_type_size(), 6);
   EXPECT_EQ(str(p.sample_type(0).type()) + "/" + str(p.sample_type(0).unit()), "alloc_objects/count");
   EXPECT_EQ(str(p.sample_type(1).type()) + "/" + str(p.sample_type(1).unit()), "alloc_space/bytes");
   EXPECT_EQ(str(p.sample_type(2).type()) + "/" + str(p.sample_type(2).unit()), "inuse_objects/count");
   EXPECT_EQ(str(p.sample_type(3).type()) + "/" + str(p.sample_type(3).unit()), "inuse_space/bytes");
+  EXPECT_EQ(str(p.sample_type(4).type()) + "/" + str(p.sample_type(4).unit()), "grows/count");
+  EXPECT_EQ(str(p.sample_type(5).type()) + "/" + str(p.sample_type(5).unit()), "grow_space/bytes");
   EXPECT_EQ(str(p.default_sample_type()), "inuse_space");
+  EXPECT_EQ(str(build_memory_profile(*prof_, "alloc_space").default_sample_type()), "alloc_space");
   EXPECT_EQ(str(p.period_type().type()), "space");
   EXPECT_EQ(p.period(), 1);
   ASSERT_EQ(p.sample_size(), 2);
   // Leaf = the allocator's caller; the allocator in a label.
   EXPECT_EQ(p.sample(0).location_id_size(), 1);
   EXPECT_EQ(p.sample(0).value(1), 64);
+  EXPECT_EQ(p.sample(0).value(5), 0);  // no memory.grow here
   EXPECT_EQ(str(p.sample(0).label(0).key()), "allocator");
   EXPECT_EQ(str(p.sample(0).label(0).str()), "malloc");
   EXPECT_EQ(str(p.sample(1).label(0).str()), "_Znwm");
@@ -251,6 +256,98 @@ TEST_F(MemHooks, SamplingByBytesIsUnbiased) {
   for (int i = 1; i < 2000; i += 2) call("release", {ptrs[i]});
   EXPECT_NEAR(by_function()["alloc"].inuse_bytes, 0, 1e-6);
   EXPECT_EQ(prof_->memory()->sample_bytes(), 4096u);
+}
+
+// The sampling loop finds a frame's call-tree node when a hook needs it and
+// keeps it in the frame; a new call in the same frame slot must find its own.
+TEST_F(MemHooks, NodeCachedInAFrameIsNotReusedByTheNextCall) {
+  load();
+  EXPECT_GT(call("both", {16}), 0);
+  EXPECT_GT(call("both", {16}), 0);
+  auto f = by_function();
+  EXPECT_THAT(f["xmalloc"], Mem(2, 32, 2, 32));
+  EXPECT_THAT(f["both"], Mem(2, 32, 2, 32));
+}
+
+// memory.grow with no allocator in sight: who grew the memory, by how much,
+// and its size after each grow, in both profiling loops (sampled, counted).
+class MemoryGrow : public ::testing::TestWithParam<bool> {};
+
+TEST_P(MemoryGrow, ReportedWithTheGrowingStack) {
+  vm::LoadOptions lo;
+  lo.call_hook = allocator_hook();
+  lo.count_instructions = GetParam();
+  auto m = vm::load_module(read_bytes(testdata("mem_grow.wasm")), lo);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store store;
+  Profiler prof(Options{.instructions = GetParam(), .mem = true});
+  std::string why;
+  ASSERT_TRUE(prof.start(store, why)) << why;
+  auto inst = store.instantiate(*m, {});
+  ASSERT_TRUE(inst) << inst.error().to_string();
+  std::vector<vm::Value> results;
+  ASSERT_FALSE(store.invoke((*inst)->exported_func("run"), {}, results));
+  EXPECT_EQ(results[0].i32, 8u);
+  prof.stop();
+
+  // Four grows: bump three times by a page, big once by four; the grow by 0
+  // and the failed one are not there.
+  const auto& grows = prof.memory()->grows();
+  ASSERT_EQ(grows.size(), 4u);
+  const uint64_t page = 65536;
+  EXPECT_EQ(grows[0].old_bytes, 1 * page);
+  EXPECT_EQ(grows[0].new_bytes, 2 * page);
+  EXPECT_EQ(grows[2].new_bytes, 4 * page);
+  EXPECT_EQ(grows[3].old_bytes, 4 * page);
+  EXPECT_EQ(grows[3].new_bytes, 8 * page);
+  EXPECT_LE(grows[0].elapsed_ns, grows[3].elapsed_ns);
+  std::map<std::string, FunctionMemory> f;
+  for (FunctionMemory& fm : memory_by_function(prof)) f[fm.function] = fm;
+  EXPECT_EQ(f["bump"].grows, 3u);
+  EXPECT_EQ(f["bump"].grow_bytes, 3 * page);
+  EXPECT_EQ(f["big"].grows, 1u);
+  EXPECT_EQ(f["big"].grow_bytes, 4 * page);
+  EXPECT_EQ(f.count("run"), 0u);  // its size query and failed grow are not reported
+  EXPECT_EQ(function_name(prof.tree().node(prof.tree().node(grows[3].node).parent).func), "run");
+
+  // In the pprof profile: one sample per grow, at the memory.grow
+  // instruction (not the function's start), with the size after it.
+  perftools::profiles::Profile p = build_memory_profile(prof);
+  auto str = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
+  ASSERT_EQ(p.sample_size(), 4);
+  std::vector<int64_t> sizes;
+  for (const auto& s : p.sample()) {
+    EXPECT_EQ(s.value(2), 0);
+    EXPECT_EQ(s.value(4), 1);
+    EXPECT_EQ(s.location_id_size(), 2);
+    for (const auto& l : s.label())
+      if (str(l.key()) == "memory_size") sizes.push_back(l.num());
+  }
+  EXPECT_EQ(sizes, (std::vector<int64_t>{2 * 65536, 3 * 65536, 4 * 65536, 8 * 65536}));
+  EXPECT_EQ(p.sample(3).value(5), 4 * 65536);
+  EXPECT_THAT(memory_summary(prof, 3),
+              HasSubstr("wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
+}
+
+INSTANTIATE_TEST_SUITE_P(Loops, MemoryGrow, ::testing::Values(false, true),
+                         [](const auto& info) { return info.param ? "Counted" : "Sampled"; });
+
+// Without memory profiling, memory.grow is not reported (and costs nothing).
+TEST(MemoryGrowOff, NotReportedWithoutMemoryProfiling) {
+  auto m = vm::load_module(read_bytes(testdata("mem_grow.wasm")), {});
+  ASSERT_TRUE(m);
+  vm::Store store;
+  Profiler prof(Options{.cpu = true});
+  std::string why;
+  ASSERT_TRUE(prof.start(store, why)) << why;
+  EXPECT_FALSE(prof.profiling().memory_grow);
+  auto inst = store.instantiate(*m, {});
+  ASSERT_TRUE(inst);
+  std::vector<vm::Value> results;
+  ASSERT_FALSE(store.invoke((*inst)->exported_func("run"), {}, results));
+  EXPECT_EQ(results[0].i32, 8u);
+  prof.stop();
+  EXPECT_EQ(prof.memory(), nullptr);
 }
 
 // A large allocation is always sampled, with weight about 1.

@@ -221,27 +221,33 @@ void charge_guest_cpu(Profiling& p) {
   p.cpu_mark = now;
 }
 
-// A safe point found the sampling flag raised: report the current stack and
-// the guest CPU time since the previous sample. Out of line: rare and cold.
 // Where the current call stack sits in the call tree. The counting loop keeps
-// every frame's node up to date (its counts need it on every segment); the
-// sampling loop does not pay for that on each call and walks the frames only
-// here, when a sample, a host call or an allocation needs the node.
+// every frame's node up to date (its counts need it on every segment). The
+// sampling loop only marks each new frame's node unknown (one store per
+// call) and fills nodes in when a sample, a host call, an allocation or a
+// memory.grow needs one: from the nearest frame below that has its node, up
+// to the frame asked about, so the frames below are looked up once per frame
+// and not again for every allocation they make (a loop calling malloc costs
+// one call-tree lookup per call, not a walk from the entry).
 struct NodeContext {
-  const Frame* entry;  // first frame of this entry into the VM
-  uint32_t base;       // call-tree node the entry hangs from (Thread::entry_node)
-  bool eager;          // frames carry their node (counting loop)
+  Frame* entry;   // first frame of this entry into the VM
+  uint32_t base;  // call-tree node the entry hangs from (Thread::entry_node)
+  bool eager;     // frames carry their node (counting loop)
 };
-uint32_t node_of(Profiling& p, const NodeContext& nc, const Frame* frame) {
-  if (nc.eager) return frame->node;
-  uint32_t node = nc.base;
-  for (const Frame* f = nc.entry; f <= frame; ++f) node = p.enter(node, f->func);
+uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
+  if (nc.eager || frame->node != kUnknownNode) return frame->node;
+  Frame* f = frame;
+  while (f > nc.entry && f[-1].node == kUnknownNode) --f;
+  uint32_t node = f == nc.entry ? nc.base : f[-1].node;
+  for (; f <= frame; ++f) f->node = node = p.enter(node, f->func);
   return node;
 }
 
+// A safe point found the sampling flag raised: report the current stack and
+// the guest CPU time since the previous sample. Out of line: rare and cold.
 // Returns true when the flag was an interrupt request rather than (or as well
 // as) a sampling tick: the caller then traps.
-__attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, const Frame* frame,
+__attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, Frame* frame,
                                            const uint32_t* ip) {
   p.sample_pending = 0;
   if (!p.cpu) return p.interrupt_requested != 0;
@@ -259,12 +265,13 @@ __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, 
 // back into appears under the host function's node.
 __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, Instance* caller, FuncInst* f,
                                                       uint64_t* slots, Trap& trap, const NodeContext& nc,
-                                                      const Frame* frame) {
+                                                      Frame* frame) {
   Profiling& p = *th.profiling;
   uint32_t node = p.enter(node_of(p, nc, frame), f);
   if (p.cpu) charge_guest_cpu(p);
   uint32_t saved_entry = th.entry_node;
   th.entry_node = node;
+  if (p.sink) p.sink->on_host_enter(node);
   uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
   bool ok = host_boundary(store, th, caller, f, slots, trap);
   uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
@@ -275,16 +282,24 @@ __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, 
 }
 
 // Memory profiling hooks (vm/profiling.h), out of line: only calls to the
-// few hooked functions get here.
-// The hooked frame keeps the node found at its call (the sampling loop
-// leaves `node` unused otherwise), so the return does not walk the frames
-// again: allocation-heavy programs make millions of these pairs.
+// few hooked functions get here. node_of leaves the node in the hooked frame,
+// so the return reports it without another lookup: allocation-heavy programs
+// make millions of these pairs.
 __attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, Frame* frame, MemInst* memory) {
-  frame->node = node_of(p, nc, frame);
-  if (p.sink) p.sink->on_hooked_call(frame->call_hook, frame->node, frame->fp, memory);
+  const uint32_t node = node_of(p, nc, frame);
+  if (p.sink) p.sink->on_hooked_call(frame->call_hook, node, frame->fp, memory);
 }
 __attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, MemInst* memory) {
   if (p.sink) p.sink->on_hooked_return(frame->call_hook, frame->node, frame->fp, memory);
+}
+
+// memory.grow made `memory` larger than `old_bytes` (memory profiling).
+__attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc, Frame* frame, const uint32_t* ip,
+                                            MemInst* memory, uint64_t old_bytes) {
+  if (!p.sink) return;
+  const CompiledFunc* code = frame->func->code;
+  int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
+  p.sink->on_memory_grow(node_of(p, nc, frame), frame->func, offset, memory, old_bytes);
 }
 
 // The interpreter loop, instantiated three times (Mode): Plain has no hooks
@@ -369,6 +384,8 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         auto e = prof->enter_counted(th.entry_node, func);
         frame->node = e.node;
         frame->counters = e.counters;
+      } else {
+        frame->node = kUnknownNode;
       }
       SAFE_POINT();
     }
@@ -421,6 +438,8 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         auto e = prof->enter_counted(frame[-1].node, callee);                                \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
+      } else {                                                                               \
+        frame->node = kUnknownNode; /* found when needed: node_of */                         \
       }                                                                                      \
       if (uint8_t hook = (hook_expr)) {                                                      \
         frame->call_hook = hook;                                                             \
@@ -739,6 +758,10 @@ dispatch:
     CASE(MemoryGrow) {
       int64_t old = memory->grow(rd<uint32_t>(fp, ip[2]));
       wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
+      if constexpr (kProfiling) {
+        // memsize is still the size before the grow.
+        if (prof->memory_grow && memory->size > memsize) memory_grown(*prof, nc, frame, ip, memory, memsize);
+      }
       LOAD_MEM();
       ip += 3;
       DISPATCH();
@@ -931,8 +954,13 @@ on_host_trap:
 Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
   if (!th.profiling) return run<Mode::Plain>(store, th, func, args);
-  if (th.profiling->count_instructions) return run<Mode::Counted>(store, th, func, args);
-  return run<Mode::Sampled>(store, th, func, args);
+  // Frames in use: a host function calls back into wasm (ProfileSink::on_reentry).
+  ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;
+  if (nested) nested->on_reentry(true);
+  Trap t = th.profiling->count_instructions ? run<Mode::Counted>(store, th, func, args)
+                                            : run<Mode::Sampled>(store, th, func, args);
+  if (nested) nested->on_reentry(false);
+  return t;
 }
 
 Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results) {

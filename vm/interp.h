@@ -14,11 +14,17 @@
 namespace wzvm::vm {
 
 // One activation of a wasm function.
+// Frame::node not looked up yet (the sampling loop finds nodes lazily).
+constexpr uint32_t kUnknownNode = UINT32_MAX;
+
 struct Frame {
   FuncInst* func;        // the function running in this frame
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
-  uint32_t node;         // call-tree node of this frame (only while profiling)
+  // Call-tree node of this frame (only while profiling): kept up to date by
+  // the counting loop; kUnknownNode in the sampling loop until a sample, a
+  // host call or a hook needs it (vm/interp.cc, node_of).
+  uint32_t node;
   // Entered by a hooked call while profiling (memory profiling): the hook id
   // and the caller's real resume point (the caller's `ip` is then the stub
   // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.

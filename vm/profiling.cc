@@ -37,9 +37,13 @@ uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f) {
     if (uint32_t n = segments_of(tree, id)) tree.node(id).counters = alloc_counters(n);
   }
   CallTree::Node& n = tree.node(parent);
-  n.cached_func = f;
-  n.cached_child = id;
-  n.cached_counters = tree.node(id).counters;
+  // The older entry goes: the newer one is the likelier to be called again.
+  n.cached_func[1] = n.cached_func[0];
+  n.cached_child[1] = n.cached_child[0];
+  n.cached_counters[1] = n.cached_counters[0];
+  n.cached_func[0] = f;
+  n.cached_child[0] = id;
+  n.cached_counters[0] = tree.node(id).counters;
   return id;
 }
 

@@ -35,15 +35,16 @@ class CallTree {
     uint32_t parent = 0;
     const FuncInst* func = nullptr;
     uint32_t depth = 0;
-    // The child found last: loops and recursion call the same function from
-    // the same node again and again, so most calls stop here.
-    uint32_t cached_child = 0;
-    const FuncInst* cached_func = nullptr;
+    // The two children found last: loops and recursion call the same
+    // function from the same node again and again, and a loop that
+    // allocates alternates two (malloc and free), so most calls stop here.
+    const FuncInst* cached_func[2] = {};
+    uint32_t cached_child[2] = {};
     // Instruction counting: this node's segment run counters (one per
     // segment of its function, in Profiling's chunks, which never move), and
-    // the cached child's, so a call finds both in one place.
+    // the cached children's, so a call finds both in one place.
     uint64_t* counters = nullptr;
-    uint64_t* cached_counters = nullptr;
+    uint64_t* cached_counters[2] = {};
   };
   static constexpr uint32_t kRoot = 0;
 
@@ -97,6 +98,22 @@ class ProfileSink {
   virtual void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, MemInst* memory) {
     (void)hook, (void)node, (void)results, (void)memory;
   }
+  // Memory profiling (Profiling::memory_grow): a memory.grow made `memory`
+  // larger than its `old_bytes`. `node` is the stack of the function that
+  // ran it, `func`/`offset` that function and the instruction's module byte
+  // offset. Failed grows and grows by 0 pages are not reported.
+  virtual void on_memory_grow(uint32_t node, const FuncInst* func, int64_t offset, MemInst* memory,
+                              uint64_t old_bytes) {
+    (void)node, (void)func, (void)offset, (void)memory, (void)old_bytes;
+  }
+  // A host function is about to run (`node` as in on_host_call, which ends
+  // it). Until it returns, the interpreter thread touches neither the call
+  // tree nor the sink, except through wasm the host function calls back
+  // into, which on_reentry brackets (`entering` true at its start, false at
+  // its end). The live profiler reads the tables from another thread in
+  // that time (profiler/live.h).
+  virtual void on_host_enter(uint32_t node) { (void)node; }
+  virtual void on_reentry(bool entering) { (void)entering; }
 };
 
 // Profiling state attached to a Thread (Thread::profiling).
@@ -124,6 +141,9 @@ struct Profiling {
   // each call; without it nodes are found only when a sample, host call or
   // allocation needs one.
   bool count_instructions = false;
+  // Report successful memory.grow to the sink (memory profiling). Tested
+  // only in memory.grow's handler of the profiling loops.
+  bool memory_grow = false;
   // Set by the profiler's timer signal; polled at safe points (function
   // entry, loop back-edges). The handler does nothing else.
   volatile std::sig_atomic_t sample_pending = 0;
@@ -150,13 +170,15 @@ struct Profiling {
   };
   Entered enter_counted(uint32_t parent, const FuncInst* f) {
     CallTree::Node& n = tree.node(parent);
-    if (n.cached_func == f) return {n.cached_child, n.cached_counters};
+    if (n.cached_func[0] == f) return {n.cached_child[0], n.cached_counters[0]};
+    if (n.cached_func[1] == f) return {n.cached_child[1], n.cached_counters[1]};
     uint32_t id = enter_slow(parent, f);
     return {id, tree.node(id).counters};
   }
   uint32_t enter(uint32_t parent, const FuncInst* f) {
     CallTree::Node& n = tree.node(parent);
-    if (n.cached_func == f) return n.cached_child;
+    if (n.cached_func[0] == f) return n.cached_child[0];
+    if (n.cached_func[1] == f) return n.cached_child[1];
     return enter_slow(parent, f);
   }
 
