@@ -173,5 +173,36 @@ TEST_F(MemCli, SaysSoWhenNoAllocatorIsNamed) {
   EXPECT_THAT(r.err, HasSubstr("nothing still in use at exit"));
 }
 
+// memory.grow with no allocator: the profile shows who grew the memory.
+TEST_F(MemCli, MemoryGrowWithoutAnAllocator) {
+  Output r = wzvm("--profile=mem --invoke run '" + testdata("mem_grow.wasm") + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "8\n");
+  EXPECT_THAT(r.err, HasSubstr("the memory profile will show memory.grow only"));
+  EXPECT_THAT(r.err, HasSubstr("wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
+  auto space = top("wzvm-mem.pb.gz", "grow_space");
+  EXPECT_EQ(space["bump"], (std::pair<double, double>{3 * 65536, 3 * 65536}));
+  EXPECT_EQ(space["big"], (std::pair<double, double>{4 * 65536, 4 * 65536}));
+  EXPECT_EQ(space["run"], (std::pair<double, double>{0, 7 * 65536}));
+  EXPECT_EQ(top("wzvm-mem.pb.gz", "grows")["bump"].first, 3);
+  // The memory's size after each grow, in order, as a label.
+  std::string raw = pprof("-raw wzvm-mem.pb.gz");
+  EXPECT_THAT(raw, HasSubstr("grows/count grow_space/bytes"));
+  EXPECT_THAT(raw, ::testing::ContainsRegex("memory_size:\\[131072 bytes\\](.|\n)*memory_size:\\[196608 bytes\\]"
+                                            "(.|\n)*memory_size:\\[262144 bytes\\](.|\n)*memory_size:\\[524288 bytes\\]"));
+  // The heap types stay first, inuse_space the default.
+  EXPECT_THAT(pprof("-top wzvm-mem.pb.gz"), HasSubstr("Type: inuse_space"));
+}
+
+// A C program: dlmalloc's sbrk grows the memory under malloc.
+TEST_F(MemCli, MemoryGrowUnderMalloc) {
+  Output r = wzvm("--profile=mem '" + testdata("mem/live_c.wasm") + "' spin 10");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.err, ::testing::ContainsRegex("memory.grow [0-9]+ times?: .* by sbrk <- "));
+  auto space = top("wzvm-mem.pb.gz", "grow_space");
+  EXPECT_GT(space["sbrk"].first, 0);
+  EXPECT_EQ(space["hold"].second, space["sbrk"].first);  // hold's blocks needed the memory
+}
+
 }  // namespace
 }  // namespace wzvm::profiler

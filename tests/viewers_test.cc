@@ -332,22 +332,33 @@ TEST_F(Viewers, SummaryAfterTheRunOnStderr) {
 // loopback port; killed at the end of the test.
 class LiveGuest {
  public:
-  LiveGuest(const std::string& dir, const std::vector<std::string>& flags, const std::string& n) {
+  // prof_counts.wasm's `loop` export, n iterations.
+  LiveGuest(const std::string& dir, const std::vector<std::string>& flags, const std::string& n)
+      : LiveGuest(dir, flags, {"--invoke", "loop", testdata("prof_counts.wasm"), n}) {}
+  // Any guest (`guest`: the module and its arguments). With `stdin_pipe`
+  // its stdin is a pipe this object holds open, so a guest reading it
+  // blocks until the end of the test.
+  LiveGuest(const std::string& dir, const std::vector<std::string>& flags, const std::vector<std::string>& guest,
+            bool stdin_pipe = false) {
     err_ = dir + "/guest.err";
     std::vector<std::string> args = {WZVM_BINARY, "--pprof-addr", "127.0.0.1:0"};
     args.insert(args.end(), flags.begin(), flags.end());
-    for (const char* a : {"--invoke", "loop"}) args.push_back(a);
-    args.push_back(testdata("prof_counts.wasm"));
-    args.push_back(n);
+    args.insert(args.end(), guest.begin(), guest.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
+    int in[2] = {-1, -1};
+    if (stdin_pipe && pipe2(in, O_CLOEXEC) == 0) {
+      posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+      stdin_ = in[1];
+    }
     posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, err_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (posix_spawn(&pid_, WZVM_BINARY, &fa, nullptr, argv.data(), environ) != 0) pid_ = -1;
     posix_spawn_file_actions_destroy(&fa);
+    if (in[0] >= 0) close(in[0]);
     // The URL is printed before the guest starts.
     for (int i = 0; i < 500 && url_.empty(); ++i) {
       std::string e = slurp(err_);
@@ -359,6 +370,7 @@ class LiveGuest {
     }
   }
   ~LiveGuest() {
+    if (stdin_ >= 0) close(stdin_);
     if (pid_ > 0) {
       kill(pid_, SIGKILL);
       waitpid(pid_, nullptr, 0);
@@ -369,6 +381,7 @@ class LiveGuest {
 
  private:
   pid_t pid_ = -1;
+  int stdin_ = -1;  // write end of the guest's stdin pipe
   std::string err_, url_;
 };
 
@@ -408,6 +421,7 @@ TEST_F(Viewers, LiveIndexConflictAndUnavailable) {
   EXPECT_THAT(pprof("-top first.pb.gz"), HasSubstr("loop"));
   EXPECT_THAT(curl("/debug/pprof/profile?seconds=abc"), HasSubstr("HTTP400"));
   EXPECT_THAT(curl("/debug/pprof/heap"), HasSubstr("HTTP501"));
+  EXPECT_THAT(curl("/debug/pprof/allocs"), HasSubstr("start wzvm with --profile=mem"));
   EXPECT_THAT(curl("/debug/pprof/instructions?seconds=1"), HasSubstr("--profile=instructions"));
   EXPECT_THAT(curl("/debug/pprof/nope"), HasSubstr("HTTP404"));
 }
@@ -418,6 +432,58 @@ TEST_F(Viewers, LiveInstructionsWindow) {
   Output r = sh("curl -s '" + g.url() + "/debug/pprof/instructions?seconds=0.5&debug=1'");
   EXPECT_THAT(r.out, HasSubstr("instructions/count: total "));
   EXPECT_THAT(r.out, HasSubstr("100.00%  loop"));
+}
+
+// /debug/pprof/heap and /allocs while a C guest allocates in a loop: the
+// profile so far, through go tool pprof, with Go's default sample types.
+TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
+  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")}, {testdata("mem/live_c.wasm"), "spin"});
+  ASSERT_THAT(g.url(), HasSubstr("http://127.0.0.1:")) << g.err();
+  // `hold` keeps 100 blocks of 1000 bytes; `churn` frees each of its own.
+  std::string heap = pprof("-top -unit=b '" + g.url() + "/debug/pprof/heap'");
+  EXPECT_THAT(heap, HasSubstr("Type: inuse_space"));
+  EXPECT_THAT(heap, ::testing::ContainsRegex("100000B +[0-9.]+% +[0-9.]+% +100000B +[0-9.]+% +hold"));
+  std::string objects = pprof("-top -sample_index=inuse_objects '" + g.url() + "/debug/pprof/heap'");
+  EXPECT_THAT(objects, ::testing::ContainsRegex("\\b100 +[0-9.]+% +[0-9.]+% +100 +[0-9.]+% +hold"));
+  // allocs: the same profile, alloc_space by default, where churn's
+  // millions of blocks show although none of them is still in use.
+  std::string allocs = pprof("-top '" + g.url() + "/debug/pprof/allocs'");
+  EXPECT_THAT(allocs, HasSubstr("Type: alloc_space"));
+  EXPECT_THAT(allocs, HasSubstr("churn"));
+  EXPECT_THAT(pprof("-raw '" + g.url() + "/debug/pprof/allocs'"), HasSubstr("allocator:[malloc]"));
+  // Several requests at once share snapshots and all get an answer.
+  // (sh() shares its output files, so the clients write files of their own.)
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 4; ++i)
+    clients.emplace_back([&, i] {
+      std::system(("curl -s --max-time 20 -o '" + path("heap" + std::to_string(i) + ".txt") + "' '" + g.url() +
+                   "/debug/pprof/heap?debug=1'")
+                      .c_str());
+    });
+  for (std::thread& t : clients) t.join();
+  for (int i = 0; i < 4; ++i) {
+    std::string text = slurp(path("heap" + std::to_string(i) + ".txt"));
+    EXPECT_THAT(text, HasSubstr("Profile: heap\n"));
+    EXPECT_THAT(text, ::testing::ContainsRegex("inuse_objects/count: total [0-9]+\n.*\n.*\n +100 +[0-9.]+% +100 "
+                                               "+[0-9.]+% +hold\n"));
+  }
+  Output bad = sh("curl -s -w ' HTTP%{http_code}' '" + g.url() + "/debug/pprof/heap?seconds=5'");
+  EXPECT_THAT(bad.out, HasSubstr("HTTP400"));
+  EXPECT_THAT(bad.out, HasSubstr("-diff_base"));
+}
+
+// A guest blocked in a host call (reading a stdin that never ends) reaches
+// no safe point: the heap profile is read while it waits, not after.
+TEST_F(Viewers, LiveHeapWhileTheGuestIsBlockedInAHostCall) {
+  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")}, {testdata("mem/live_c.wasm"), "block"},
+              true);
+  ASSERT_THAT(g.url(), HasSubstr("http://127.0.0.1:")) << g.err();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // well inside fd_read by now
+  Output r = sh("curl -s --max-time 10 -o heap.pb.gz -w '%{http_code}' '" + g.url() + "/debug/pprof/heap'");
+  ASSERT_EQ(r.out, "200") << g.err();
+  std::string top = pprof("-top -unit=b heap.pb.gz");
+  EXPECT_THAT(top, ::testing::ContainsRegex("100000B +[0-9.]+% +[0-9.]+% +100000B +[0-9.]+% +hold"));
+  EXPECT_THAT(top, Not(HasSubstr("churn")));
 }
 
 TEST_F(Viewers, LiveEndpointEndsWithTheGuest) {
