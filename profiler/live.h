@@ -8,10 +8,16 @@
 // object's mutex), and the interpreter thread, in the sink callbacks, copies
 // what falls in the window (each sample with the stack of its node, host
 // calls, instruction-count deltas) into the window under the mutex. The
-// server then builds the pprof profile from that copy alone.
+// server then builds the pprof profile from that copy alone. The memory
+// profile is copied whole (a snapshot) the same way; and while the guest is
+// inside a host function (on_host_enter .. on_host_call, outside on_reentry)
+// the interpreter touches no table before it takes the mutex again, so a
+// server thread holding the mutex may copy it then: a guest blocked in I/O
+// still gets its heap profile served.
 //
 // Cost when nobody asks: LiveProfiler sits between the VM and the Profiler as
-// the sink and forwards every callback after one relaxed atomic load. CPU
+// the sink and forwards every callback after one relaxed atomic load (with
+// --pprof-addr, host calls also take the mutex on entry and exit). CPU
 // accounting stays on (Profiling::cpu) so that a window's samples have exact
 // weights from their first tick; with no timer running that is two
 // thread-CPU clock reads per host call, plus the profiling loop the guest
