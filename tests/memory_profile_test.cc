@@ -267,6 +267,11 @@ TEST_F(MemHooks, NodeCachedInAFrameIsNotReusedByTheNextCall) {
   auto f = by_function();
   EXPECT_THAT(f["xmalloc"], Mem(2, 32, 2, 32));
   EXPECT_THAT(f["both"], Mem(2, 32, 2, 32));
+  // Two sites, both malloc's own node (a stale node would be xmalloc's:
+  // the site's allocator would then read xmalloc).
+  std::vector<MemSite> sites = prof_->memory()->sites();
+  ASSERT_EQ(sites.size(), 2u);
+  for (const MemSite& s : sites) EXPECT_EQ(function_name(prof_->tree().node(s.node).func), "malloc");
 }
 
 // memory.grow with no allocator in sight: who grew the memory, by how much,
