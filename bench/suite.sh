@@ -9,8 +9,9 @@
 # (native, same source, same clang-14 -O2). Each prints one checksum line.
 #
 # Runtimes: native, wzvm, and the peers wasm3, iwasm, wasm-interp (wabt, with
-# --wasi) and node (node:wasi) when on PATH; a peer that is absent, or cannot
-# run WASI commands, is reported as such and left out. Run i of every runtime
+# --wasi) and node (node:wasi; also as node-liftoff, V8's baseline compiler
+# only) when on PATH; a peer that is absent, or cannot run WASI commands, is
+# reported as such and left out. Run i of every runtime
 # comes before run i+1 of any, so a change in the machine's load hits all alike.
 # Every output must equal the native one (exit status 1 otherwise).
 #
@@ -40,7 +41,7 @@ METRIC=cpu
 SIZE_ALL=
 ONLY=
 PROGRAMS=()
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 need() { [ $# -ge 2 ] || { echo "suite.sh: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -65,7 +66,7 @@ fi
 
 # Quick sizes: each program's own default (in its source) is the full size,
 # about 60-90 ms natively; these take a few ms.
-declare -A QSIZE=([calls]=25 [gemm]=60 [interp]=1 [intmix]=300 [lz]=1 [memwalk]=1 [nbody]=50000 [sha256]=1)
+declare -A QSIZE=([calls]=25 [gemm]=60 [interp]=1 [intmix]=300 [lz]=64 [memwalk]=1 [nbody]=50000 [sha256]=1)
 SUITE="$BUILD/bench/suite"
 WZVM="$BUILD/wzvm"
 [ -x "$WZVM" ] || { echo "suite.sh: $WZVM not found: build first (cmake --build $BUILD)" >&2; exit 1; }
@@ -103,13 +104,15 @@ run_cmd() {  # runtime module args...: runs it, stdout to stdout
     iwasm) iwasm "$wasm" "$@" ;;
     wasm-interp) wasm-interp --wasi "$wasm" "$@" ;;
     node) node --no-warnings bench/wasi/run-node-wasi.mjs "$wasm" "$@" ;;
+    node-liftoff) node --no-warnings --liftoff --no-wasm-tier-up --no-wasm-dynamic-tiering \
+      bench/wasi/run-node-wasi.mjs "$wasm" "$@" ;;
   esac
 }
 
 PEERS=()
-for rt in wasm3 iwasm wasm-interp node; do
+for rt in wasm3 iwasm wasm-interp node node-liftoff; do
   if ! wanted "$rt"; then continue; fi
-  if ! have "$rt"; then echo "$rt: absent"; continue; fi
+  if ! have "${rt%-liftoff}"; then echo "$rt: absent"; continue; fi
   if why=$(probe "$rt"); then PEERS+=("$rt")
   else echo "$rt: present but cannot run WASI commands (${why:-no output}); left out"; fi
 done
@@ -157,8 +160,9 @@ for rt in "${PEERS[@]}"; do RATIO_COLS+=("$rt/native"); done
 metric_name=$([ "$METRIC" = wall ] && echo "wall time" || echo "CPU time, user + sys")
 echo "runs per runtime: $RUNS; median $metric_name, seconds$([ "$QUICK" = 1 ] && echo "; quick sizes")"
 printf '%-8s %8s' program size
-for rt in "${RUNTIMES[@]}"; do printf ' %10s' "$rt"; done
-for c in "${RATIO_COLS[@]}"; do printf ' %*s' $(( ${#c} > 11 ? ${#c} : 11 )) "$c"; done
+w() { echo $(( ${#1} > 10 ? ${#1} : 10 )); }  # column width for a heading
+for rt in "${RUNTIMES[@]}"; do printf ' %*s' "$(w "$rt")" "$rt"; done
+for c in "${RATIO_COLS[@]}"; do printf ' %*s' "$(w "$c")" "$c"; done
 echo
 
 status=0
@@ -170,10 +174,11 @@ for p in "${PROGRAMS[@]}"; do
   declare -A times=() outs=()
   for ((i = 0; i < RUNS; i++)); do
     for rt in "${RUNTIMES[@]}"; do
-      if t=$(time_once "$rt" "$p" "$n"); then
+      t=$(time_once "$rt" "$p" "$n") && rc=0 || rc=$?
+      if [ "$rc" = 0 ]; then
         times[$rt]+="$t"$'\n'
       else
-        echo "suite.sh: $rt failed on $p $n: $(head -c 300 "$TMP/err")" >&2
+        echo "suite.sh: $rt failed on $p $n (exit status $rc): $(head -c 300 "$TMP/err")" >&2
         status=1
         times[$rt]+=$'nan\n'
       fi
@@ -184,11 +189,11 @@ for p in "${PROGRAMS[@]}"; do
   printf '%-8s %8s' "$p" "$n"
   for rt in "${RUNTIMES[@]}"; do
     if [[ ${times[$rt]} == *nan* ]]; then med[$rt]=nan; else med[$rt]=$(printf '%s' "${times[$rt]}" | median); fi
-    printf ' %10s' "${med[$rt]}"
+    printf ' %*s' "$(w "$rt")" "${med[$rt]}"
   done
   for c in "${RATIO_COLS[@]}"; do
     r=$(ratio "${med[${c%/*}]}" "${med[${c#*/}]}")
-    printf ' %*s' $(( ${#c} > 11 ? ${#c} : 11 )) "$r"
+    printf ' %*s' "$(w "$c")" "$r"
     if [ "$r" != nan ]; then
       LOGSUM[$c]=$(awk -v s="${LOGSUM[$c]:-0}" -v r="$r" 'BEGIN { printf "%.9f", s + log(r) }')
       LOGN[$c]=$(( ${LOGN[$c]:-0} + 1 ))
@@ -204,10 +209,10 @@ for p in "${PROGRAMS[@]}"; do
   unset times outs med
 done
 printf '%-8s %8s' geomean ""
-for rt in "${RUNTIMES[@]}"; do printf ' %10s' ""; done
+for rt in "${RUNTIMES[@]}"; do printf ' %*s' "$(w "$rt")" ""; done
 for c in "${RATIO_COLS[@]}"; do
   if [ -n "${LOGN[$c]:-}" ]; then g=$(awk -v s="${LOGSUM[$c]}" -v k="${LOGN[$c]}" 'BEGIN { printf "%.2f", exp(s / k) }'); else g=nan; fi
-  printf ' %*s' $(( ${#c} > 11 ? ${#c} : 11 )) "$g"
+  printf ' %*s' "$(w "$c")" "$g"
 done
 echo
 exit $status

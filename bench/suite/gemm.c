@@ -23,7 +23,7 @@ static void gemm(long n, double alpha, double beta, double *c, const double *a, 
 }
 
 int main(int argc, char **argv) {
-  long n = suite_size(argc, argv, 400);
+  long n = suite_size(argc, argv, 300);
   double *a = matrix(n, 1), *b = matrix(n, 2), *c = matrix(n, 3), *d = matrix(n, 4);
   double *tmp = calloc((size_t)(n * n), sizeof(double));
   if (!tmp) { fprintf(stderr, "gemm: out of memory\n"); return 1; }

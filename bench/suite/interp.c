@@ -137,7 +137,7 @@ int main(int argc, char **argv) {
   /* Bounded below 10000 (peak value 27 million) so the chains never overflow. */
   int32_t steps = 0;
   for (long r = 0; r < k / 4 + 1; r++) {
-    int32_t cv[8] = {0, 0, 0, 10000 - (int32_t)(r % 7)};
+    int32_t cv[8] = {0, 0, 0, (k < 4 ? (int32_t)k * 2500 : 10000) - (int32_t)(r % 7)};
     steps += run(collatz, cv);
   }
   printf("interp: expr=%08x collatz=%d\n", acc, steps);

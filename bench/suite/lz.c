@@ -1,7 +1,7 @@
 /* Compression: an LZ77 compressor with hash chains (32 KiB window, matches of
  * 4..258 bytes, lazy matching by one byte) and its decompressor, on generated
  * text (words drawn from a skewed vocabulary, so it compresses like prose).
- * The round trip is checked. Size: MiB of input. */
+ * The round trip is checked. Size: KiB of input. */
 #include "common.h"
 
 enum { WINDOW = 1 << 15, HASH_BITS = 15, MIN_MATCH = 4, MAX_MATCH = 258, MAX_CHAIN = 32 };
@@ -94,8 +94,8 @@ static size_t decompress(const uint8_t *in, size_t n, uint8_t *out) {
 }
 
 int main(int argc, char **argv) {
-  long mib = suite_size(argc, argv, 2);
-  size_t n = (size_t)mib << 20;
+  long kib = suite_size(argc, argv, 2048);
+  size_t n = (size_t)kib << 10;
   uint8_t *text = malloc(n), *packed = malloc(n + n / 8 + 16), *back = malloc(n);
   if (!text || !packed || !back) { fprintf(stderr, "lz: out of memory\n"); return 1; }
   /* A vocabulary of 512 made-up words; word choice is skewed (min of two
