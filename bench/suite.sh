@@ -64,8 +64,17 @@ if [ -n "$SIZE_ALL" ] && ! [[ $SIZE_ALL =~ ^[1-9][0-9]*$ ]]; then
   echo "suite.sh: --size must be a positive integer, got '$SIZE_ALL'" >&2; exit 2
 fi
 
+if [ -n "$ONLY" ]; then
+  IFS=, read -r -a _only <<<"$ONLY"
+  for rt in "${_only[@]}"; do
+    case "$rt" in native|wzvm|wasm3|iwasm|wasm-interp|node|node-liftoff) ;;
+      *) echo "suite.sh: --only: unknown runtime '$rt' (native, wzvm, wasm3, iwasm, wasm-interp, node, node-liftoff)" >&2; exit 2 ;;
+    esac
+  done
+fi
+
 # Quick sizes: each program's own default (in its source) is the full size,
-# about 60-90 ms natively; these take a few ms.
+# 20-80 ms natively (memwalk 0.5 s); these take a few ms.
 declare -A QSIZE=([calls]=25 [gemm]=60 [interp]=1 [intmix]=300 [lz]=64 [memwalk]=1 [nbody]=50000 [sha256]=1)
 SUITE="$BUILD/bench/suite"
 WZVM="$BUILD/wzvm"
