@@ -24,6 +24,9 @@ PACKAGES=(
   libcpp-httplib-dev pkg-config chromium curl
   # hardening: libFuzzer and the ASan/UBSan runtimes of clang-14 (fuzz/, build-asan/)
   libclang-rt-14-dev
+  # benchmarks: node is a peer runtime of bench/suite.sh (node:wasi), callgrind
+  # (valgrind) counts the host instructions the suite's README records
+  nodejs valgrind
 )
 
 missing=()
