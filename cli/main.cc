@@ -110,6 +110,7 @@ struct Options {
   std::vector<std::string> args;  // everything after the module path
   cli::ProfileFlags profile;
   vm::StoreLimits limits;  // --max-memory, --max-stack-depth
+  vm::Features features;   // --enable-NAME, --disable-NAME, --enable-all
   // --max-module-size. 1 GiB: the largest real modules are a few hundred MB,
   // and the decoder's own limit (offsets are u32) is 4 GiB.
   uint64_t max_module_bytes = uint64_t{1} << 30;
@@ -197,6 +198,7 @@ int run(const Options& opt) {
   load_options.count_instructions = opt.profile.count_instructions() || opt.fuel.has_value();
   load_options.fuel = opt.fuel.has_value();
   load_options.call_hook = opt.profile.call_hook();
+  load_options.features = opt.features;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
   std::shared_ptr<const vm::Module> module = loaded.value();
@@ -409,6 +411,19 @@ int main(int argc, char** argv) {
         std::chrono::nanoseconds d;
         return parse_duration(v, d);
       });
+  // Proposals beyond wasm 2.0 (vm/features.def), in the order given.
+  bool enable_all = false;
+  std::vector<std::pair<const vm::FeatureInfo*, bool>> feature_flags;
+  app.add_flag("--enable-all", enable_all, "Allow every implemented proposal (before the --disable-NAME flags)");
+  for (const vm::FeatureInfo& f : vm::feature_table()) {
+    std::string state = !f.implemented ? " (not implemented yet)" : f.default_on ? " (on by default)" : "";
+    for (bool on : {true, false}) {
+      std::string flag = std::string(on ? "--enable-" : "--disable-") + f.name;
+      app.add_flag_callback(flag, [&feature_flags, &f, on] { feature_flags.emplace_back(&f, on); },
+                            std::string(on ? "Allow" : "Refuse") + " modules using the " + f.name + " proposal" +
+                                (on ? state : ""));
+    }
+  }
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
 
   try {
@@ -430,6 +445,14 @@ int main(int argc, char** argv) {
       else if (o == fd_opt)
         opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
     }
+  }
+  if (enable_all) opt.features = vm::Features::all();
+  for (auto [f, on] : feature_flags) {
+    if (on && !f->implemented) {
+      std::cerr << "wzvm: usage error: the " << f->name << " proposal is not implemented yet\n";
+      return 2;
+    }
+    opt.features.set(f->id, on);
   }
   // Already checked by CLI11; a memory is made of whole 64 KiB pages.
   if (uint64_t bytes; !max_memory.empty() && parse_bytes(max_memory, bytes).empty())

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Run the WebAssembly core spec tests against wzvm (registered with ctest as spec-core).
 #
-# Usage: spec-tests/run-spec.sh RUNNER BUILD_SPEC_DIR [RUNNER_FLAGS...]
+# Usage: spec-tests/run-spec.sh RUNNER BUILD_SPEC_DIR [--folder DIR] [RUNNER_FLAGS...]
 #   RUNNER          path of the wzvm-spectest binary
 #   BUILD_SPEC_DIR  where the converted tests go (e.g. build/spec; core tests land in build/spec/core)
+#   --folder DIR    core (the default) or a proposal folder, e.g. proposals/tail-call
+#                   (registered with ctest as spec-tail-call etc.); each of its files
+#                   runs with the flags `convert.sh --flags FILE` prints for it
 #   RUNNER_FLAGS    passed on to wzvm-spectest before the files (e.g. -v)
 #
 # 1. Finds the testsuite: $WZVM_SPEC_TESTSUITE, else ../shared/wasm-testsuite beside
@@ -11,7 +14,9 @@
 #    Layouts: core tests under core/ (the shared copy) or at the top level (upstream).
 # 2. Converts core/*.wast with wast2json (the suite's own convert.sh when it has one),
 #    reusing the previous conversion when nothing changed (stamp file).
-# 3. Runs wzvm-spectest over BUILD_SPEC_DIR/core with spec-tests/known-failures.txt.
+# 3. Runs wzvm-spectest over BUILD_SPEC_DIR/core (or the folder) with
+#    spec-tests/known-failures.txt (one list for every folder: entries name
+#    the file as the runner prints it, e.g. tail-call/return_call.json).
 #    simd_*.json files run too; WZVM_SPEC_SIMD=0 counts them as skipped
 #    instead (e.g. to time the scalar suite alone).
 set -u
@@ -23,6 +28,15 @@ fi
 RUNNER=$1
 OUT=$2
 shift 2
+folder=core
+if [ "${1:-}" = "--folder" ]; then
+  [ $# -ge 2 ] || { echo "run-spec.sh: --folder needs a directory (core, proposals/NAME)" >&2; exit 2; }
+  folder=${2%/}
+  shift 2
+fi
+# ctest's SKIP_RETURN_CODE: a proposal folder cannot run without the shared
+# copy of the suite (its convert.sh knows each file's flags).
+SKIP=77
 
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/.." && pwd)
@@ -75,8 +89,12 @@ ident="suite=$coresrc wast2json=$(command -v "$WAST2JSON") version=$("$WAST2JSON
 up_to_date() {
   [ -f "$stamp" ] || return 1
   [ "$(cat "$stamp")" = "$ident" ] || return 1
-  # Any .wast (or the converter) newer than the stamp means a new conversion.
+  # Any .wast (or the converter) newer than the stamp means a new conversion
+  # (proposals/ too when the suite's convert.sh converts them).
   [ -z "$(find "$coresrc" -maxdepth 1 -name '*.wast' -newer "$stamp" -print -quit)" ] || return 1
+  if [ -d "$suite/proposals" ] && [ "$coresrc" = "$suite/core" ]; then
+    [ -z "$(find "$suite/proposals" -name '*.wast' -newer "$stamp" -print -quit)" ] || return 1
+  fi
   if [ -f "$suite/convert.sh" ] && [ "$suite/convert.sh" -nt "$stamp" ]; then return 1; fi
   return 0
 }
@@ -112,4 +130,34 @@ flags=(--known-failures "$here/known-failures.txt")
 if [ "${WZVM_SPEC_SIMD:-1}" = 0 ]; then
   flags+=(--skip-simd)  # every simd_*.json command counts as skipped
 fi
-exec "$RUNNER" "${flags[@]}" "$@" "$OUT/core"
+if [ "$folder" = core ]; then
+  exec "$RUNNER" "${flags[@]}" "$@" "$OUT/core"
+fi
+
+# A proposal folder: one runner per file, with that file's flags.
+case "$folder" in
+  proposals/*) ;;
+  *) echo "run-spec.sh: --folder must be core or proposals/NAME, got $folder" >&2; exit 2 ;;
+esac
+if [ ! -f "$suite/convert.sh" ] || [ "$coresrc" != "$suite/core" ]; then
+  echo "run-spec.sh: $folder needs the shared testsuite copy with convert.sh (skipped)" >&2
+  exit $SKIP
+fi
+[ -d "$suite/$folder" ] || { echo "run-spec.sh: no folder $suite/$folder" >&2; exit 2; }
+status=0
+passed=0
+files=0
+for wast in "$suite/$folder"/*.wast; do
+  base=$(basename "$wast" .wast)
+  file_flags=$(bash "$suite/convert.sh" --flags "$folder/$base.wast") || exit 2
+  files=$((files + 1))
+  # shellcheck disable=SC2086  # the flags are words
+  echo "== $folder/$base.wast (flags: ${file_flags:-none})"
+  if "$RUNNER" "${flags[@]}" $file_flags "$@" "$OUT/$folder/$base.json"; then
+    passed=$((passed + 1))
+  else
+    status=1
+  fi
+done
+echo "$folder: $passed of $files files pass"
+exit $status

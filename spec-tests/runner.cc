@@ -2,7 +2,12 @@
 // wast2json (a JSON script per .wast plus its .wasm modules), against wzvm's vm/.
 //
 //   wzvm-spectest [-v] [--known-failures PATH] [--skip-simd] [--profile-cpu]
-//                 [--count-instructions] FILE.json|DIR...
+//                 [--count-instructions] [--enable-<proposal>...] [--enable-all]
+//                 FILE.json|DIR...
+//
+// Proposal flags are those of vm/features.def, by name or by wabt's name, so
+// the flags `convert.sh --flags FILE` prints for a test file can be passed
+// as they are. Without any, modules are plain wasm 2.0.
 //
 // Command semantics follow the reference interpreter's script runner
 // (https://github.com/WebAssembly/spec/tree/main/interpreter#scripts).
@@ -57,6 +62,8 @@ struct Options {
   bool skip_simd = false;
   bool profile_cpu = false;
   bool count_instructions = false;
+  // The spec files assume exactly the proposals their flags name.
+  vm::Features features = vm::Features::wasm2();
   std::string known_failures_path;
   std::vector<std::string> inputs;
 };
@@ -282,6 +289,7 @@ class FileRunner {
     }
     vm::LoadOptions lo;
     lo.count_instructions = opts_.count_instructions;
+    lo.features = opts_.features;
     return vm::load_module(std::move(bytes), lo);
   }
 
@@ -633,7 +641,25 @@ void usage(FILE* out) {
                "  --skip-simd              count the commands of simd_*.json files as skipped\n"
                "  --profile-cpu            run with the CPU profiler attached (10 kHz sampling)\n"
                "  --count-instructions     load modules with instruction counting, profiler attached\n"
-               "  --enable-*               proposal flags (accepted and ignored for now)\n");
+               "  --enable-NAME            allow proposal NAME (wabt's name too):");
+  for (const vm::FeatureInfo& f : vm::feature_table()) {
+    std::fprintf(out, " %s", f.name);
+    if (*f.alias) std::fprintf(out, " (%s)", f.alias);
+    if (!f.implemented) std::fprintf(out, " [not implemented]");
+  }
+  std::fprintf(out,
+               "\n  --enable-all             allow every implemented proposal\n"
+               "  --disable-NAME           disallow proposal NAME; wasm 2.0 features (e.g.\n"
+               "                           reference-types) are always on and their\n"
+               "                           --disable flag is accepted with a warning\n");
+}
+
+// wabt's names of the wasm 2.0 features (wast2json --disable-NAME).
+bool is_wasm2_feature(const std::string& name) {
+  for (const char* f : {"mutable-globals", "saturating-float-to-int", "sign-extension", "simd", "multi-value",
+                        "bulk-memory", "reference-types"})
+    if (name == f) return true;
+  return false;
 }
 
 int parse_args(int argc, char** argv, Options& opts) {
@@ -656,9 +682,25 @@ int parse_args(int argc, char** argv, Options& opts) {
         std::fprintf(stderr, "wzvm-spectest: --known-failures needs a PATH\n");
         return 2;
       }
+    } else if (a == "--enable-all") {
+      opts.features = vm::Features::all();
     } else if (a.starts_with("--enable-") || a.starts_with("--disable-")) {
-      // Proposal flags (issue 11: --enable-tail-call, ...). Accepted and ignored
-      // until vm::LoadOptions grows the matching switches.
+      bool on = a.starts_with("--enable-");
+      std::string name = a.substr(on ? std::strlen("--enable-") : std::strlen("--disable-"));
+      const vm::FeatureInfo* f = vm::find_feature(name);
+      if (f) {
+        // A proposal wzvm does not implement yet still runs (and fails where
+        // it must), so a folder's failures can be listed and counted.
+        if (on && !f->implemented)
+          std::fprintf(stderr, "wzvm-spectest: warning: proposal %s is not implemented yet\n", f->name);
+        opts.features.set(f->id, on && f->implemented);
+      } else if (!on && is_wasm2_feature(name)) {
+        std::fprintf(stderr, "wzvm-spectest: warning: %s ignored: wasm 2.0 features are always on\n", a.c_str());
+      } else {
+        std::fprintf(stderr, "wzvm-spectest: unknown proposal in %s\n", a.c_str());
+        usage(stderr);
+        return 2;
+      }
     } else if (a == "-h" || a == "--help") {
       usage(stdout);
       return 0;

@@ -54,7 +54,8 @@ Bytes one_empty_func() {
          section(kCode, Bytes{0x01} + body({0x00, 0x0B}));
 }
 
-Result<std::unique_ptr<Module>> decode(const Bytes& b) { return decode_module(b); }
+// Plain wasm 2.0: what later proposals allow is tested in proposals_test.cc.
+Result<std::unique_ptr<Module>> decode(const Bytes& b) { return decode_module(b, Features::wasm2()); }
 
 // Decodes, expecting success, and validates, expecting success.
 std::unique_ptr<Module> decode_ok(const Bytes& b) {

@@ -40,6 +40,7 @@ struct OpInfo {
   Kind kind = Kind::Special;
   ValType result = kNone, p1 = kNone, p2 = kNone;
   uint8_t mem_bytes = 0;  // Load/Store: access size (natural alignment)
+  int8_t feature = -1;    // the proposal it needs (vm/features.def), -1 for wasm 2.0
   const char* name = "";
 };
 
@@ -71,7 +72,11 @@ struct OpTables {
     info.mem_bytes = WZVM_MEM_BYTES_##K(Extra);                \
     info.name = text;                                          \
   }
+#define WZVM_PROPOSAL_OP(F, Name, prefix, code, ...) \
+  WZVM_OP(Name, prefix, code, __VA_ARGS__)             \
+  table_for(prefix)[code].feature = static_cast<int8_t>(Feature::F);
 #include "vm/opcodes.def"
+#undef WZVM_PROPOSAL_OP
 #undef WZVM_OP
     init_fused();
   }
@@ -145,7 +150,8 @@ class FunctionCompiler {
         type_(m.func_type(func_index)),
         r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
         counting_(options.count_instructions || options.fuel),
-        fuel_(options.fuel) {}
+        fuel_(options.fuel),
+        multi_memory_(m.features.has(Feature::MultiMemory)) {}
 
   Status compile(CompiledFunc& out);
 
@@ -424,13 +430,44 @@ class FunctionCompiler {
     results = m_.types[idx].results;
     return true;
   }
-  bool read_memarg(const OpInfo& info, uint32_t& offset) { return read_memarg(info.mem_bytes, offset); }
-  bool read_memarg(uint32_t natural_bytes, uint32_t& offset) {
+  bool read_memarg(const OpInfo& info, uint32_t& offset, uint32_t& mem) {
+    return read_memarg(info.mem_bytes, offset, mem);
+  }
+  // multi-memory: bit 6 of the alignment says a memory index follows it.
+  bool read_memarg(uint32_t natural_bytes, uint32_t& offset, uint32_t& mem) {
     uint32_t align;
-    if (!r_.u32(align) || !r_.u32(offset)) return false;
-    if (m_.all_memories.empty()) return fail("unknown memory 0");
+    mem = 0;
+    if (!r_.u32(align)) return false;
+    if (multi_memory_ && (align & 0x40)) {
+      align &= ~0x40u;
+      if (!r_.u32(mem)) return false;
+    }
+    if (!r_.u32(offset)) return false;
+    if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
     if (align >= 32 || (1u << align) > natural_bytes) return fail("alignment must not be larger than natural");
     return true;
+  }
+  // The memory immediate of memory.size/grow/fill/init/copy: a zero byte in
+  // wasm 2.0, a memory index with multi-memory.
+  bool read_memidx(uint32_t& mem) {
+    mem = 0;
+    if (!multi_memory_) return read_zero_byte() && need_memory();
+    if (!r_.u32(mem)) return false;
+    if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
+    return true;
+  }
+  // An access to memory `mem` other than 0 is the memory-0 operation between
+  // two UseMemory ops: the loop keeps one memory cached, and memory 0's code
+  // pays nothing for multi-memory (docs/RATIONALE.md).
+  void use_memory(uint32_t mem) {
+    if (mem == 0 || !emitting()) return;
+    emit_op(IOp::UseMemory);
+    word(mem);
+  }
+  void restore_memory(uint32_t mem) {
+    if (mem == 0 || !emitting()) return;
+    emit_op(IOp::UseMemory);
+    word(0);
   }
   // SIMD lane access: the size of the lane an instruction addresses.
   static uint32_t simd_lane_bytes(IOp op) {
@@ -496,8 +533,9 @@ class FunctionCompiler {
   bool instruction();
   bool simple(const OpInfo& info);
   bool special(const OpInfo& info, uint8_t opcode);
-  // `index` is the table for call_indirect, the callee for call.
-  bool op_call(uint32_t type_index, bool indirect, uint32_t index);
+  // `index` is the table for call_indirect, the callee for call; `tail` for
+  // return_call / return_call_indirect.
+  bool op_call(uint32_t type_index, bool indirect, uint32_t index, bool tail = false);
 
   const Module& m_;
   uint32_t func_index_;
@@ -523,6 +561,7 @@ class FunctionCompiler {
   uint32_t loop_depth_ = 0;
   const bool counting_;
   const bool fuel_;  // segments charge Profiling::fuel (CountFuel)
+  const bool multi_memory_;
   uint32_t seg_pos_ = UINT32_MAX;  // count operand of the open segment's CountInstr
   // Counted instructions' byte offsets, segment by segment (CompiledFunc::seg_offsets).
   std::vector<uint32_t> seg_begin_;
@@ -639,11 +678,12 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       return true;
     }
     case Kind::Load: {
-      uint32_t offset;
-      if (!read_memarg(info, offset)) return false;
+      uint32_t offset, mem;
+      if (!read_memarg(info, offset, mem)) return false;
       Operand addr;
       if (!pop(ValType::I32, addr)) return false;
       uint32_t dst = push(info.result);
+      use_memory(mem);
       if (emitting()) {
         emit_op(info.op);
         slot_word(dst);
@@ -651,19 +691,22 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         word(offset);
         mark_dst(here() - 3);
       }
+      restore_memory(mem);
       return true;
     }
     case Kind::Store: {
-      uint32_t offset;
-      if (!read_memarg(info, offset)) return false;
+      uint32_t offset, mem;
+      if (!read_memarg(info, offset, mem)) return false;
       Operand addr, v;
       if (!pop(info.p2, v) || !pop(ValType::I32, addr)) return false;
+      use_memory(mem);
       if (emitting()) {
         emit_op(info.op);
         src_word(addr.src);
         src_word(v.src);
         word(offset);
       }
+      restore_memory(mem);
       return true;
     }
     case Kind::Special:
@@ -672,14 +715,45 @@ bool FunctionCompiler::simple(const OpInfo& info) {
   return fail("internal error: not a simple instruction");
 }
 
-bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t index) {
+bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t index, bool tail) {
   const FuncType& ft = m_.types[type_index];
+  // A tail call returns the callee's results as the caller's own.
+  if (tail && ft.results != ctrls_.front().results) return fail("type mismatch");
   Operand elem;
   if (indirect && !pop(ValType::I32, elem)) return false;
   std::vector<Operand> args;
   if (!pop_all(ft.params, args)) return false;
   for (Operand& a : args) materialize(a);
   uint32_t base = args.empty() ? next_slot() : args.front().slot;
+  uint32_t arg_slots = 0, result_slots = 0;
+  for (ValType t : ft.params) arg_slots += slots_of(t);
+  for (ValType t : ft.results) result_slots += slots_of(t);
+  bool hooked = !indirect && index < m_.call_hooks.size() && m_.call_hooks[index] != 0;
+  if (tail && emitting() && !hooked) {
+    // [return_call func base nargs][ret base nres] or
+    // [return_call_indirect table type elem base nargs][ret base nres]. The
+    // callee's frame replaces this one; the `ret` after it serves callees
+    // that cannot replace a frame (host functions, hooked allocators), which
+    // the interpreter calls as usual with the `ret` as resume point.
+    if (indirect) {
+      emit_op(IOp::ReturnCallIndirect);
+      word(index);
+      word(type_index);
+      src_word(elem.src);
+      slot_word(base);
+    } else {
+      emit_op(IOp::ReturnCall);
+      word(index);
+      slot_word(base);
+    }
+    word(arg_slots);
+    emit_op(IOp::Ret);
+    slot_word(base);
+    word(result_slots);
+    max_slot_ = std::max(max_slot_, base + result_slots);
+    set_unreachable();
+    return true;
+  }
   if (emitting()) {
     if (indirect) {
       emit_op(IOp::CallTable);
@@ -690,19 +764,24 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     } else {
       // Calls to hooked functions (memory profiling) get their own op, so the
       // plain CallFunc never tests for a hook.
-      bool hooked = index < m_.call_hooks.size() && m_.call_hooks[index] != 0;
       emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
       word(index);
       slot_word(base);
     }
   }
-  for (ValType t : ft.results) push(t);
   // Results are written from `base` on: make sure the frame covers them.
-  if (emitting()) {
-    uint32_t n = 0;
-    for (ValType t : ft.results) n += slots_of(t);
-    max_slot_ = std::max(max_slot_, base + n);
+  if (emitting()) max_slot_ = std::max(max_slot_, base + result_slots);
+  if (tail) {
+    // A direct tail call to a hooked function: a hooked call, then a return.
+    if (emitting()) {
+      emit_op(IOp::Ret);
+      slot_word(base);
+      word(result_slots);
+    }
+    set_unreachable();
+    return true;
   }
+  for (ValType t : ft.results) push(t);
   return true;
 }
 
@@ -720,6 +799,7 @@ bool FunctionCompiler::instruction() {
     info = opcode == 0xFC ? &tables.fc[sub] : &tables.fd[sub];
   }
   if (!info->valid) return malformed("illegal opcode");
+  if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature))) return malformed("illegal opcode");
   if (!counting_) return info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
 
   // Instruction counting (LoadOptions::count_instructions): each straight-line
@@ -746,7 +826,7 @@ bool FunctionCompiler::instruction() {
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
   switch (info->op) {
     case IOp::Br: case IOp::BrIf: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
-    case IOp::If:
+    case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect:
       seg_pos_ = UINT32_MAX;
       break;
     default:
@@ -953,15 +1033,22 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       if (f >= m_.func_type_indices.size()) return fail("unknown function " + std::to_string(f));
       return op_call(m_.func_type_indices[f], false, f);
     }
+    case IOp::ReturnCall: {
+      uint32_t f;
+      if (!r_.u32(f)) return false;
+      if (f >= m_.func_type_indices.size()) return fail("unknown function " + std::to_string(f));
+      return op_call(m_.func_type_indices[f], false, f, true);
+    }
 
-    case IOp::CallIndirect: {
+    case IOp::CallIndirect:
+    case IOp::ReturnCallIndirect: {
       uint32_t type_index, table;
       if (!r_.u32(type_index)) return false;
       if (!r_.u32(table)) return false;
       if (table >= m_.all_tables.size()) return fail("unknown table " + std::to_string(table));
       if (type_index >= m_.types.size()) return fail("unknown type");
       if (m_.all_tables[table].elem != ValType::FuncRef) return fail("type mismatch");
-      return op_call(type_index, true, table);
+      return op_call(type_index, true, table, info->op == IOp::ReturnCallIndirect);
     }
 
     case IOp::Drop: {
@@ -1168,32 +1255,39 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     }
 
     case IOp::MemorySize: {
-      if (!read_zero_byte() || !need_memory()) return false;
+      uint32_t mem;
+      if (!read_memidx(mem)) return false;
       uint32_t dst = push(ValType::I32);
+      use_memory(mem);
       if (emitting()) {
         emit_op(IOp::MemorySize);
         slot_word(dst);
         mark_dst(here() - 1);
       }
+      restore_memory(mem);
       return true;
     }
     case IOp::MemoryGrow: {
-      if (!read_zero_byte() || !need_memory()) return false;
+      uint32_t mem;
+      if (!read_memidx(mem)) return false;
       Operand delta;
       if (!pop(ValType::I32, delta)) return false;
       uint32_t dst = push(ValType::I32);
+      use_memory(mem);
       if (emitting()) {
         emit_op(IOp::MemoryGrow);
         slot_word(dst);
         src_word(delta.src);
       }
+      restore_memory(mem);
       return true;
     }
     case IOp::MemoryInit: {
-      uint32_t d;
-      if (!read_data(d) || !read_zero_byte() || !need_memory()) return false;
+      uint32_t d, mem;
+      if (!read_data(d) || !read_memidx(mem)) return false;
       Operand n, s, dst;
       if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, dst)) return false;
+      use_memory(mem);
       if (emitting()) {
         emit_op(IOp::MemoryInit);
         word(d);
@@ -1201,6 +1295,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         src_word(s.src);
         src_word(n.src);
       }
+      restore_memory(mem);
       return true;
     }
     case IOp::DataDrop: {
@@ -1213,27 +1308,44 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       return true;
     }
     case IOp::MemoryCopy: {
-      if (!read_zero_byte() || !read_zero_byte() || !need_memory()) return false;
+      uint32_t dmem, smem;
+      if (!read_memidx(dmem) || !read_memidx(smem)) return false;
       Operand n, s, d;
       if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
+      if (dmem != smem) {
+        if (emitting()) {
+          emit_op(IOp::MemoryCopyBetween);
+          word(dmem);
+          word(smem);
+          src_word(d.src);
+          src_word(s.src);
+          src_word(n.src);
+        }
+        return true;
+      }
+      use_memory(dmem);
       if (emitting()) {
         emit_op(IOp::MemoryCopy);
         src_word(d.src);
         src_word(s.src);
         src_word(n.src);
       }
+      restore_memory(dmem);
       return true;
     }
     case IOp::MemoryFill: {
-      if (!read_zero_byte() || !need_memory()) return false;
+      uint32_t mem;
+      if (!read_memidx(mem)) return false;
       Operand n, v, d;
       if (!pop(ValType::I32, n) || !pop(ValType::I32, v) || !pop(ValType::I32, d)) return false;
+      use_memory(mem);
       if (emitting()) {
         emit_op(IOp::MemoryFill);
         src_word(d.src);
         src_word(v.src);
         src_word(n.src);
       }
+      restore_memory(mem);
       return true;
     }
 
@@ -1432,12 +1544,13 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     }
     case IOp::V128Load8Lane: case IOp::V128Load16Lane: case IOp::V128Load32Lane: case IOp::V128Load64Lane:
     case IOp::V128Store8Lane: case IOp::V128Store16Lane: case IOp::V128Store32Lane: case IOp::V128Store64Lane: {
-      uint32_t offset, lane;
-      if (!read_memarg(simd_lane_bytes(info->op), offset) || !read_lane(*info, lane)) return false;
+      uint32_t offset, lane, mem;
+      if (!read_memarg(simd_lane_bytes(info->op), offset, mem) || !read_lane(*info, lane)) return false;
       Operand addr, v;
       if (!pop(ValType::V128, v) || !pop(ValType::I32, addr)) return false;
       bool load = info->result == ValType::V128;
       uint32_t dst = load ? push(ValType::V128) : 0;
+      use_memory(mem);
       if (emitting()) {  // [load_lane dst addr v offset lane] / [store_lane addr v offset lane]
         emit_op(info->op);
         if (load) slot_word(dst);
@@ -1447,6 +1560,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         word(lane);
         if (load) mark_dst(here() - 5);
       }
+      restore_memory(mem);
       return true;
     }
 

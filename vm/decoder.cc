@@ -771,9 +771,10 @@ void Decoder::collect_declared_refs() {
 
 }  // namespace
 
-Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes) {
+Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes, const Features& features) {
   auto module = std::make_unique<Module>();
   module->bytes = std::move(bytes);
+  module->features = features;
   Decoder d(*module);
   Status st = d.run();
   if (!st.ok()) return st.error();

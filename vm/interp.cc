@@ -452,6 +452,41 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     DISPATCH();                                                                              \
   } while (0)
 
+  // tail-call: wasm function `callee` takes over the current frame, its
+  // arguments (`nargs` slots at `args`) moved down to fp[0..]. The profilers
+  // see the caller replaced: the sampling loop finds the node by walking the
+  // frames, the counting loop gives the frame the callee's node under the
+  // caller's parent. Host callees, and hooked ones when profiling, cannot
+  // take over a frame: they are called as usual and resume at `ret_ip`, a
+  // `ret` that returns their results.
+#define TAIL_CALL(callee_expr, args_expr, nargs_expr, ret_ip_expr)                           \
+  do {                                                                                       \
+    FuncInst* tcallee = (callee_expr);                                                          \
+    uint64_t* targs = (args_expr);                                                           \
+    const uint32_t* ret_ip = (ret_ip_expr);                                                  \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0);                                   \
+    if constexpr (kProfiling) {                                                              \
+      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook);                 \
+    }                                                                                        \
+    const CompiledFunc* code = tcallee->code;                                                 \
+    if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
+    std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
+    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) fp[i] = 0;              \
+    for (size_t i = 0; i < code->consts.size(); ++i) fp[code->const_base + i] = code->consts[i]; \
+    frame->func = tcallee;                                                                    \
+    ip = code->code.data();                                                                  \
+    if (tcallee->instance != inst) {                                                          \
+      inst = tcallee->instance;                                                               \
+      LOAD_MEM();                                                                            \
+    }                                                                                        \
+    if constexpr (kProfiling) {                                                              \
+      if constexpr (kCounting)                                                               \
+        frame->node = prof->enter(frame == entry ? th.entry_node : frame[-1].node, tcallee);  \
+      SAFE_POINT();                                                                          \
+    }                                                                                        \
+    DISPATCH();                                                                              \
+  } while (0)
+
 #if defined(WZVM_SWITCH_DISPATCH)
 #define CASE(Name) case static_cast<uint32_t>(IOp::Name):
 #define DISPATCH() goto dispatch
@@ -651,6 +686,18 @@ dispatch:
       // Indirect calls to hooked functions are found here, at run time.
       CALL(target, fp + ip[4], ip + 5, callee->call_hook);
     }
+    // [return_call func base nargs][ret base nres]
+    CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
+    // [return_call_indirect table type elem base nargs][ret base nres]
+    CASE(ReturnCallIndirect) {
+      TableInst* table = inst->tables[ip[1]];
+      uint32_t i = rd<uint32_t>(fp, ip[3]);
+      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
+      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
+      if (!target) TRAP(TrapCode::UninitializedElement);
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      TAIL_CALL(target, fp + ip[4], ip[5], ip + 6);
+    }
 
     // ---- Variables and references.
     CASE(GlobalGet) {
@@ -786,6 +833,22 @@ dispatch:
       if (s + n > seg.size || d + n > memsize) TRAP(TrapCode::MemoryOutOfBounds);
       if (n) std::memcpy(mem + d, seg.bytes + s, n);
       ip += 5;
+      DISPATCH();
+    }
+    CASE(UseMemory) {
+      memory = inst->memories[ip[1]];
+      mem = memory->data;
+      memsize = memory->size;
+      ip += 2;
+      DISPATCH();
+    }
+    CASE(MemoryCopyBetween) {
+      const MemInst* dm = inst->memories[ip[1]];
+      const MemInst* sm = inst->memories[ip[2]];
+      uint64_t d = rd<uint32_t>(fp, ip[3]), s = rd<uint32_t>(fp, ip[4]), n = rd<uint32_t>(fp, ip[5]);
+      if (d + n > dm->size || s + n > sm->size) TRAP(TrapCode::MemoryOutOfBounds);
+      if (n) std::memmove(dm->data + d, sm->data + s, n);
+      ip += 6;
       DISPATCH();
     }
     CASE(DataDrop) {
@@ -942,6 +1005,7 @@ on_host_trap:
 
 #undef JUMP_BY
 #undef SAFE_POINT
+#undef TAIL_CALL
 #undef CALL
 #undef CASE
 #undef DISPATCH

@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "vm/code.h"
@@ -139,6 +141,40 @@ struct Names {
   std::map<uint32_t, std::map<uint32_t, std::string>> locals;
 };
 
+// Proposals beyond wasm 2.0 that a module may use (vm/features.def).
+enum class Feature : uint8_t {
+#define WZVM_FEATURE(Id, ...) Id,
+#include "vm/features.def"
+#undef WZVM_FEATURE
+};
+
+struct FeatureInfo {
+  Feature id;
+  const char* name;   // --enable-<name>
+  const char* alias;  // wabt's flag name, or ""
+  bool implemented;
+  bool default_on;
+};
+// Every row of vm/features.def, in order.
+std::span<const FeatureInfo> feature_table();
+// The row whose name or alias is `name`; nullptr if none.
+const FeatureInfo* find_feature(std::string_view name);
+
+// A set of enabled proposals. Default-constructed: the DefaultOn column
+// (what `wzvm` runs with); wasm2() is plain WebAssembly 2.0 (the spec runner's
+// starting point); all() is every implemented proposal (--enable-all).
+struct Features {
+  uint32_t bits = default_bits();
+  bool has(Feature f) const { return (bits >> static_cast<unsigned>(f)) & 1; }
+  void set(Feature f, bool on) {
+    if (on) bits |= 1u << static_cast<unsigned>(f);
+    else bits &= ~(1u << static_cast<unsigned>(f));
+  }
+  static Features wasm2() { return Features{0}; }
+  static Features all();
+  static uint32_t default_bits();
+};
+
 struct Module {
   std::vector<uint8_t> bytes;  // the binary; bodies, data and custom sections point into it
 
@@ -155,6 +191,9 @@ struct Module {
   std::optional<uint32_t> data_count;
   std::vector<CustomSection> customs;
   Names names;
+  // The proposals this module was decoded with: validation and lowering
+  // accept what they allow (set by decode_module).
+  Features features;
 
   // Index spaces (imports first, then definitions), filled by the decoder.
   uint32_t num_imported_funcs = 0;
@@ -180,6 +219,8 @@ struct Module {
 };
 
 struct LoadOptions {
+  // Proposals the module may use; anything else is rejected as in wasm 2.0.
+  Features features;
   // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
   // Lower for an instruction budget (Profiling::fuel): counting segments
@@ -197,8 +238,9 @@ struct LoadOptions {
 Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes, const LoadOptions& options = {});
 
 // Pieces of load_module, for tests and tools.
-Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes);  // vm/decoder.cc
-Status validate_module(const Module& module);                              // vm/validate_module.cc (not bodies)
+Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes,
+                                              const Features& features = {});  // vm/decoder.cc
+Status validate_module(const Module& module);  // vm/validate_module.cc (not bodies)
 Status compile_functions(Module& module, const LoadOptions& options);       // vm/compile.cc
 
 }  // namespace wzvm::vm

@@ -95,10 +95,15 @@ std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType exp
       case Op::I32Mul:
       case Op::I64Add:
       case Op::I64Sub:
-      case Op::I64Mul:
-        // TODO(extended-const): accept these (typed [t t] -> [t]) when the
-        // extended-const proposal is enabled through LoadOptions.
-        return invalid("constant expression required", section, at);
+      case Op::I64Mul: {
+        // extended-const: [t t] -> [t].
+        if (!m_.features.has(Feature::ExtendedConst)) return invalid("constant expression required", section, at);
+        ValType t = in.op == Op::I32Add || in.op == Op::I32Sub || in.op == Op::I32Mul ? ValType::I32 : ValType::I64;
+        if (stack.size() < 2 || stack.back() != t || stack[stack.size() - 2] != t)
+          return invalid("type mismatch", section, at);
+        stack.pop_back();
+        break;
+      }
     }
   }
   if (stack.size() != 1 || stack[0] != expected) return invalid("type mismatch", section, at);
@@ -122,8 +127,8 @@ Status Validator::run() {
   for (const Function& f : m_.functions) WZVM_CHECK(check_type_index(f.type_index, "function"));
   for (const TableType& t : m_.tables) WZVM_CHECK(check_table_type(t, "table"));
   for (const MemoryType& mem : m_.memories) WZVM_CHECK(check_memory_type(mem, "memory"));
-  // Multi-memory is a later proposal.
-  if (m_.all_memories.size() > 1) return invalid("multiple memories", "memory");
+  if (m_.all_memories.size() > 1 && !m_.features.has(Feature::MultiMemory))
+    return invalid("multiple memories", "memory");
 
   for (const Global& g : m_.globals) WZVM_CHECK(check_const_expr(g.init, g.type.type, "global"));
 

@@ -1,0 +1,201 @@
+// Proposals beyond wasm 2.0 (vm/features.def): tail calls, extended constant
+// expressions, multi-memory. The spec folders of each run as ctest entries
+// (spec-tail-call, ...); these tests add what the spec suite does not check:
+// feature switches, deep tail recursion against the frame limit, host callees,
+// and the call tree the profilers see.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "profiler/instruction_profile.h"
+#include "profiler/profiler.h"
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm {
+namespace {
+
+using vm::Value;
+
+std::vector<uint8_t> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::string features_path() { return std::string(WZVM_TESTDATA_DIR) + "/proposals_features.wasm"; }
+
+// The module's one import: env.host_inc(x) = x + 1.
+vm::Result<std::vector<vm::Extern>> link(vm::Store& store, const vm::Module&) {
+  vm::Extern e;
+  e.kind = vm::ExternKind::Func;
+  e.func = store.add_host_func("env", "host_inc", vm::FuncType{{vm::ValType::I32}, {vm::ValType::I32}},
+                               [](vm::HostContext&, std::span<const Value> args, std::span<Value> results) {
+                                 results[0] = Value::from_i32(args[0].i32 + 1);
+                                 return vm::Trap{};
+                               });
+  return std::vector<vm::Extern>{e};
+}
+
+struct Instance {
+  std::unique_ptr<vm::Store> store;
+  vm::Instance* inst = nullptr;
+
+  explicit Instance(const vm::LoadOptions& lo = {}, vm::StoreLimits limits = {}) {
+    store = std::make_unique<vm::Store>(limits);
+    auto m = vm::load_module(read_bytes(features_path()), lo);
+    EXPECT_TRUE(m) << m.error().to_string();
+    if (!m) return;
+    auto imports = link(*store, *m.value());
+    auto i = store->instantiate(m.value(), *imports);
+    EXPECT_TRUE(i) << i.error().to_string();
+    if (i) inst = i.value();
+  }
+  vm::Trap call(const std::string& name, std::vector<Value> args, std::vector<Value>& results) {
+    return store->invoke(inst->exported_func(name), args, results);
+  }
+  Value call1(const std::string& name, std::vector<Value> args = {}) {
+    std::vector<Value> results;
+    vm::Trap t = call(name, std::move(args), results);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return results.empty() ? Value{} : results[0];
+  }
+};
+
+TEST(Features, TableNamesAndDefaults) {
+  const vm::FeatureInfo* tc = vm::find_feature("tail-call");
+  ASSERT_NE(tc, nullptr);
+  EXPECT_TRUE(tc->implemented);
+  // wabt's name of exception handling is an alias of ours.
+  EXPECT_EQ(vm::find_feature("exceptions"), vm::find_feature("exception-handling"));
+  EXPECT_EQ(vm::find_feature("gc"), nullptr);
+  vm::Features def;
+  EXPECT_TRUE(def.has(vm::Feature::TailCall));
+  EXPECT_TRUE(def.has(vm::Feature::ExtendedConst));
+  EXPECT_TRUE(def.has(vm::Feature::MultiMemory));
+  EXPECT_FALSE(def.has(vm::Feature::Memory64));  // not implemented: never on
+  EXPECT_FALSE(vm::Features::all().has(vm::Feature::Threads));
+  EXPECT_EQ(vm::Features::wasm2().bits, 0u);
+}
+
+// Each proposal, switched off alone, makes the module invalid or malformed
+// with the wasm 2.0 message.
+TEST(Features, EachProposalCanBeSwitchedOff) {
+  struct Case {
+    vm::Feature off;
+    vm::Error::Kind kind;
+    const char* message;
+  };
+  for (const Case& c : {Case{vm::Feature::TailCall, vm::Error::Kind::Malformed, "illegal opcode"},
+                        Case{vm::Feature::ExtendedConst, vm::Error::Kind::Invalid, "constant expression required"},
+                        Case{vm::Feature::MultiMemory, vm::Error::Kind::Invalid, "multiple memories"}}) {
+    vm::LoadOptions lo;
+    lo.features.set(c.off, false);
+    auto m = vm::load_module(read_bytes(features_path()), lo);
+    ASSERT_FALSE(m) << c.message;
+    EXPECT_EQ(m.error().kind, c.kind) << m.error().to_string();
+    EXPECT_EQ(m.error().message.rfind(c.message, 0), 0u) << m.error().to_string();
+  }
+  EXPECT_TRUE(vm::load_module(read_bytes(features_path()), {.features = vm::Features::all()}));
+}
+
+TEST(TailCall, RecursionDeeperThanTheFrameLimit) {
+  vm::StoreLimits limits;
+  limits.max_call_depth = 100;
+  Instance in({}, limits);
+  ASSERT_NE(in.inst, nullptr);
+  // 100000 rounds with room for 100 frames: each round replaces the frame.
+  EXPECT_EQ(in.call1("count_down", {Value::from_i32(100000)}).i32, 8u);
+  EXPECT_EQ(in.call1("even", {Value::from_i32(100001)}).i32, 0u);
+  EXPECT_EQ(in.call1("even", {Value::from_i32(100000)}).i32, 1u);
+}
+
+TEST(TailCall, HostCalleeReturnsItsResults) {
+  Instance in;
+  ASSERT_NE(in.inst, nullptr);
+  EXPECT_EQ(in.call1("to_host", {Value::from_i32(41)}).i32, 42u);
+}
+
+TEST(TailCall, EndlessTailRecursionCanBeInterruptedNotExhausted) {
+  // `spin` never returns and never grows the stack: under an instruction
+  // budget it runs out of fuel rather than out of frames.
+  profiler::Profiler prof({.instructions = true});
+  Instance in({.count_instructions = true});
+  ASSERT_NE(in.inst, nullptr);
+  std::string why;
+  ASSERT_TRUE(prof.start(*in.store, why)) << why;
+  prof.profiling().fuel_limited = true;
+  prof.profiling().fuel = 100000;
+  std::vector<Value> results;
+  vm::Trap t = in.call("spin", {Value::from_i32(0)}, results);
+  EXPECT_EQ(t.code, vm::TrapCode::OutOfFuel) << t.message;
+  prof.stop();
+}
+
+// A tail call replaces the frame in the profile too: count_down and leaf
+// both appear directly under entry, never under one another.
+TEST(TailCall, ProfileShowsTheCalleeInPlaceOfTheCaller) {
+  auto p = profiler::InstructionProfile::run_and_count_file(features_path(), "entry", {Value::from_i32(1000)}, link);
+  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_FALSE(p->trap()) << p->trap().message;
+  EXPECT_EQ(p->results().at(0).i32, 8u);
+  EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"count_down", 7 * 1000 + 5}, {"entry", 2}, {"leaf", 3}}));
+
+  // The call tree: root -> entry -> {count_down, leaf}, one node each.
+  profiler::Profiler prof({.instructions = true});
+  Instance in({.count_instructions = true});
+  ASSERT_NE(in.inst, nullptr);
+  std::string why;
+  ASSERT_TRUE(prof.start(*in.store, why)) << why;
+  EXPECT_EQ(in.call1("entry", {Value::from_i32(1000)}).i32, 8u);
+  prof.stop();
+  const vm::CallTree& tree = prof.tree();
+  ASSERT_EQ(tree.size(), 4u);  // the root, entry, count_down, leaf
+  for (uint32_t n = 2; n < tree.size(); ++n) {
+    EXPECT_EQ(tree.node(n).depth, 2u) << n;
+    EXPECT_EQ(tree.node(tree.node(n).parent).depth, 1u) << n;
+  }
+}
+
+// With the sampling loop (CPU profiling), the stack is read from the frames:
+// a sample taken in a tail-called function shows it under the caller's caller.
+TEST(TailCall, CpuProfilingKeepsResults) {
+  profiler::Profiler prof({.cpu = true, .cpu_hz = 10000});
+  Instance in;
+  ASSERT_NE(in.inst, nullptr);
+  std::string why;
+  ASSERT_TRUE(prof.start(*in.store, why)) << why;
+  EXPECT_EQ(in.call1("entry", {Value::from_i32(3000000)}).i32, 8u);
+  prof.stop();
+  for (const auto& s : prof.cpu_sites()) {
+    uint32_t depth = prof.tree().node(s.node).depth;
+    EXPECT_LE(depth, 2u) << "a tail call left its caller's frame in a sample";
+  }
+}
+
+TEST(ExtendedConst, GlobalInitialiserIsEvaluated) {
+  Instance in;
+  ASSERT_NE(in.inst, nullptr);
+  EXPECT_EQ(in.call1("ext_const").i64, 142u);
+}
+
+TEST(MultiMemory, AccessesGoToTheirOwnMemory) {
+  Instance in;
+  ASSERT_NE(in.inst, nullptr);
+  EXPECT_EQ(in.call1("two_memories", {Value::from_i32(5)}).i32, 12u);
+  // memory 1 grew from 1 to 3 pages, memory 0 stayed at 1.
+  EXPECT_EQ(in.call1("sizes").i32, 31u);
+  EXPECT_EQ(in.call1("copy_between").i32, 0x11223344u);
+  // Bounds are memory 1's: 3 pages now.
+  EXPECT_EQ(in.call1("load_m1", {Value::from_i32(3 * 65536 - 4)}).i32, 0u);
+  std::vector<Value> results;
+  vm::Trap t = in.call("load_m1", {Value::from_i32(3 * 65536 - 3)}, results);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+}
+
+}  // namespace
+}  // namespace wzvm
