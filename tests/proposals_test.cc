@@ -100,7 +100,9 @@ TEST(Features, EachProposalCanBeSwitchedOff) {
     EXPECT_EQ(m.error().kind, c.kind) << m.error().to_string();
     EXPECT_EQ(m.error().message.rfind(c.message, 0), 0u) << m.error().to_string();
   }
-  EXPECT_TRUE(vm::load_module(read_bytes(features_path()), {.features = vm::Features::all()}));
+  vm::LoadOptions all;
+  all.features = vm::Features::all();
+  EXPECT_TRUE(vm::load_module(read_bytes(features_path()), all));
 }
 
 TEST(TailCall, RecursionDeeperThanTheFrameLimit) {
@@ -171,6 +173,7 @@ TEST(TailCall, CpuProfilingKeepsResults) {
   ASSERT_TRUE(prof.start(*in.store, why)) << why;
   EXPECT_EQ(in.call1("entry", {Value::from_i32(3000000)}).i32, 8u);
   prof.stop();
+  EXPECT_FALSE(prof.cpu_sites().empty());
   for (const auto& s : prof.cpu_sites()) {
     uint32_t depth = prof.tree().node(s.node).depth;
     EXPECT_LE(depth, 2u) << "a tail call left its caller's frame in a sample";

@@ -219,8 +219,6 @@ struct Module {
 };
 
 struct LoadOptions {
-  // Proposals the module may use; anything else is rejected as in wasm 2.0.
-  Features features;
   // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
   // Lower for an instruction budget (Profiling::fuel): counting segments
@@ -231,7 +229,9 @@ struct LoadOptions {
   // profiler must see (allocators, found by name). Direct calls to it are
   // lowered to hooked calls; the profiling loop reports their arguments and
   // results to ProfileSink. Asked once per function index, after decoding.
-  std::function<uint8_t(const Module&, uint32_t func_index)> call_hook;
+  std::function<uint8_t(const Module&, uint32_t func_index)> call_hook{};
+  // Proposals the module may use; anything else is rejected as in wasm 2.0.
+  Features features{};
 };
 
 // Decode, validate and lower a module. The error names section, function and offset.
