@@ -98,6 +98,10 @@ inline bool stub_imports(vm::Store& store, const vm::Module& m, std::vector<vm::
       case vm::ExternKind::Global:
         e.global = store.add_global(imp.global, 0);
         break;
+      case vm::ExternKind::Tag:
+        if (imp.tag_type >= m.types.size()) return false;
+        e.tag = store.add_tag(m.types[imp.tag_type]);
+        break;
     }
     out.push_back(e);
   }

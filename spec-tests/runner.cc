@@ -249,7 +249,7 @@ class FileRunner {
     if (type == "assert_malformed") return do_assert_load_fails(cmd, Error::Kind::Malformed);
     if (type == "assert_unlinkable") return do_assert_module_fails(cmd, Error::Kind::Link, false);
     if (type == "assert_uninstantiable") return do_assert_module_fails(cmd, Error::Kind::Instantiate, false);
-    if (type == "assert_exception") return Outcome::skip("assert_exception is not supported yet");
+    if (type == "assert_exception") return do_assert_exception(cmd);
     return Outcome::fail("unknown command type '" + type + "'");
   }
 
@@ -442,6 +442,17 @@ class FileRunner {
     if (!r.trap) return Outcome::fail(head + "expected trap \"" + want + "\", got " + format_values(r.results));
     std::string got = trap_text(r.trap);
     if (!text_matches(got, want)) return Outcome::fail(head + "expected trap \"" + want + "\", got trap \"" + got + "\"");
+    return Outcome::pass();
+  }
+
+  // exception-handling: the action must end with an exception no try caught.
+  Outcome do_assert_exception(const json& cmd) {
+    auto r = perform(cmd["action"]);
+    std::string head = "assert_exception " + r.what + ": ";
+    if (!r.error.empty()) return Outcome::fail(head + r.error);
+    if (!r.trap) return Outcome::fail(head + "expected an uncaught exception, got " + format_values(r.results));
+    if (r.trap.code != vm::TrapCode::UncaughtException)
+      return Outcome::fail(head + "expected an uncaught exception, trapped: " + trap_text(r.trap));
     return Outcome::pass();
   }
 

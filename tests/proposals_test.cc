@@ -1,5 +1,5 @@
 // Proposals beyond wasm 2.0 (vm/features.def): tail calls, extended constant
-// expressions, multi-memory. The spec folders of each run as ctest entries
+// expressions, multi-memory, exception handling (legacy). The spec folders of each run as ctest entries
 // (spec-tail-call, ...); these tests add what the spec suite does not check:
 // feature switches, deep tail recursion against the frame limit, host callees,
 // and the call tree the profilers see.
@@ -14,6 +14,7 @@
 
 #include "profiler/instruction_profile.h"
 #include "profiler/profiler.h"
+#include "vm/interp.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 
@@ -77,6 +78,7 @@ TEST(Features, TableNamesAndDefaults) {
   EXPECT_TRUE(def.has(vm::Feature::TailCall));
   EXPECT_TRUE(def.has(vm::Feature::ExtendedConst));
   EXPECT_TRUE(def.has(vm::Feature::MultiMemory));
+  EXPECT_TRUE(def.has(vm::Feature::ExceptionHandling));
   EXPECT_FALSE(def.has(vm::Feature::Memory64));  // not implemented: never on
   EXPECT_FALSE(vm::Features::all().has(vm::Feature::Threads));
   EXPECT_EQ(vm::Features::wasm2().bits, 0u);
@@ -178,6 +180,96 @@ TEST(TailCall, CpuProfilingKeepsResults) {
     uint32_t depth = prof.tree().node(s.node).depth;
     EXPECT_LE(depth, 2u) << "a tail call left its caller's frame in a sample";
   }
+}
+
+std::string eh_path() { return std::string(WZVM_TESTDATA_DIR) + "/proposals_eh.wasm"; }
+
+struct EhInstance {
+  std::unique_ptr<vm::Store> store = std::make_unique<vm::Store>();
+  vm::Instance* inst = nullptr;
+  explicit EhInstance(const vm::LoadOptions& lo = {}) {
+    auto m = vm::load_module(read_bytes(eh_path()), lo);
+    EXPECT_TRUE(m) << m.error().to_string();
+    if (!m) return;
+    auto i = store->instantiate(m.value(), {});
+    EXPECT_TRUE(i) << i.error().to_string();
+    if (i) inst = i.value();
+  }
+  vm::Trap call(const std::string& name, std::vector<Value> args, std::vector<Value>& results) {
+    return store->invoke(inst->exported_func(name), args, results);
+  }
+};
+
+TEST(Exceptions, OffMeansTheTagSectionIsUnknown) {
+  vm::LoadOptions lo;
+  lo.features.set(vm::Feature::ExceptionHandling, false);
+  auto m = vm::load_module(read_bytes(eh_path()), lo);
+  ASSERT_FALSE(m);
+  EXPECT_EQ(m.error().kind, vm::Error::Kind::Malformed);
+  EXPECT_EQ(m.error().message, "malformed section id") << m.error().to_string();
+}
+
+TEST(Exceptions, CaughtAcrossFramesDelegatedRethrownUncaught) {
+  EhInstance in;
+  ASSERT_NE(in.inst, nullptr);
+  std::vector<Value> r;
+  ASSERT_FALSE(in.call("f", {Value::from_i32(7)}, r));
+  EXPECT_EQ(r.at(0).i32, 107u);  // thrown two frames down, caught with its value
+  ASSERT_FALSE(in.call("catch_all", {}, r));
+  EXPECT_EQ(r.at(0).i32, 2u);
+  ASSERT_FALSE(in.call("delegated", {}, r));
+  EXPECT_EQ(r.at(0).i32, 1003u);
+  vm::Trap t = in.call("rethrown", {}, r);
+  ASSERT_FALSE(t) << t.message;
+  EXPECT_EQ(r.at(0).i32, 4u);
+  t = in.call("uncaught", {}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::UncaughtException);
+  EXPECT_EQ(t.message, "uncaught exception");
+  ASSERT_FALSE(in.call("throw_loop", {Value::from_i32(1000)}, r));
+  EXPECT_EQ(r.at(0).i32, 1000u * 1001 / 2 + 100 * 1000);
+  // Exceptions are kept only while the outermost call runs.
+  EXPECT_TRUE(in.store->thread()->exceptions.empty());
+}
+
+// Unwinding keeps instruction counts exact: what came after the throw (in h)
+// and after the calls it unwound (in g, and in f's try body) never ran.
+TEST(Exceptions, UnwindingKeepsCountsExact) {
+  auto p = profiler::InstructionProfile::run_and_count_file(eh_path(), "f", {Value::from_i32(7)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  ASSERT_FALSE(p->trap()) << p->trap().message;
+  EXPECT_EQ(p->results().at(0).i32, 107u);
+  EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"f", 4}, {"g", 2}, {"h", 2}}));
+
+  // The stack after the catch is f's again: the counting loop's next call
+  // from f hangs under f, not under h (per-frame nodes survive unwinding).
+  profiler::Profiler prof({.instructions = true});
+  EhInstance in({.count_instructions = true});
+  ASSERT_NE(in.inst, nullptr);
+  std::string why;
+  ASSERT_TRUE(prof.start(*in.store, why)) << why;
+  std::vector<Value> r;
+  ASSERT_FALSE(in.call("throw_loop", {Value::from_i32(50)}, r));
+  prof.stop();
+  // root, throw_loop, f, g, h: one node each, however many throws.
+  EXPECT_EQ(prof.tree().size(), 5u);
+  uint64_t total = 0;
+  for (uint32_t n = 1; n < prof.tree().size(); ++n) total += prof.instructions(n);
+  // Per iteration: 13 in throw_loop's loop, 4 + 2 + 2 in f, g, h; the exit
+  // (local.get, i32.eqz, br_if, local.get): 4.
+  EXPECT_EQ(total, 50u * (13 + 8) + 4);
+}
+
+TEST(Exceptions, CpuProfilingSamplesStayOnTheStack) {
+  profiler::Profiler prof({.cpu = true, .cpu_hz = 10000});
+  EhInstance in;
+  ASSERT_NE(in.inst, nullptr);
+  std::string why;
+  ASSERT_TRUE(prof.start(*in.store, why)) << why;
+  std::vector<Value> r;
+  ASSERT_FALSE(in.call("throw_loop", {Value::from_i32(200000)}, r));
+  prof.stop();
+  EXPECT_FALSE(prof.cpu_sites().empty());
+  for (const auto& s : prof.cpu_sites()) EXPECT_LE(prof.tree().node(s.node).depth, 4u);
 }
 
 TEST(ExtendedConst, GlobalInitialiserIsEvaluated) {

@@ -53,6 +53,21 @@ enum class IOp : uint32_t {
 
 const char* iop_name(IOp op);
 
+// exception-handling: a `try` body, the code words [start, end) of its
+// instructions (handlers excluded), with its catch clauses in order.
+struct TryRegion {
+  struct Handler {
+    uint32_t tag;     // module tag index; kCatchAll for catch_all
+    uint32_t target;  // word offset of the handler's code
+  };
+  static constexpr uint32_t kCatchAll = UINT32_MAX;
+  uint32_t start = 0, end = 0;
+  int32_t next = -1;       // region that sees exceptions none of these catch; -1: the caller
+  uint32_t dst_slot = 0;   // where a catch's tag values go (the try's label slots)
+  uint32_t exn_slot = 0;   // holds the caught exception, for rethrow
+  std::vector<Handler> handlers;
+};
+
 struct CompiledFunc {
   std::vector<uint32_t> code;
   uint32_t param_slots = 0;   // slots of the parameters (fp[0..param_slots))
@@ -86,6 +101,8 @@ struct CompiledFunc {
     uint32_t ran;
   };
   std::vector<CountMark> count_marks;
+  // exception-handling: try regions, outer ones before the regions they enclose.
+  std::vector<TryRegion> try_regions;
 };
 
 }  // namespace wzvm::vm

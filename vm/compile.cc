@@ -116,6 +116,10 @@ bool is_valtype_byte(uint8_t b) {
 // function's constant area, whose frame slot is known only at the end.
 constexpr uint32_t kConstTag = 0x80000000u;
 constexpr size_t kMaxConsts = 64;
+// Operand locations with this bit set name the k-th exception slot
+// (exception-handling: where a catch keeps its exception for rethrow). They
+// sit after the constants and are zeroed on entry with them.
+constexpr uint32_t kExnTag = 0x40000000u;
 constexpr size_t kConstsOutsideLoops = 4;
 
 struct Operand {
@@ -126,7 +130,9 @@ struct Operand {
 };
 
 struct Ctrl {
-  uint8_t opcode;  // 0x02 block, 0x03 loop, 0x04 if, 0x05 else, 0 = function body
+  // 0x02 block, 0x03 loop, 0x04 if, 0x05 else, 0 = function body;
+  // exception-handling: 0x06 try (its body), 0x07 catch, 0x19 catch_all.
+  uint8_t opcode;
   std::vector<ValType> params, results;
   uint32_t height = 0;     // operand stack size at entry, params excluded
   uint32_t base_slot = 0;  // slot of stack position `height`: where label values go
@@ -138,6 +144,9 @@ struct Ctrl {
   // if: the conditional jump to patch to the else arm or end (op word, offset word).
   int64_t else_op = -1;
   uint32_t else_word = 0;
+  // try: its TryRegion (-1 in dead code) and exception slot (kExnTag | k).
+  int32_t region = -1;
+  uint32_t exn_slot = 0;
   const std::vector<ValType>& label_types() const { return opcode == 0x03 ? params : results; }
 };
 
@@ -530,6 +539,28 @@ class FunctionCompiler {
     return true;
   }
 
+  // exception-handling
+  bool read_tag(uint32_t& t) {
+    if (!r_.u32(t)) return false;
+    if (t >= m_.all_tag_types.size()) return fail("unknown tag " + std::to_string(t));
+    return true;
+  }
+  const std::vector<ValType>& tag_params(uint32_t t) const { return m_.types[m_.all_tag_types[t]].params; }
+  // The region of the innermost try whose body encloses ctrls_[index]
+  // (ctrls_[index] itself included): where an exception raised there goes
+  // after the regions inside it. -1: to the caller.
+  int32_t enclosing_region(size_t index) const {
+    for (size_t i = index + 1; i-- > 0;)
+      if (ctrls_[i].opcode == 0x06 && ctrls_[i].region >= 0) return ctrls_[i].region;
+    return -1;
+  }
+  bool op_catch(bool all);
+  bool op_end_try_body() {
+    Ctrl& c = ctrls_.back();
+    if (c.opcode == 0x06 && c.region >= 0) regions_[c.region].end = here();
+    return true;
+  }
+
   bool instruction();
   bool simple(const OpInfo& info);
   bool special(const OpInfo& info, uint8_t opcode);
@@ -558,6 +589,8 @@ class FunctionCompiler {
   std::vector<Operand> scratch_;
   std::vector<uint64_t> consts_;
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
+  std::vector<TryRegion> regions_;
+  uint32_t exn_count_ = 0;
   uint32_t loop_depth_ = 0;
   const bool counting_;
   const bool fuel_;  // segments charge Profiling::fuel (CountFuel)
@@ -617,14 +650,23 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   }
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.
+  // Exception slots follow the constants: [constants][exception slots].
   const uint32_t nconsts = static_cast<uint32_t>(consts_.size());
-  if (nconsts) {
-    for (uint32_t pos : slot_words_) {
-      uint32_t w = code_[pos];
-      if (w & kConstTag) code_[pos] = local_slots_ + (w & ~kConstTag);
-      else if (w >= local_slots_) code_[pos] = w + nconsts;
-    }
+  const uint32_t nexn = exn_count_;
+  auto renumber = [&](uint32_t w) {
+    if (w & kConstTag) return local_slots_ + (w & ~kConstTag);
+    if (w & kExnTag) return local_slots_ + nconsts + (w & ~kExnTag);
+    return w >= local_slots_ ? w + nconsts + nexn : w;
+  };
+  if (nconsts || nexn) {
+    for (uint32_t pos : slot_words_) code_[pos] = renumber(code_[pos]);
   }
+  for (TryRegion& r : regions_) {
+    r.dst_slot = renumber(r.dst_slot);
+    r.exn_slot = renumber(r.exn_slot);
+  }
+  consts_.resize(nconsts + nexn, 0);  // copied in on entry: exception slots start empty
+  out.try_regions = std::move(regions_);
   // A segment's operand words are [count, index]; an op outside any segment
   // (after a label, before the next counted instruction) has seg UINT32_MAX:
   // nothing to take back there.
@@ -644,7 +686,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.code = std::move(code_);
   out.param_slots = param_slots;
   out.local_slots = local_slots_;
-  out.frame_slots = max_slot_ + nconsts;
+  out.frame_slots = max_slot_ + nconsts + nexn;
   out.result_slots = result_slots;
   out.source_map = std::move(source_map_);
   return Status();
@@ -785,6 +827,37 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   return true;
 }
 
+// catch / catch_all: ends the try body (or the previous handler) like
+// `else`, then starts a handler that receives the tag's values.
+bool FunctionCompiler::op_catch(bool all) {
+  Ctrl& c = ctrls_.back();
+  if (c.opcode != 0x06 && c.opcode != 0x07) return fail(all ? "catch_all without try" : "catch without try");
+  uint32_t t = TryRegion::kCatchAll;
+  if (!all && !read_tag(t)) return false;
+  op_end_try_body();
+  if (!pop_all(c.results, scratch_)) return false;
+  if (vals_.size() != c.height) return fail("type mismatch");
+  if (emitting()) {
+    uint32_t dst = c.base_slot;
+    for (Operand& v : scratch_) {
+      emit_copy(dst, v.src, v.type);
+      dst += slots_of(v.type);
+    }
+    uint32_t op = emit_op(IOp::Jump);
+    word(0);
+    c.fixups.emplace_back(op, op + 1);
+  }
+  c.unreachable = false;
+  c.opcode = all ? 0x19 : 0x07;
+  if (!c.dead && c.region >= 0) {
+    bind_label();
+    regions_[c.region].handlers.push_back({t, here()});
+  }
+  if (!all)
+    for (ValType v : tag_params(t)) push(v);
+  return true;
+}
+
 bool FunctionCompiler::instruction() {
   instr_offset_ = r_.offset();
   uint8_t opcode;
@@ -811,7 +884,8 @@ bool FunctionCompiler::instruction() {
   // has one run counter per call-tree node; its instructions' offsets
   // (CompiledFunc::seg_offsets) turn runs into per-instruction counts.
   const bool counted = info->op != IOp::Block && info->op != IOp::Loop && info->op != IOp::Else &&
-                       info->op != IOp::End;
+                       info->op != IOp::End && info->op != IOp::Try && info->op != IOp::Catch &&
+                       info->op != IOp::CatchAll && info->op != IOp::Delegate;
   if (counted && emitting()) {
     if (seg_pos_ == UINT32_MAX) {
       emit_op(fuel_ ? IOp::CountFuel : IOp::CountInstr);
@@ -826,7 +900,7 @@ bool FunctionCompiler::instruction() {
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
   switch (info->op) {
     case IOp::Br: case IOp::BrIf: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
-    case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect:
+    case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect: case IOp::Throw: case IOp::Rethrow:
       seg_pos_ = UINT32_MAX;
       break;
     default:
@@ -847,7 +921,8 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
 
     case IOp::Block:
     case IOp::Loop:
-    case IOp::If: {
+    case IOp::If:
+    case IOp::Try: {
       std::vector<ValType> params, results;
       if (!read_block_type(params, results)) return false;
       Operand cond;
@@ -866,7 +941,18 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         c.dead = true;
         return true;
       }
-      if (info->op == IOp::Loop) {
+      if (info->op == IOp::Try) {
+        // The body's code is the region; handlers are added at each catch.
+        TryRegion r;
+        r.start = here();
+        r.end = here();
+        r.next = enclosing_region(ctrls_.size() - 2);
+        r.dst_slot = c.base_slot;
+        c.exn_slot = kExnTag | exn_count_++;
+        r.exn_slot = c.exn_slot;
+        c.region = static_cast<int32_t>(regions_.size());
+        regions_.push_back(std::move(r));
+      } else if (info->op == IOp::Loop) {
         bind_label();
         c.loop_start = here();
         ++loop_depth_;
@@ -905,8 +991,55 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       return true;
     }
 
+    case IOp::Catch:
+      return op_catch(false);
+    case IOp::CatchAll:
+      return op_catch(true);
+
+    case IOp::Throw: {
+      uint32_t t;
+      if (!read_tag(t)) return false;
+      std::vector<Operand> args;
+      if (!pop_all(tag_params(t), args)) return false;
+      for (Operand& a : args) materialize(a);
+      uint32_t base = args.empty() ? next_slot() : args.front().slot;
+      if (emitting()) {  // [throw tag base]: the values are at fp[base..]
+        emit_op(IOp::Throw);
+        word(t);
+        slot_word(base);
+      }
+      set_unreachable();
+      return true;
+    }
+    case IOp::Rethrow: {
+      uint32_t depth;
+      if (!r_.u32(depth)) return false;
+      if (depth >= ctrls_.size()) return fail("unknown label");
+      const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+      if (target.opcode != 0x07 && target.opcode != 0x19) return fail("invalid rethrow label");
+      if (emitting()) {  // [rethrow exn_slot]
+        emit_op(IOp::Rethrow);
+        slot_word(target.exn_slot);
+      }
+      set_unreachable();
+      return true;
+    }
+    case IOp::Delegate: {
+      // Ends a try without handlers: what its body throws goes to the try
+      // (or the code around the block) that label `depth` names outside it.
+      if (ctrls_.back().opcode != 0x06) return fail("delegate without try");
+      uint32_t depth;
+      if (!r_.u32(depth)) return false;
+      op_end_try_body();
+      int32_t region = ctrls_.back().region;
+      if (depth >= ctrls_.size() - 1) return fail("unknown label");
+      if (region >= 0) regions_[region].next = enclosing_region(ctrls_.size() - 2 - depth);
+      info = &op_tables().single[0x0B];  // then as `end`
+      [[fallthrough]];
+    }
     case IOp::End: {
       Ctrl& c = ctrls_.back();
+      op_end_try_body();
       if (c.opcode == 0x04 && c.params != c.results) return fail("type mismatch");
       if (!pop_all(c.results, scratch_)) return false;
       if (vals_.size() != c.height) return fail("type mismatch");

@@ -57,18 +57,20 @@ enum SectionId : uint8_t {
   kCode = 10,
   kData = 11,
   kDataCount = 12,
+  kTag = 13,  // exception-handling
 };
 
 const char* section_name(uint8_t id) {
   static constexpr const char* names[] = {"custom", "type",    "import", "function", "table", "memory", "global",
-                                          "export", "start",   "element", "code",    "data",  "datacount"};
+                                          "export", "start",   "element", "code",    "data",  "datacount", "tag"};
   return id < std::size(names) ? names[id] : "unknown";
 }
 
 // Position of a non-custom section in the required order. The data count
-// section (id 12) was added later and goes between element and code.
+// section (id 12) was added later and goes between element and code, the tag
+// section (13, exception-handling) between memory and global.
 int section_order(uint8_t id) {
-  static constexpr int order[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 10};
+  static constexpr int order[] = {0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 22, 24, 20, 11};
   return order[id];
 }
 
@@ -147,6 +149,8 @@ class Decoder {
   bool parse_start(Reader& s);
   bool parse_elements(Reader& s);
   bool parse_data_count(Reader& s);
+  bool parse_tags(Reader& s);
+  static bool read_tag_type(Reader& r, uint32_t& type_index);
   bool parse_code(Reader& s);
   bool parse_data(Reader& s);
   void parse_name_section(Reader r);
@@ -339,7 +343,8 @@ Status Decoder::run() {
     size_t start = r.offset();
     uint8_t id;
     if (!r.u8(id)) break;
-    if (id > kDataCount) return top_error("malformed section id", start);
+    if (id > kTag || (id == kTag && !m_.features.has(Feature::ExceptionHandling)))
+      return top_error("malformed section id", start);
     uint32_t size;
     if (!r.u32(size)) {
       check(r);
@@ -387,6 +392,7 @@ bool Decoder::parse_section(uint8_t id, Reader& s) {
     case kCode: return parse_code(s);
     case kData: return parse_data(s);
     case kDataCount: return parse_data_count(s);
+    case kTag: return parse_tags(s);
   }
   return s.fail("malformed section id");
 }
@@ -524,6 +530,13 @@ bool Decoder::parse_imports(Reader& s) {
         m_.all_globals.push_back(im.global);
         ++m_.num_imported_globals;
         break;
+      case 4:
+        if (!m_.features.has(Feature::ExceptionHandling)) return s.fail("malformed import kind");
+        im.kind = ExternKind::Tag;
+        if (!read_tag_type(s, im.tag_type)) return false;
+        m_.all_tag_types.push_back(im.tag_type);
+        ++m_.num_imported_tags;
+        break;
       default:
         return s.fail("malformed import kind");
     }
@@ -585,9 +598,28 @@ bool Decoder::parse_exports(Reader& s) {
     if (!read_name(s, e.name)) return false;
     uint8_t kind;
     if (!s.u8(kind)) return false;
-    if (kind > 3) return s.fail("malformed export kind");
+    if (kind > (m_.features.has(Feature::ExceptionHandling) ? 4 : 3)) return s.fail("malformed export kind");
     e.kind = static_cast<ExternKind>(kind);
     if (!s.u32(e.index)) return false;
+  }
+  return true;
+}
+
+// exception-handling: a tag is an attribute (0: exception) and a type index.
+bool Decoder::read_tag_type(Reader& r, uint32_t& type_index) {
+  uint8_t attribute;
+  if (!r.u8(attribute)) return false;
+  if (attribute != 0) return r.fail("malformed tag attribute");
+  return r.u32(type_index);
+}
+
+bool Decoder::parse_tags(Reader& s) {
+  uint32_t n;
+  if (!read_count(s, n, 2)) return false;
+  m_.tags.resize(n);
+  for (uint32_t& t : m_.tags) {
+    if (!read_tag_type(s, t)) return false;
+    m_.all_tag_types.push_back(t);
   }
   return true;
 }

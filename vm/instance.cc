@@ -332,6 +332,14 @@ GlobalInst* Store::add_global(const GlobalType& type, uint64_t value, uint64_t v
   return globals_.back().get();
 }
 
+TagInst* Store::add_tag(const FuncType& type) {
+  auto t = std::make_unique<TagInst>();
+  t->type = type;
+  for (ValType v : type.params) t->slots += slot_count(v);
+  tags_.push_back(std::move(t));
+  return tags_.back().get();
+}
+
 FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
   const Module& m = *inst->module;
   auto f = std::make_unique<FuncInst>();
@@ -419,6 +427,13 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
         }
         break;
       }
+      case ExternKind::Tag: {
+        if (!ext.tag) return link_error(what + "missing tag");
+        const FuncType& want = m.types[imp.tag_type];
+        if (ext.tag->type != want)
+          return link_error(what + "expected tag " + want.to_string() + ", got " + ext.tag->type.to_string());
+        break;
+      }
     }
   }
 
@@ -433,6 +448,7 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
       case ExternKind::Table: inst->tables.push_back(ext.table); break;
       case ExternKind::Memory: inst->memories.push_back(ext.memory); break;
       case ExternKind::Global: inst->globals.push_back(ext.global); break;
+      case ExternKind::Tag: inst->tags.push_back(ext.tag); break;
     }
   }
   // All functions exist before any constant expression runs: ref.func in a
@@ -465,6 +481,7 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
     if (!mem) return instantiate_error("out of memory");
     inst->memories.push_back(mem);
   }
+  for (uint32_t t : m.tags) inst->tags.push_back(add_tag(m.types[t]));
   for (const Global& g : m.globals) {
     Result<Value> v = eval_const(g.init, *inst);
     if (!v) return v.error();
@@ -490,6 +507,9 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
         break;
       case ExternKind::Global:
         if ((in_range = e.index < inst->globals.size())) ext.global = inst->globals[e.index];
+        break;
+      case ExternKind::Tag:
+        if ((in_range = e.index < inst->tags.size())) ext.tag = inst->tags[e.index];
         break;
     }
     if (!in_range) return instantiate_error("export \"" + e.name + "\" names an unknown " + extern_kind_name(e.kind));

@@ -208,6 +208,34 @@ void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint3
   }
 }
 
+// exception-handling, out of line (throwing is rare; the loop stays lean).
+// Records a new exception with the `tag->slots` values at `values`; returns
+// its number (index + 1), what exception slots hold.
+__attribute__((noinline)) uint64_t new_exception(Thread& th, const TagInst* tag, const uint64_t* values) {
+  th.exceptions.push_back({tag, std::vector<uint64_t>(values, values + tag->slots)});
+  return th.exceptions.size();
+}
+
+// The handler in `code` for exception `exn` raised at word `pos` of a frame
+// of `inst`: the innermost try region whose body holds `pos`, then the
+// regions each one passes on to (enclosing try, or a delegate's target).
+const TryRegion::Handler* find_handler(const CompiledFunc& code, uint32_t pos, const TagInst* tag,
+                                       const Instance& inst, const TryRegion*& region) {
+  const auto& regions = code.try_regions;
+  int32_t r = -1;
+  for (size_t i = 0; i < regions.size(); ++i)  // outer regions come first: the last match is innermost
+    if (regions[i].start <= pos && pos < regions[i].end) r = static_cast<int32_t>(i);
+  for (; r >= 0; r = regions[r].next) {
+    for (const TryRegion::Handler& h : regions[r].handlers) {
+      if (h.tag == TryRegion::kCatchAll || inst.tags[h.tag] == tag) {
+        region = &regions[r];
+        return &h;
+      }
+    }
+  }
+  return nullptr;
+}
+
 uint64_t clock_ns(clockid_t clock) {
   timespec ts;
   clock_gettime(clock, &ts);
@@ -330,6 +358,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   uint8_t* mem;
   uint64_t memsize;
   TrapCode trap_code = TrapCode::None;
+  uint64_t exn = 0;  // exception-handling: the exception being thrown (number)
   Trap host_trap;
   bool trap_in_call = false;
 
@@ -835,6 +864,15 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
+    // ---- exception-handling: [throw tag base], [rethrow exn_slot].
+    CASE(Throw) {
+      exn = new_exception(th, inst->tags[ip[1]], fp + ip[2]);
+      goto on_throw;
+    }
+    CASE(Rethrow) {
+      exn = fp[ip[1]];
+      goto on_throw;
+    }
     CASE(UseMemory) {
       memory = inst->memories[ip[1]];
       mem = memory->data;
@@ -961,6 +999,10 @@ dispatch:
     CASE(I64Const)
     CASE(F32Const)
     CASE(F64Const)
+    CASE(Try)
+    CASE(Catch)
+    CASE(CatchAll)
+    CASE(Delegate)
     CASE(RefNull) {
       host_trap = Trap::make(TrapCode::HostError, std::string("internal error: unlowered instruction ") +
                                                       iop_name(static_cast<IOp>(*ip)));
@@ -976,8 +1018,52 @@ dispatch:
   }
 #endif
 
+  // exception-handling: unwind to the handler of exception `exn` raised at
+  // `ip`. Each frame is searched at its current instruction (the top one) or
+  // its call; a frame without a handler is popped, and an exception that
+  // leaves the entry frame ends this entry as a trap. Counting builds take
+  // back the part of each segment after the throw or call that never ran.
+on_throw:
+  for (const uint32_t* at = ip;;) {
+    const CompiledFunc* code = frame->func->code;
+    const TryRegion* region = nullptr;
+    const TryRegion::Handler* h = find_handler(*code, static_cast<uint32_t>(at - code->code.data()),
+                                               th.exceptions[exn - 1].tag, *inst, region);
+    if constexpr (kCounting) uncount_unwound(*prof, frame, frame, at);
+    if (h) {
+      if (h->tag != TryRegion::kCatchAll) {
+        const std::vector<uint64_t>& values = th.exceptions[exn - 1].values;
+        if (!values.empty()) std::memcpy(fp + region->dst_slot, values.data(), values.size() * sizeof(uint64_t));
+      }
+      fp[region->exn_slot] = exn;
+      ip = code->code.data() + h->target;
+      DISPATCH();
+    }
+    if (frame == entry) {
+      ip = at;
+      break;
+    }
+    --frame;
+    fp = frame->fp;
+    at = resume_ip(frame) - 1;
+    inst = frame->func->instance;
+    LOAD_MEM();
+  }
+  host_trap = Trap::make(TrapCode::UncaughtException);
+  add_backtrace(host_trap, entry, frame, ip);
+  th.depth = saved_depth;
+  if (saved_depth == 0) th.exceptions.clear();
+  if constexpr (kProfiling) {
+    if (saved_depth == 0 && prof->cpu) {
+      prof->sample_pending = 1;
+      take_sample(*prof, nc, frame, ip);
+    }
+  }
+  return host_trap;
+
 done:
   th.depth = saved_depth;
+  if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
   if constexpr (kProfiling) {
     // The guest time since the last sample belongs in the profile too.
     if (saved_depth == 0 && prof->cpu) {
@@ -994,6 +1080,7 @@ on_host_trap:
   // (A trap inside a host call leaves no stub: host functions are never hooked.)
   add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
   th.depth = saved_depth;
+  if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
   if constexpr (kProfiling) {
     if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
     if (saved_depth == 0 && prof->cpu) {

@@ -33,6 +33,13 @@ struct Frame {
   const uint32_t* hook_ret;
 };
 
+// exception-handling: a thrown exception, its tag and values. A catch keeps
+// its number (index + 1) in an exception slot of the frame, for rethrow.
+struct Exception {
+  const TagInst* tag;
+  std::vector<uint64_t> values;
+};
+
 // Per-thread interpreter state: the value stack (slots) and frame stack.
 struct Thread {
   explicit Thread(const StoreLimits& limits);
@@ -48,6 +55,9 @@ struct Thread {
   Profiling* profiling = nullptr;
   // Call-tree node of the code that entered the VM (for nested entries).
   uint32_t entry_node = CallTree::kRoot;
+  // Exceptions thrown since the outermost entry; emptied when it returns
+  // (an exception slot may name any of them until then).
+  std::vector<Exception> exceptions;
 };
 
 // Run `func` with arguments already placed as slots at `args` (which must lie

@@ -27,6 +27,7 @@ const char* extern_kind_name(ExternKind k) {
     case ExternKind::Table: return "table";
     case ExternKind::Memory: return "memory";
     case ExternKind::Global: return "global";
+    case ExternKind::Tag: return "tag";
   }
   return "<invalid kind>";
 }

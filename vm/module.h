@@ -63,7 +63,7 @@ struct GlobalType {
   bool mut = false;
 };
 
-enum class ExternKind : uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3 };
+enum class ExternKind : uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3, Tag = 4 /* exception-handling */ };
 const char* extern_kind_name(ExternKind k);
 
 // A constant expression (global initialisers, segment offsets, element items),
@@ -90,6 +90,7 @@ struct Import {
   TableType table;         // kind == Table
   MemoryType memory;       // kind == Memory
   GlobalType global;       // kind == Global
+  uint32_t tag_type = 0;   // kind == Tag: type index (exception-handling)
 };
 
 struct Function {
@@ -204,6 +205,11 @@ struct Module {
   std::vector<TableType> all_tables;
   std::vector<MemoryType> all_memories;
   std::vector<GlobalType> all_globals;
+  // exception-handling: tags (exception types) as type indices; `tags` are
+  // the defined ones, `all_tag_types` imports first.
+  std::vector<uint32_t> tags;
+  uint32_t num_imported_tags = 0;
+  std::vector<uint32_t> all_tag_types;
   // C.refs: functions that may appear in ref.func inside bodies (referenced in
   // element segments, exports or global initialisers), indexed by function index.
   std::vector<bool> declared_refs;

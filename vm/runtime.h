@@ -140,6 +140,13 @@ struct DataInst {
   uint32_t size = 0;  // set to 0 by data.drop
 };
 
+// exception-handling: a tag, the identity of an exception type. Two tags
+// are the same only if they are the same TagInst (an import shares it).
+struct TagInst {
+  FuncType type;        // params: the exception's values; no results
+  uint32_t slots = 0;   // value slots the params take
+};
+
 // An external value: what imports take and exports give.
 struct Extern {
   ExternKind kind = ExternKind::Func;
@@ -147,6 +154,7 @@ struct Extern {
   TableInst* table = nullptr;
   MemInst* memory = nullptr;
   GlobalInst* global = nullptr;
+  TagInst* tag = nullptr;
 };
 
 struct Instance {
@@ -155,6 +163,7 @@ struct Instance {
   std::vector<TableInst*> tables;
   std::vector<MemInst*> memories;
   std::vector<GlobalInst*> globals;
+  std::vector<TagInst*> tags;
   std::vector<ElemInst> elems;
   std::vector<DataInst> datas;
   std::vector<uint32_t> type_ids;  // canonical Store id of each of the module's types
@@ -189,6 +198,7 @@ class Store {
   MemInst* add_memory(const MemoryType& type);    // nullptr if it cannot be allocated
   TableInst* add_table(const TableType& type, Ref init = 0);
   GlobalInst* add_global(const GlobalType& type, uint64_t value, uint64_t value_hi = 0);
+  TagInst* add_tag(const FuncType& type);
 
   // Link `module` against `imports` (one per module import, in order), run
   // segment initialisation and the start function. Link errors have
@@ -209,6 +219,7 @@ class Store {
   std::vector<std::unique_ptr<MemInst>> memories_;
   std::vector<std::unique_ptr<TableInst>> tables_;
   std::vector<std::unique_ptr<GlobalInst>> globals_;
+  std::vector<std::unique_ptr<TagInst>> tags_;
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<FuncType> types_;  // index = canonical id
   std::unique_ptr<struct Thread> thread_;

@@ -40,6 +40,12 @@ class Validator {
     if (idx >= m_.types.size()) return invalid("unknown type " + std::to_string(idx), section);
     return std::nullopt;
   }
+  // exception-handling: an exception's type has parameters only.
+  std::optional<Error> check_tag_type(uint32_t idx, const char* section) const {
+    if (auto e = check_type_index(idx, section)) return e;
+    if (!m_.types[idx].results.empty()) return invalid("non-empty tag result type", section);
+    return std::nullopt;
+  }
   std::optional<Error> check_table_type(const TableType& t, const char* section) const;
   std::optional<Error> check_memory_type(const MemoryType& t, const char* section) const;
   std::optional<Error> check_const_expr(const ConstExpr& e, ValType expected, const char* section) const;
@@ -122,9 +128,11 @@ Status Validator::run() {
       case ExternKind::Table: WZVM_CHECK(check_table_type(im.table, "import")); break;
       case ExternKind::Memory: WZVM_CHECK(check_memory_type(im.memory, "import")); break;
       case ExternKind::Global: break;  // any value type, either mutability
+      case ExternKind::Tag: WZVM_CHECK(check_tag_type(im.tag_type, "import")); break;
     }
   }
   for (const Function& f : m_.functions) WZVM_CHECK(check_type_index(f.type_index, "function"));
+  for (uint32_t t : m_.tags) WZVM_CHECK(check_tag_type(t, "tag"));
   for (const TableType& t : m_.tables) WZVM_CHECK(check_table_type(t, "table"));
   for (const MemoryType& mem : m_.memories) WZVM_CHECK(check_memory_type(mem, "memory"));
   if (m_.all_memories.size() > 1 && !m_.features.has(Feature::MultiMemory))
@@ -148,6 +156,9 @@ Status Validator::run() {
         break;
       case ExternKind::Global:
         if (e.index >= m_.all_globals.size()) return invalid("unknown global " + idx, "export");
+        break;
+      case ExternKind::Tag:
+        if (e.index >= m_.all_tag_types.size()) return invalid("unknown tag " + idx, "export");
         break;
     }
   }
