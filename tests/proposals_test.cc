@@ -1,5 +1,5 @@
 // Proposals beyond wasm 2.0 (vm/features.def): tail calls, extended constant
-// expressions, multi-memory, exception handling (legacy). The spec folders of each run as ctest entries
+// expressions, multi-memory, exception handling (legacy), memory64. The spec folders of each run as ctest entries
 // (spec-tail-call, ...); these tests add what the spec suite does not check:
 // feature switches, deep tail recursion against the frame limit, host callees,
 // and the call tree the profilers see.
@@ -79,7 +79,8 @@ TEST(Features, TableNamesAndDefaults) {
   EXPECT_TRUE(def.has(vm::Feature::ExtendedConst));
   EXPECT_TRUE(def.has(vm::Feature::MultiMemory));
   EXPECT_TRUE(def.has(vm::Feature::ExceptionHandling));
-  EXPECT_FALSE(def.has(vm::Feature::Memory64));  // not implemented: never on
+  EXPECT_TRUE(def.has(vm::Feature::Memory64));
+  EXPECT_FALSE(def.has(vm::Feature::Threads));  // not implemented: never on
   EXPECT_FALSE(vm::Features::all().has(vm::Feature::Threads));
   EXPECT_EQ(vm::Features::wasm2().bits, 0u);
 }
@@ -270,6 +271,46 @@ TEST(Exceptions, CpuProfilingSamplesStayOnTheStack) {
   prof.stop();
   EXPECT_FALSE(prof.cpu_sites().empty());
   for (const auto& s : prof.cpu_sites()) EXPECT_LE(prof.tree().node(s.node).depth, 4u);
+}
+
+TEST(Memory64, AddressesLengthsAndSizesAreI64) {
+  std::string path = std::string(WZVM_TESTDATA_DIR) + "/proposals_memory64.wasm";
+  vm::LoadOptions off;
+  off.features.set(vm::Feature::Memory64, false);
+  auto refused = vm::load_module(read_bytes(path), off);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message, "integer too large") << refused.error().to_string();  // limits flag 4
+
+  vm::Store store;
+  auto m = vm::load_module(read_bytes(path));
+  ASSERT_TRUE(m) << m.error().to_string();
+  auto inst = store.instantiate(m.value(), {});
+  ASSERT_TRUE(inst) << inst.error().to_string();
+  auto call = [&](const char* name, std::vector<Value> args, std::vector<Value>& r) {
+    return store.invoke((*inst)->exported_func(name), args, r);
+  };
+  std::vector<Value> r;
+  ASSERT_FALSE(call("store_load", {Value::from_i64(65536 - 8), Value::from_i32(0xabcd)}, r));
+  EXPECT_EQ(r.at(0).i32, 0xabcdu);
+  EXPECT_EQ(call("store_load", {Value::from_i64(65536 - 7), Value::from_i32(1)}, r).code,
+            vm::TrapCode::MemoryOutOfBounds);
+  // Addresses of 2^32 and more, and address + offset wrapping, are out of bounds.
+  EXPECT_EQ(call("store_load", {Value::from_i64(uint64_t{1} << 32), Value::from_i32(1)}, r).code,
+            vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(call("load_huge_offset", {Value::from_i64(0xffff'ffff'0000'0018)}, r).code, vm::TrapCode::MemoryOutOfBounds);
+  ASSERT_FALSE(call("size", {}, r));
+  EXPECT_EQ(r.at(0).type, vm::ValType::I64);
+  EXPECT_EQ(r.at(0).i64, 1u);
+  ASSERT_FALSE(call("grow", {Value::from_i64(2)}, r));
+  EXPECT_EQ(r.at(0).i64, 1u);
+  ASSERT_FALSE(call("grow", {Value::from_i64(uint64_t{1} << 40)}, r));
+  EXPECT_EQ(r.at(0).i64, ~uint64_t{0});  // -1: cannot grow
+  ASSERT_FALSE(call("size", {}, r));
+  EXPECT_EQ(r.at(0).i64, 3u);
+  ASSERT_FALSE(call("fill_copy", {}, r));
+  EXPECT_EQ(r.at(0).i32, 0x07070707u + 0x04030201u);
+  EXPECT_EQ(call("fill_len", {Value::from_i64(uint64_t{1} << 33)}, r).code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_FALSE(call("fill_len", {Value::from_i64(3 * 65536)}, r));
 }
 
 TEST(ExtendedConst, GlobalInitialiserIsEvaluated) {

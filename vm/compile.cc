@@ -439,11 +439,12 @@ class FunctionCompiler {
     results = m_.types[idx].results;
     return true;
   }
-  bool read_memarg(const OpInfo& info, uint32_t& offset, uint32_t& mem) {
+  bool read_memarg(const OpInfo& info, uint64_t& offset, uint32_t& mem) {
     return read_memarg(info.mem_bytes, offset, mem);
   }
   // multi-memory: bit 6 of the alignment says a memory index follows it.
-  bool read_memarg(uint32_t natural_bytes, uint32_t& offset, uint32_t& mem) {
+  // memory64: the offset of a 64-bit memory's access is a u64.
+  bool read_memarg(uint32_t natural_bytes, uint64_t& offset, uint32_t& mem) {
     uint32_t align;
     mem = 0;
     if (!r_.u32(align)) return false;
@@ -451,10 +452,46 @@ class FunctionCompiler {
       align &= ~0x40u;
       if (!r_.u32(mem)) return false;
     }
-    if (!r_.u32(offset)) return false;
+    if (mem < m_.all_memories.size() && is64(mem)) {
+      if (!r_.u64(offset)) return false;
+    } else {
+      uint32_t off32;
+      if (!r_.u32(off32)) return false;
+      offset = off32;
+    }
     if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
     if (align >= 32 || (1u << align) > natural_bytes) return fail("alignment must not be larger than natural");
     return true;
+  }
+  // memory64: addresses (and sizes) of a 64-bit memory are i64.
+  bool is64(uint32_t mem) const { return m_.all_memories[mem].limits.is64; }
+  ValType addr_type(uint32_t mem) const { return is64(mem) ? ValType::I64 : ValType::I32; }
+  // The 32-bit address an access to memory `mem` reads, and the offset left
+  // for it: a 64-bit memory's address plus offset is checked and narrowed by
+  // Addr64 into the address's own stack slot (free once popped), and the
+  // ordinary 32-bit access follows with offset 0.
+  uint32_t address(uint32_t mem, const Operand& addr, uint64_t& offset) {
+    if (!is64(mem)) return addr.src;
+    if (emitting()) {
+      emit_op(IOp::Addr64);
+      slot_word(addr.slot);
+      src_word(addr.src);
+      word(static_cast<uint32_t>(offset));
+      word(static_cast<uint32_t>(offset >> 32));
+    }
+    offset = 0;
+    return addr.slot;
+  }
+  // An i64 operand (memory64 address or length) narrowed in place, trapping
+  // as out of bounds when it is 2^32 or more: no memory is that large.
+  uint32_t narrowed(const Operand& v) {
+    if (v.type != ValType::I64) return v.src;
+    if (emitting()) {
+      emit_op(IOp::Narrow64);
+      slot_word(v.slot);
+      src_word(v.src);
+    }
+    return v.slot;
   }
   // The memory immediate of memory.size/grow/fill/init/copy: a zero byte in
   // wasm 2.0, a memory index with multi-memory.
@@ -720,33 +757,37 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       return true;
     }
     case Kind::Load: {
-      uint32_t offset, mem;
+      uint64_t offset;
+      uint32_t mem;
       if (!read_memarg(info, offset, mem)) return false;
       Operand addr;
-      if (!pop(ValType::I32, addr)) return false;
+      if (!pop(addr_type(mem), addr)) return false;
       uint32_t dst = push(info.result);
       use_memory(mem);
+      uint32_t a = address(mem, addr, offset);
       if (emitting()) {
         emit_op(info.op);
         slot_word(dst);
-        src_word(addr.src);
-        word(offset);
+        src_word(a);
+        word(static_cast<uint32_t>(offset));
         mark_dst(here() - 3);
       }
       restore_memory(mem);
       return true;
     }
     case Kind::Store: {
-      uint32_t offset, mem;
+      uint64_t offset;
+      uint32_t mem;
       if (!read_memarg(info, offset, mem)) return false;
       Operand addr, v;
-      if (!pop(info.p2, v) || !pop(ValType::I32, addr)) return false;
+      if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
       use_memory(mem);
+      uint32_t a = address(mem, addr, offset);
       if (emitting()) {
         emit_op(info.op);
-        src_word(addr.src);
+        src_word(a);
         src_word(v.src);
-        word(offset);
+        word(static_cast<uint32_t>(offset));
       }
       restore_memory(mem);
       return true;
@@ -1390,12 +1431,18 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::MemorySize: {
       uint32_t mem;
       if (!read_memidx(mem)) return false;
-      uint32_t dst = push(ValType::I32);
+      uint32_t dst = push(addr_type(mem));
       use_memory(mem);
       if (emitting()) {
         emit_op(IOp::MemorySize);
         slot_word(dst);
         mark_dst(here() - 1);
+        if (is64(mem)) {  // the page count, zero-extended to i64
+          emit_op(IOp::I64ExtendI32U);
+          slot_word(dst);
+          src_word(dst);
+          mark_dst(here() - 2);
+        }
       }
       restore_memory(mem);
       return true;
@@ -1404,11 +1451,11 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       uint32_t mem;
       if (!read_memidx(mem)) return false;
       Operand delta;
-      if (!pop(ValType::I32, delta)) return false;
-      uint32_t dst = push(ValType::I32);
+      if (!pop(addr_type(mem), delta)) return false;
+      uint32_t dst = push(addr_type(mem));
       use_memory(mem);
       if (emitting()) {
-        emit_op(IOp::MemoryGrow);
+        emit_op(is64(mem) ? IOp::MemoryGrow64 : IOp::MemoryGrow);
         slot_word(dst);
         src_word(delta.src);
       }
@@ -1419,12 +1466,13 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       uint32_t d, mem;
       if (!read_data(d) || !read_memidx(mem)) return false;
       Operand n, s, dst;
-      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, dst)) return false;
+      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(addr_type(mem), dst)) return false;
       use_memory(mem);
+      uint32_t dsrc = narrowed(dst);
       if (emitting()) {
         emit_op(IOp::MemoryInit);
         word(d);
-        src_word(dst.src);
+        src_word(dsrc);
         src_word(s.src);
         src_word(n.src);
       }
@@ -1443,25 +1491,28 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::MemoryCopy: {
       uint32_t dmem, smem;
       if (!read_memidx(dmem) || !read_memidx(smem)) return false;
+      // memory64: the length is i64 only when both memories are 64-bit.
+      ValType len_type = is64(dmem) && is64(smem) ? ValType::I64 : ValType::I32;
       Operand n, s, d;
-      if (!pop(ValType::I32, n) || !pop(ValType::I32, s) || !pop(ValType::I32, d)) return false;
+      if (!pop(len_type, n) || !pop(addr_type(smem), s) || !pop(addr_type(dmem), d)) return false;
+      uint32_t dsrc = narrowed(d), ssrc = narrowed(s), nsrc = narrowed(n);
       if (dmem != smem) {
         if (emitting()) {
           emit_op(IOp::MemoryCopyBetween);
           word(dmem);
           word(smem);
-          src_word(d.src);
-          src_word(s.src);
-          src_word(n.src);
+          src_word(dsrc);
+          src_word(ssrc);
+          src_word(nsrc);
         }
         return true;
       }
       use_memory(dmem);
       if (emitting()) {
         emit_op(IOp::MemoryCopy);
-        src_word(d.src);
-        src_word(s.src);
-        src_word(n.src);
+        src_word(dsrc);
+        src_word(ssrc);
+        src_word(nsrc);
       }
       restore_memory(dmem);
       return true;
@@ -1470,13 +1521,14 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       uint32_t mem;
       if (!read_memidx(mem)) return false;
       Operand n, v, d;
-      if (!pop(ValType::I32, n) || !pop(ValType::I32, v) || !pop(ValType::I32, d)) return false;
+      if (!pop(addr_type(mem), n) || !pop(ValType::I32, v) || !pop(addr_type(mem), d)) return false;
       use_memory(mem);
+      uint32_t dsrc = narrowed(d), nsrc = narrowed(n);
       if (emitting()) {
         emit_op(IOp::MemoryFill);
-        src_word(d.src);
+        src_word(dsrc);
         src_word(v.src);
-        src_word(n.src);
+        src_word(nsrc);
       }
       restore_memory(mem);
       return true;
@@ -1677,19 +1729,21 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     }
     case IOp::V128Load8Lane: case IOp::V128Load16Lane: case IOp::V128Load32Lane: case IOp::V128Load64Lane:
     case IOp::V128Store8Lane: case IOp::V128Store16Lane: case IOp::V128Store32Lane: case IOp::V128Store64Lane: {
-      uint32_t offset, lane, mem;
+      uint64_t offset;
+      uint32_t lane, mem;
       if (!read_memarg(simd_lane_bytes(info->op), offset, mem) || !read_lane(*info, lane)) return false;
       Operand addr, v;
-      if (!pop(ValType::V128, v) || !pop(ValType::I32, addr)) return false;
+      if (!pop(ValType::V128, v) || !pop(addr_type(mem), addr)) return false;
       bool load = info->result == ValType::V128;
       uint32_t dst = load ? push(ValType::V128) : 0;
       use_memory(mem);
+      uint32_t a = address(mem, addr, offset);
       if (emitting()) {  // [load_lane dst addr v offset lane] / [store_lane addr v offset lane]
         emit_op(info->op);
         if (load) slot_word(dst);
-        src_word(addr.src);
+        src_word(a);
         src_word(v.src);
-        word(offset);
+        word(static_cast<uint32_t>(offset));
         word(lane);
         if (load) mark_dst(here() - 5);
       }

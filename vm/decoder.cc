@@ -132,8 +132,8 @@ class Decoder {
   static bool read_name(Reader& r, std::string& out);
   static bool read_valtype(Reader& r, ValType& t);
   static bool read_reftype(Reader& r, ValType& t);
-  static bool read_limits(Reader& r, Limits& l);
-  static bool read_table_type(Reader& r, TableType& t);
+  bool read_limits(Reader& r, Limits& l, bool memory);
+  bool read_table_type(Reader& r, TableType& t);
   static bool read_global_type(Reader& r, GlobalType& t);
   bool read_const_expr(Reader& r, ConstExpr& e);
 
@@ -214,10 +214,24 @@ bool Decoder::read_reftype(Reader& r, ValType& t) {
 // is one byte, 0 or 1 in wasm 2.0 (shared and 64-bit flags belong to later
 // proposals and the 2.0 testsuite requires them to be rejected); the spec
 // interpreter reads it as a LEB, hence its messages.
-bool Decoder::read_limits(Reader& r, Limits& l) {
+bool Decoder::read_limits(Reader& r, Limits& l, bool memory) {
   uint8_t flag;
   if (!r.u8(flag)) return false;
   if (flag & 0x80) return r.fail("integer representation too long");
+  if (m_.features.has(Feature::Memory64)) {
+    // memory64: flag 4 makes a memory's limits 64-bit (u64 page counts).
+    if (flag & ~(memory ? 0x05 : 0x01)) return r.fail("malformed limits flags");
+    if (flag & 0x04) {
+      l.is64 = true;
+      if (!r.u64(l.min)) return false;
+      if (flag & 1) {
+        uint64_t max;
+        if (!r.u64(max)) return false;
+        l.max = max;
+      }
+      return true;
+    }
+  }
   if (flag > 1) return r.fail("integer too large");
   uint32_t v;
   if (!r.u32(v)) return false;
@@ -229,7 +243,9 @@ bool Decoder::read_limits(Reader& r, Limits& l) {
   return true;
 }
 
-bool Decoder::read_table_type(Reader& r, TableType& t) { return read_reftype(r, t.elem) && read_limits(r, t.limits); }
+bool Decoder::read_table_type(Reader& r, TableType& t) {
+  return read_reftype(r, t.elem) && read_limits(r, t.limits, false);
+}
 
 bool Decoder::read_global_type(Reader& r, GlobalType& t) {
   if (!read_valtype(r, t.type)) return false;
@@ -520,7 +536,7 @@ bool Decoder::parse_imports(Reader& s) {
         break;
       case 2:
         im.kind = ExternKind::Memory;
-        if (!read_limits(s, im.memory.limits)) return false;
+        if (!read_limits(s, im.memory.limits, true)) return false;
         m_.all_memories.push_back(im.memory);
         ++m_.num_imported_memories;
         break;
@@ -573,7 +589,7 @@ bool Decoder::parse_memories(Reader& s) {
   if (!read_count(s, n, 1)) return false;
   m_.memories.resize(n);
   for (MemoryType& mem : m_.memories) {
-    if (!read_limits(s, mem.limits)) return false;
+    if (!read_limits(s, mem.limits, true)) return false;
     m_.all_memories.push_back(mem);
   }
   return true;

@@ -186,7 +186,10 @@ std::string describe_limits(uint64_t min, const std::optional<uint64_t>& max) {
 
 MemInst::MemInst(const MemoryType& t, uint64_t page_cap) : type(t) {
   const uint64_t min = type.limits.min;
-  const uint64_t hard = type.limits.is64 ? (std::numeric_limits<size_t>::max() >> 17) : kMaxPages32;
+  // memory64 memories too stop at 4 GiB for now: the interpreter narrows
+  // 64-bit addresses to 32 bits after checking them (Addr64, Narrow64 in
+  // vm/interp.cc), which is exact only while no memory is larger.
+  const uint64_t hard = kMaxPages32;
   if (min > hard) return;  // cannot be represented: ok() is false
   uint64_t max = std::min({type.limits.max.value_or(hard), page_cap, hard});
   // The cap limits growth only; an initial size the module insists on is honoured

@@ -880,6 +880,32 @@ dispatch:
       ip += 2;
       DISPATCH();
     }
+    // ---- memory64 (operand layouts in vm/internal_ops.def). No memory is
+    // larger than 4 GiB (vm/instance.cc), so a checked 64-bit address or
+    // length below 2^32 continues as a 32-bit one.
+    CASE(Addr64) {
+      uint64_t a = fp[ip[2]];
+      uint64_t ea = a + (static_cast<uint64_t>(ip[4]) << 32 | ip[3]);
+      if (ea < a || ea > UINT32_MAX) TRAP(TrapCode::MemoryOutOfBounds);
+      fp[ip[1]] = ea;
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(Narrow64) {
+      uint64_t v = fp[ip[2]];
+      if (v > UINT32_MAX) TRAP(TrapCode::MemoryOutOfBounds);
+      fp[ip[1]] = v;
+      ip += 3;
+      DISPATCH();
+    }
+    CASE(MemoryGrow64) {
+      uint64_t delta = fp[ip[2]];
+      int64_t old = delta > UINT32_MAX ? -1 : memory->grow(delta);
+      fp[ip[1]] = static_cast<uint64_t>(old);
+      LOAD_MEM();
+      ip += 3;
+      DISPATCH();
+    }
     CASE(MemoryCopyBetween) {
       const MemInst* dm = inst->memories[ip[1]];
       const MemInst* sm = inst->memories[ip[2]];

@@ -20,6 +20,7 @@ namespace {
 // 2^16 pages of 64 KiB: the 32-bit address space.
 constexpr uint64_t kMaxMemoryPages = 65536;
 constexpr uint64_t kMaxTableSize = UINT32_MAX;
+constexpr uint64_t kMaxMemoryPages64 = uint64_t{1} << 48;
 
 Error invalid(std::string message, const char* section, int64_t offset = -1) {
   Error e;
@@ -65,8 +66,13 @@ std::optional<Error> Validator::check_table_type(const TableType& t, const char*
 
 std::optional<Error> Validator::check_memory_type(const MemoryType& t, const char* section) const {
   const Limits& l = t.limits;
-  if (l.min > kMaxMemoryPages || (l.max && *l.max > kMaxMemoryPages))
+  if (l.is64) {
+    // memory64: 2^48 pages of 64 KiB, the 64-bit address space.
+    if (l.min > kMaxMemoryPages64 || (l.max && *l.max > kMaxMemoryPages64))
+      return invalid("memory size must be at most 2^48 pages", section);
+  } else if (l.min > kMaxMemoryPages || (l.max && *l.max > kMaxMemoryPages)) {
     return invalid("memory size must be at most 65536 pages (4GiB)", section);
+  }
   if (l.max && l.min > *l.max) return invalid("size minimum must not be greater than maximum", section);
   return std::nullopt;
 }
@@ -184,7 +190,8 @@ Status Validator::run() {
     if (seg.mode != SegmentMode::Active) continue;
     if (seg.memory >= m_.all_memories.size())
       return invalid("unknown memory " + std::to_string(seg.memory), "data", seg.offset.offset);
-    WZVM_CHECK(check_const_expr(seg.offset, ValType::I32, "data"));
+    WZVM_CHECK(check_const_expr(seg.offset, m_.all_memories[seg.memory].limits.is64 ? ValType::I64 : ValType::I32,
+                                "data"));
   }
 #undef WZVM_CHECK
   return {};

@@ -1,0 +1,20 @@
+;; memory64, for tests/proposals_test.cc: a 64-bit memory beside a 32-bit one.
+(module
+  (memory $m64 i64 1 3)
+  (memory $m32 1)
+  (data $d "\01\02\03\04")
+  (func (export "store_load") (param $a i64) (param $v i32) (result i32)
+    (i32.store $m64 offset=4 (local.get $a) (local.get $v))
+    (i32.load $m64 offset=4 (local.get $a)))
+  ;; With an address near 2^64, address + offset wraps: out of bounds, not address 8.
+  (func (export "load_huge_offset") (param $a i64) (result i32)
+    (i32.load $m64 offset=0xffff_fff0 (local.get $a)))
+  (func (export "size") (result i64) (memory.size $m64))
+  (func (export "grow") (param i64) (result i64) (memory.grow $m64 (local.get 0)))
+  (func (export "fill_copy") (result i32)
+    (memory.fill $m64 (i64.const 100) (i32.const 7) (i64.const 4))
+    (memory.copy $m64 $m64 (i64.const 200) (i64.const 100) (i64.const 4))
+    (memory.init $m64 $d (i64.const 300) (i32.const 0) (i32.const 4))
+    (i32.add (i32.load $m64 (i64.const 200)) (i32.load $m64 (i64.const 300))))
+  (func (export "fill_len") (param i64) (memory.fill $m64 (i64.const 0) (i32.const 0) (local.get 0)))
+)
