@@ -234,3 +234,50 @@ TEST(CliValues, VectorsAndRefs) {
 
 }  // namespace
 }  // namespace wzvm::cli
+
+namespace wzvm::cli {
+namespace {
+
+// Proposal flags (vm/features.def): on by default, --disable-NAME refuses a
+// module that uses one, --enable-all turns them back on, and a proposal that
+// is not implemented is a usage error.
+std::string quoted(const std::string& path) {
+  std::string q = "'";
+  q.append(path).append("'");
+  return q;
+}
+
+TEST(CliProposals, EnableDisableFlags) {
+  const std::string m = quoted(testdata("proposals_features.wasm"));
+  // Its import env.host_inc is not WASI: it links nowhere, so the module gets
+  // as far as linking only when its proposals are allowed.
+  CliRun r = wzvm("--invoke count_down " + m + " 5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("unknown import env.host_inc")) << r.err;
+  r = wzvm("--disable-tail-call --invoke count_down " + m + " 5");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("illegal opcode")) << r.err;
+  r = wzvm("--disable-multi-memory --invoke count_down " + m + " 5");
+  EXPECT_THAT(r.err, HasSubstr("multiple memories")) << r.err;
+  r = wzvm("--enable-all --disable-tail-call --invoke count_down " + m + " 5");
+  EXPECT_THAT(r.err, HasSubstr("illegal opcode")) << r.err;
+
+  const std::string eh = quoted(testdata("proposals_eh.wasm"));
+  r = wzvm("--invoke f " + eh + " 7");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "107\n");
+  r = wzvm("--invoke uncaught " + eh);
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, HasSubstr("wzvm: trap: uncaught exception")) << r.err;
+  r = wzvm("--disable-exception-handling --invoke f " + eh + " 7");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("malformed section id")) << r.err;
+
+  r = wzvm("--enable-threads --invoke f " + eh + " 7");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("the threads proposal is not implemented yet")) << r.err;
+  EXPECT_THAT(wzvm("--help").out, HasSubstr("--enable-tail-call"));
+}
+
+}  // namespace
+}  // namespace wzvm::cli
