@@ -509,8 +509,11 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       LOAD_MEM();                                                                            \
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
-      if constexpr (kCounting)                                                               \
-        frame->node = prof->enter(frame == entry ? th.entry_node : frame[-1].node, tcallee);  \
+      if constexpr (kCounting) {                                                             \
+        auto e = prof->enter_counted(frame == entry ? th.entry_node : frame[-1].node, tcallee); \
+        frame->node = e.node;                                                                \
+        frame->counters = e.counters;                                                        \
+      }                                                                                      \
       SAFE_POINT();                                                                          \
     }                                                                                        \
     DISPATCH();                                                                              \
