@@ -129,11 +129,10 @@ TEST(TailCall, EndlessTailRecursionCanBeInterruptedNotExhausted) {
   // `spin` never returns and never grows the stack: under an instruction
   // budget it runs out of fuel rather than out of frames.
   profiler::Profiler prof({.instructions = true});
-  Instance in({.count_instructions = true});
+  Instance in({.count_instructions = true, .fuel = true});
   ASSERT_NE(in.inst, nullptr);
   std::string why;
   ASSERT_TRUE(prof.start(*in.store, why)) << why;
-  prof.profiling().fuel_limited = true;
   prof.profiling().fuel = 100000;
   std::vector<Value> results;
   vm::Trap t = in.call("spin", {Value::from_i32(0)}, results);
