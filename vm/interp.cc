@@ -513,6 +513,10 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         auto e = prof->enter_counted(frame == entry ? th.entry_node : frame[-1].node, tcallee); \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
+      } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
+        /* the caller's cached node is not the callee's; a hooked frame keeps its */        \
+        /* node for the hooked return */                                                     \
+        frame->node = kUnknownNode;                                                          \
       }                                                                                      \
       SAFE_POINT();                                                                          \
     }                                                                                        \
