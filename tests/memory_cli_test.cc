@@ -19,68 +19,25 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/cli_fixture.h"
+
 namespace wzvm::profiler {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace wzvm::cli_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
-class MemCli : public ::testing::Test {
+class MemCli : public CliFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/wzvm-memcli-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  Output sh(const std::string& cmd) {
-    std::string out = dir_ + "/.out", err = dir_ + "/.err";
-    int rc = std::system(("cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
-    Output r;
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    return r;
-  }
-  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
-  std::string pprof(const std::string& args) {
-    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
-    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
-    return r.out;
-  }
   // `go tool pprof -top` rows: function -> {flat, cum}, as plain numbers of
   // the sample type's unit (-unit=b for bytes).
   std::map<std::string, std::pair<double, double>> top(const std::string& profile, const std::string& index) {
-    std::string text = pprof("-top -unit=b -nodecount=1000 -sample_index=" + index + " " + profile);
-    std::map<std::string, std::pair<double, double>> out;
-    std::istringstream in(text);
-    std::string line;
-    bool rows = false;
-    while (std::getline(in, line)) {
-      if (line.find("flat%") != std::string::npos) {
-        rows = true;
-        continue;
-      }
-      if (!rows) continue;
-      std::istringstream f(line);
-      std::string flat, flat_pct, sum_pct, cum, cum_pct, name;
-      f >> flat >> flat_pct >> sum_pct >> cum >> cum_pct;
-      std::getline(f >> std::ws, name);
-      out[name] = {std::strtod(flat.c_str(), nullptr), std::strtod(cum.c_str(), nullptr)};
-    }
-    return out;
+    return pprof_top_rows(pprof("-top -unit=b -nodecount=1000 -sample_index=" + index + " " + profile));
   }
   // The four heap values of `fn` ({alloc_objects, alloc_space, inuse_objects,
   // inuse_space}), flat or cumulative.
@@ -93,7 +50,6 @@ class MemCli : public ::testing::Test {
     }
     return out;
   }
-  std::string dir_;
 };
 
 using V = std::vector<double>;

@@ -19,6 +19,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/cli_fixture.h"
+
 #include "profiler/clock.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
@@ -27,51 +29,15 @@ namespace wzvm::profiler {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace wzvm::cli_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
-std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
 
-// A fresh working directory per test, removed afterwards.
-class ProfileCli : public ::testing::Test {
+class ProfileCli : public CliFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/wzvm-profcli-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `CMD` (a shell command line) in the test's directory.
-  Output sh(const std::string& cmd) {
-    std::string out = dir_ + "/.out", err = dir_ + "/.err";
-    std::string line = "cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'";
-    int rc = std::system(line.c_str());
-    Output r;
-    r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
-  // `go tool pprof ARGS`; HOME and GOCACHE point into the test directory so
-  // the go command never needs the user's.
-  std::string pprof(const std::string& args) {
-    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
-    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
-    return r.out;
-  }
   std::vector<std::string> files() const {
     std::vector<std::string> out;
     for (const auto& e : fs::directory_iterator(dir_)) {
@@ -81,30 +47,13 @@ class ProfileCli : public ::testing::Test {
     std::sort(out.begin(), out.end());
     return out;
   }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-
-  std::string dir_;
 };
 
 // Flat values of `go tool pprof -top` rows by function name (the unit as
 // printed: pass -unit=ms for times).
 std::map<std::string, double> top_flat(const std::string& top) {
   std::map<std::string, double> out;
-  std::istringstream in(top);
-  std::string line;
-  bool rows = false;
-  while (std::getline(in, line)) {
-    if (line.find("flat%") != std::string::npos) {
-      rows = true;
-      continue;
-    }
-    if (!rows) continue;
-    std::istringstream f(line);
-    std::string flat, flat_pct, sum_pct, cum, cum_pct, name;
-    f >> flat >> flat_pct >> sum_pct >> cum >> cum_pct;
-    std::getline(f >> std::ws, name);
-    out[name] = std::strtod(flat.c_str(), nullptr);  // "1000.07ms" -> 1000.07
-  }
+  for (const auto& [name, v] : pprof_top_rows(top)) out[name] = v.first;
   return out;
 }
 

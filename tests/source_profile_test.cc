@@ -19,54 +19,28 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "tests/cli_fixture.h"
+
 namespace wzvm::profiler {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace wzvm::cli_test;
 using ::testing::ContainsRegex;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/dwarf/" + name; }
 std::string source(const std::string& name) { return std::string(WZVM_SOURCE_DIR) + "/testdata/dwarf/" + name; }
 
-class SourceProfile : public ::testing::Test {
+class SourceProfile : public CliFixture {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/wzvm-srcprof-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  struct Output {
-    int status = -1;
-    std::string out, err;
-  };
-  Output sh(const std::string& cmd) {
-    std::string out = dir_ + "/.out", err = dir_ + "/.err";
-    int rc = std::system(("cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
-    Output r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
   // Profiles `prog` (with `args`) into the test directory; returns wzvm's stderr.
   std::string run(const std::string& kinds, const std::string& prog, const std::string& args) {
-    Output r = sh(std::string("'") + WZVM_BINARY + "' --profile=" + kinds + " --profile-out=. '" + prog + "' " + args);
+    Output r = wzvm("--profile=" + kinds + " --profile-out=. '" + prog + "' " + args);
     EXPECT_EQ(r.status, 0) << r.err;
     return r.err;
   }
-  std::string pprof(const std::string& args) {
-    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
-    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
-    return r.out;
-  }
-  std::string dir_;
 };
 
 #define SKIP_UNLESS_BUILT(path) \

@@ -22,6 +22,8 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include "tests/cli_fixture.h"
 #include <nlohmann/json.hpp>
 
 #include "profiler/viewers.h"
@@ -32,47 +34,16 @@ namespace wzvm::profiler {
 namespace {
 
 namespace fs = std::filesystem;
+using namespace wzvm::cli_test;
 namespace pb = perftools::profiles;
 using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
 bool have(const char* tool) { return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0; }
 
-struct Output {
-  int status = -1;
-  std::string out, err;
-};
 
-class Viewers : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/wzvm-viewers-XXXXXX";
-    dir_ = mkdtemp(tmpl);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  Output sh(const std::string& cmd) {
-    std::string out = dir_ + "/.out", err = dir_ + "/.err";
-    int rc = std::system(("cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
-    Output r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
-    fs::remove(out);
-    fs::remove(err);
-    return r;
-  }
-  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
-  std::string pprof(const std::string& args) {
-    Output r = sh("HOME='" + dir_ + "' GOCACHE='" + dir_ + "/.gocache' go tool pprof " + args);
-    EXPECT_EQ(r.status, 0) << "go tool pprof " << args << ":\n" << r.err;
-    return r.out;
-  }
-  std::string path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string dir_;
-};
+class Viewers : public CliFixture {};
 
 const std::string kTree = "--invoke tree '" + testdata("prof_counts.wasm") + "'";
 

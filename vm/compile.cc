@@ -382,6 +382,22 @@ class FunctionCompiler {
 
   // Moves `vs` (the top values, already popped) to the label slots of `target`
   // and jumps there (a return for the function's own label).
+  // The block's results, popped into scratch_, move to its label's slots.
+  void emit_label_values(const Ctrl& c) {
+    uint32_t dst = c.base_slot;
+    for (const Operand& v : scratch_) {
+      emit_copy(dst, v.src, v.type);
+      dst += slots_of(v.type);
+    }
+  }
+  // The end of one arm (then, try body, a handler): results to the label,
+  // then a jump to the block's end, patched when the end is reached.
+  void emit_exit_to_end(Ctrl& c) {
+    emit_label_values(c);
+    uint32_t op = emit_op(IOp::Jump);
+    word(0);
+    c.fixups.emplace_back(op, op + 1);
+  }
   void emit_branch(uint32_t depth, std::vector<Operand>& vs) {
     Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
     if (&target == &ctrls_.front()) {
@@ -879,14 +895,7 @@ bool FunctionCompiler::op_catch(bool all) {
   if (!pop_all(c.results, scratch_)) return false;
   if (vals_.size() != c.height) return fail("type mismatch");
   if (emitting()) {
-    uint32_t dst = c.base_slot;
-    for (Operand& v : scratch_) {
-      emit_copy(dst, v.src, v.type);
-      dst += slots_of(v.type);
-    }
-    uint32_t op = emit_op(IOp::Jump);
-    word(0);
-    c.fixups.emplace_back(op, op + 1);
+    emit_exit_to_end(c);
   }
   c.unreachable = false;
   c.opcode = all ? 0x19 : 0x07;
@@ -1012,14 +1021,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       if (vals_.size() != c.height) return fail("type mismatch");
       bool reachable = emitting();
       if (reachable) {
-        uint32_t dst = c.base_slot;
-        for (Operand& v : scratch_) {
-          emit_copy(dst, v.src, v.type);
-          dst += slots_of(v.type);
-        }
-        uint32_t op = emit_op(IOp::Jump);
-        word(0);
-        c.fixups.emplace_back(op, op + 1);
+        emit_exit_to_end(c);
       }
       if (!c.dead) {
         patch(c.else_op, c.else_word, here());
@@ -1091,11 +1093,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         return true;
       }
       if (emitting()) {
-        uint32_t dst = c.base_slot;
-        for (Operand& v : scratch_) {
-          emit_copy(dst, v.src, v.type);
-          dst += slots_of(v.type);
-        }
+        emit_label_values(c);
       }
       uint32_t end = here();
       for (auto [op, w] : c.fixups) patch(op, w, end);
