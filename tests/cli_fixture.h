@@ -32,6 +32,24 @@ struct Output {
   std::string out, err;
 };
 
+// Runs the shell command line `cmd` in directory `dir`, capturing its stdout
+// and stderr (through files named after this process, so two test binaries
+// sharing a directory do not mix their output).
+inline Output run_shell(const std::string& dir, const std::string& cmd) {
+  std::string tag = dir + "/.wzvm-test-" + std::to_string(getpid());
+  std::string out = tag + ".out", err = tag + ".err";
+  int rc = std::system(("cd '" + dir + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
+  Output r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
+  std::filesystem::remove(out);
+  std::filesystem::remove(err);
+  return r;
+}
+
+// `wzvm ARGS` (arguments already quoted for the shell), run in `dir`.
+inline Output run_wzvm(const std::string& dir, const std::string& args) {
+  return run_shell(dir, std::string("'") + WZVM_BINARY + "' " + args);
+}
+
 class CliFixture : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -41,15 +59,8 @@ class CliFixture : public ::testing::Test {
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   // Runs `cmd` (a shell command line) in the test's directory.
-  Output sh(const std::string& cmd) {
-    std::string out = dir_ + "/.out", err = dir_ + "/.err";
-    int rc = std::system(("cd '" + dir_ + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
-    Output r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};
-    std::filesystem::remove(out);
-    std::filesystem::remove(err);
-    return r;
-  }
-  Output wzvm(const std::string& args) { return sh(std::string("'") + WZVM_BINARY + "' " + args); }
+  Output sh(const std::string& cmd) { return run_shell(dir_, cmd); }
+  Output wzvm(const std::string& args) { return run_wzvm(dir_, args); }
   // `go tool pprof ARGS`; HOME and GOCACHE point into the test directory so
   // the go command never needs the user's.
   std::string pprof(const std::string& args) {

@@ -2,8 +2,6 @@
 // testdata/ and checks stdout, stderr and the exit status. Also unit tests of
 // the argument parser and result formatter (cli/values.h).
 
-#include <sys/wait.h>
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -16,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/values.h"
+#include "cli_fixture.h"
 
 namespace wzvm::cli {
 namespace {
@@ -25,30 +24,10 @@ using ::testing::StartsWith;
 using vm::ValType;
 using vm::Value;
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
+using CliRun = cli_test::Output;
+using cli_test::testdata;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-std::string testdata(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/" + name; }
-
-// Runs `wzvm ARGS` through the shell (arguments are written already quoted).
-CliRun wzvm(const std::string& args) {
-  std::string dir = ::testing::TempDir();
-  std::string out = dir + "wzvm_cli_out", err = dir + "wzvm_cli_err";
-  std::string cmd = std::string("'") + WZVM_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "'";
-  int rc = std::system(cmd.c_str());
-  CliRun r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+CliRun wzvm(const std::string& args) { return cli_test::run_wzvm(::testing::TempDir(), args); }
 
 std::string invoke(const std::string& func, const std::string& args = "") {
   return "--invoke " + func + " '" + testdata("cli.wasm") + "' " + args;

@@ -14,37 +14,12 @@
 
 #include "vm/module.h"
 #include "vm/reader.h"
+#include "wasm_bytes.h"
 
 namespace wzvm::vm {
 namespace {
 
-using Bytes = std::vector<uint8_t>;
-
-Bytes operator+(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
-Bytes uleb(uint64_t v) {
-  Bytes out;
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    if (v) byte |= 0x80;
-    out.push_back(byte);
-  } while (v);
-  return out;
-}
-
-// A name: length and raw bytes (not checked, so tests can write bad UTF-8).
-Bytes str(std::string_view s) { return uleb(s.size()) + Bytes(s.begin(), s.end()); }
-
-Bytes header() { return {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00}; }
-
-Bytes section(uint8_t id, const Bytes& payload) { return Bytes{id} + uleb(payload.size()) + payload; }
-
-// A code entry: size, then the body (locals + instructions).
-Bytes body(const Bytes& b) { return uleb(b.size()) + b; }
+using namespace wzvm::wasm_bytes;
 
 enum : uint8_t { kType = 1, kImport, kFunction, kTable, kMemory, kGlobal, kExport, kStart, kElem, kCode, kData, kDataCount };
 

@@ -3,7 +3,6 @@
 // limit it hit, and the documented exit status; never a crash or a hang.
 // Modules are raw bytes, with their WAT in a comment, written to temp files.
 
-#include <sys/wait.h>
 
 #include <chrono>
 #include <cstdint>
@@ -18,34 +17,15 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "cli_fixture.h"
+#include "wasm_bytes.h"
+
 namespace {
 
-using Bytes = std::vector<uint8_t>;
+using namespace wzvm::wasm_bytes;
+using wzvm::cli_test::Output;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
-
-Bytes operator+(Bytes a, const Bytes& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-Bytes uleb(uint64_t v) {
-  Bytes out;
-  do {
-    uint8_t byte = v & 0x7f;
-    v >>= 7;
-    if (v) byte |= 0x80;
-    out.push_back(byte);
-  } while (v);
-  return out;
-}
-Bytes str(std::string_view s) { return uleb(s.size()) + Bytes(s.begin(), s.end()); }
-Bytes header() { return {0x00, 0x61, 0x73, 0x6D, 0x01, 0x00, 0x00, 0x00}; }
-Bytes section(uint8_t id, const Bytes& payload) { return Bytes{id} + uleb(payload.size()) + payload; }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 std::string write_module(const std::string& name, const Bytes& b) {
   std::string path = ::testing::TempDir() + name;
@@ -53,27 +33,13 @@ std::string write_module(const std::string& name, const Bytes& b) {
   return path;
 }
 
-struct CliRun {
-  int status = -1;
-  std::string out, err;
-};
-
-CliRun wzvm(const std::string& args) {
-  std::string dir = ::testing::TempDir();
-  std::string out = dir + "wzvm_hard_out", err = dir + "wzvm_hard_err";
-  std::string cmd = std::string("'") + WZVM_BINARY + "' " + args + " >'" + out + "' 2>'" + err + "' </dev/null";
-  int rc = std::system(cmd.c_str());
-  CliRun r;
-  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
-}
+// No test here reads stdin: a guest that tried would get end of file.
+Output wzvm(const std::string& args) { return wzvm::cli_test::run_wzvm(::testing::TempDir(), args + " </dev/null"); }
 
 // One malformed module: exit 1, nothing on stdout, exactly `line` on stderr.
 void expect_error(const Bytes& module, const std::string& expected_after_path) {
   std::string path = write_module("hard.wasm", module);
-  CliRun r = wzvm("--invoke f '" + path + "'");
+  Output r = wzvm("--invoke f '" + path + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "wzvm: error: " + path + ": " + expected_after_path + "\n");
@@ -112,7 +78,7 @@ TEST(HardeningCli, TruncatedFiles) {
   for (size_t n = 0; n < full.size(); ++n) {
     SCOPED_TRACE(n);
     std::string path = write_module("prefix.wasm", Bytes(full.begin(), full.begin() + static_cast<ptrdiff_t>(n)));
-    CliRun r = wzvm("--invoke grow '" + path + "' 0");
+    Output r = wzvm("--invoke grow '" + path + "' 0");
     EXPECT_EQ(r.status, 1);
     EXPECT_THAT(r.err, MatchesRegex("wzvm: error: [^\n]*: ([^\n]*offset 0x[0-9a-f]+\\)|export grow not found)\n"));
   }
@@ -150,7 +116,7 @@ TEST(HardeningCli, MaxMemoryStopsGrowth) {
   std::string path = write_module("grow.wasm", grow_module());
   // 128 KiB = 2 pages: from 1 page, growing by 1 works, by 2 does not.
   EXPECT_EQ(wzvm("--max-memory 128K --invoke grow '" + path + "' 1").out, "1\n");
-  CliRun r = wzvm("--max-memory 131072 --invoke grow '" + path + "' 2");
+  Output r = wzvm("--max-memory 131072 --invoke grow '" + path + "' 2");
   EXPECT_EQ(r.status, 0);
   EXPECT_EQ(r.out, "-1\n");
   // Not a whole page: rounded down (200000 bytes = 3 pages and a bit).
@@ -162,7 +128,7 @@ TEST(HardeningCli, MaxMemoryStopsGrowth) {
 
 TEST(HardeningCli, MaxMemoryRefusesInitialSize) {
   std::string path = write_module("big.wasm", grow_module(4));
-  CliRun r = wzvm("--max-memory 128K --invoke grow '" + path + "' 0");
+  Output r = wzvm("--max-memory 128K --invoke grow '" + path + "' 0");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "wzvm: error: " + path +
                        ": memory 0: initial size of 4 pages exceeds the limit of 2 pages (131072 bytes) "
@@ -174,7 +140,7 @@ TEST(HardeningCli, MaxStackDepth) {
   std::string path = write_module("depth.wasm", depth_module());
   // d(99) needs 100 frames: allowed at --max-stack-depth 100; d(100) is one too many.
   EXPECT_EQ(wzvm("--max-stack-depth 100 --invoke d '" + path + "' 99").out, "0\n");
-  CliRun r = wzvm("--max-stack-depth 100 --invoke d '" + path + "' 100");
+  Output r = wzvm("--max-stack-depth 100 --invoke d '" + path + "' 100");
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: call stack exhausted\n"));
   EXPECT_THAT(r.err, HasSubstr("frames omitted"));
@@ -185,7 +151,7 @@ TEST(HardeningCli, MaxStackDepth) {
 TEST(HardeningCli, TableSizeLimit) {
   // (table 20000000 funcref): valid wasm, but 160 MB for one table.
   std::string path = write_module("table.wasm", header() + section(4, Bytes{0x01, 0x70, 0x00} + uleb(20'000'000)));
-  CliRun r = wzvm("--invoke f '" + path + "'");
+  Output r = wzvm("--invoke f '" + path + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "wzvm: error: " + path +
                        ": table 0: initial size of 20000000 entries exceeds the limit of 10000000 (section table)\n");
@@ -193,7 +159,7 @@ TEST(HardeningCli, TableSizeLimit) {
 
 TEST(HardeningCli, ModuleSizeLimit) {
   // /dev/zero never ends: wzvm stops reading at the limit.
-  CliRun r = wzvm("--max-module-size 1K /dev/zero");
+  Output r = wzvm("--max-module-size 1K /dev/zero");
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.err, "wzvm: error: /dev/zero: module larger than the limit of 1024 bytes (--max-module-size)\n");
 }
@@ -204,7 +170,7 @@ TEST(HardeningCli, BadLimitValues) {
                             "--fuel ''", "--fuel 99999999999999999999", "--timeout 0", "--timeout 5x",
                             "--timeout -1s", "--timeout 1.2.3s", "--timeout 400d"}) {
     SCOPED_TRACE(flags);
-    CliRun r = wzvm(std::string(flags) + " x.wasm");
+    Output r = wzvm(std::string(flags) + " x.wasm");
     EXPECT_EQ(r.status, 2);
     EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: usage error: "));
   }
@@ -221,35 +187,35 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 TEST(HardeningCli, FuelIsExact) {
   // count(1000) runs 9 * 1000 + 5 = 9005 instructions (worked out in limits.wat).
   const std::string run = " --invoke count '" + limits_wasm() + "' 1000";
-  CliRun enough = wzvm("--fuel 9005" + run);
+  Output enough = wzvm("--fuel 9005" + run);
   EXPECT_EQ(enough.status, 0) << enough.err;
   EXPECT_EQ(enough.out, "1000\n");
-  CliRun short_by_one = wzvm("--fuel 9004" + run);
+  Output short_by_one = wzvm("--fuel 9004" + run);
   EXPECT_EQ(short_by_one.status, 134);
   EXPECT_EQ(short_by_one.out, "");
   EXPECT_THAT(short_by_one.err, ::testing::StartsWith("wzvm: trap: all fuel consumed\n  at 0: count"));
   // The same counters as --profile=instructions: fuel and profile agree.
   std::string prof = ::testing::TempDir() + "fuel_instr.pb.gz";
-  CliRun both = wzvm("--fuel 9005 --profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
+  Output both = wzvm("--fuel 9005 --profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
   EXPECT_EQ(both.status, 0) << both.err;
   EXPECT_THAT(both.err, HasSubstr("instructions/count: total 9005\n"));
   EXPECT_EQ(wzvm("--fuel 9004 --profile=instructions --profile-out '" + prof + "'" + run).status, 134);
   // Without fuel (the other lowering: CountInstr, not CountFuel) the count is the same.
-  CliRun counted = wzvm("--profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
+  Output counted = wzvm("--profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
   EXPECT_THAT(counted.err, HasSubstr("instructions/count: total 9005\n"));
   // Zero fuel: not even the first instruction runs.
   EXPECT_EQ(wzvm("--fuel 0" + run).status, 134);
 }
 
 TEST(HardeningCli, FuelStopsAnEndlessLoop) {
-  CliRun r = wzvm("--fuel 1000000 --invoke spin '" + limits_wasm() + "'");
+  Output r = wzvm("--fuel 1000000 --invoke spin '" + limits_wasm() + "'");
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: all fuel consumed\n  at 0: spin"));
 }
 
 TEST(HardeningCli, TimeoutStopsAnEndlessLoop) {
   auto t0 = std::chrono::steady_clock::now();
-  CliRun r = wzvm("--timeout 200ms --invoke spin '" + limits_wasm() + "'");
+  Output r = wzvm("--timeout 200ms --invoke spin '" + limits_wasm() + "'");
   EXPECT_EQ(r.status, 134);
   EXPECT_EQ(r.out, "");
   EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: interrupted\n  at 0: spin"));
@@ -261,7 +227,7 @@ TEST(HardeningCli, TimeoutStopsAnEndlessLoop) {
 TEST(HardeningCli, TimeoutLeavesShortRunsAlone) {
   // The run ends long before the timeout, and wzvm does not wait for it.
   auto t0 = std::chrono::steady_clock::now();
-  CliRun r = wzvm("--timeout 1h --invoke count '" + limits_wasm() + "' 100000");
+  Output r = wzvm("--timeout 1h --invoke count '" + limits_wasm() + "' 100000");
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "100000\n");
   EXPECT_LT(seconds_since(t0), 600.0);
@@ -269,10 +235,10 @@ TEST(HardeningCli, TimeoutLeavesShortRunsAlone) {
 
 TEST(HardeningCli, LimitsStopAStartFunction) {
   const std::string start = "'" + std::string(WZVM_TESTDATA_DIR) + "/limits_start.wasm'";
-  CliRun t = wzvm("--timeout 100ms --invoke f " + start);
+  Output t = wzvm("--timeout 100ms --invoke f " + start);
   EXPECT_EQ(t.status, 134);
   EXPECT_THAT(t.err, HasSubstr("interrupted"));
-  CliRun f = wzvm("--fuel 5000 --invoke f " + start);
+  Output f = wzvm("--fuel 5000 --invoke f " + start);
   EXPECT_EQ(f.status, 134);
   EXPECT_THAT(f.err, HasSubstr("all fuel consumed"));
 }
@@ -281,11 +247,11 @@ TEST(HardeningCli, TimeoutStillWritesTheProfile) {
   // The profile of an interrupted run is written: the interrupt is a trap like any other.
   std::string prof = ::testing::TempDir() + "timeout_cpu.pb.gz";
   std::remove(prof.c_str());
-  CliRun r = wzvm("--timeout 300ms --profile=cpu --profile-out '" + prof + "' --invoke spin '" + limits_wasm() + "'");
+  Output r = wzvm("--timeout 300ms --profile=cpu --profile-out '" + prof + "' --invoke spin '" + limits_wasm() + "'");
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to " + prof));
   // wzvm report parses it back: the samples are in `spin`.
-  CliRun rep = wzvm("report '" + prof + "'");
+  Output rep = wzvm("report '" + prof + "'");
   EXPECT_EQ(rep.status, 0) << rep.err;
   EXPECT_THAT(rep.out, HasSubstr("spin"));
 }
