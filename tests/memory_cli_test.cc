@@ -29,9 +29,6 @@ using namespace wzvm::cli_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-
-
-
 class MemCli : public CliFixture {
  protected:
   // `go tool pprof -top` rows: function -> {flat, cum}, as plain numbers of

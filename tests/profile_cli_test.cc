@@ -33,9 +33,6 @@ using namespace wzvm::cli_test;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-
-
-
 class ProfileCli : public CliFixture {
  protected:
   std::vector<std::string> files() const {

@@ -42,7 +42,6 @@ using ::testing::Not;
 
 bool have(const char* tool) { return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0; }
 
-
 class Viewers : public CliFixture {};
 
 const std::string kTree = "--invoke tree '" + testdata("prof_counts.wasm") + "'";
