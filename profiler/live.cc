@@ -34,7 +34,8 @@ void LiveProfiler::enable_windows() {
 LiveProfiler::Stack LiveProfiler::stack_of(uint32_t node) const {
   Stack s;
   const vm::CallTree& tree = profiler_.tree();
-  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent) s.push_back(tree.node(n).func);
+  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent)
+    s.push_back({tree.node(n).func, tree.node(n).site});
   std::reverse(s.begin(), s.end());
   return s;
 }
@@ -201,17 +202,18 @@ std::unique_ptr<Profiler> LiveProfiler::replay_profiler(bool instructions) const
 
 namespace {
 // Module names for a replay Profiler's mappings, as the real one has them.
-void add_modules(const Profiler& from, Profiler& to, const std::vector<const vm::FuncInst*>& funcs) {
-  for (const vm::FuncInst* f : funcs) {
+void add_modules(const Profiler& from, Profiler& to, const std::vector<LiveFrame>& stack) {
+  for (const auto& [f, site] : stack) {
     if (!f || f->is_host() || !f->instance || !f->instance->module) continue;
     const vm::Module* m = f->instance->module.get();
     if (to.module_path(m)) continue;
     if (const std::string* p = from.module_path(m)) to.add_module(m, *p);
   }
 }
-uint32_t enter_stack(Profiler& p, const std::vector<const vm::FuncInst*>& stack) {
+// The copy of a node of the live tree: the same functions at the same call sites.
+uint32_t enter_stack(Profiler& p, const std::vector<LiveFrame>& stack) {
   uint32_t node = vm::CallTree::kRoot;
-  for (const vm::FuncInst* f : stack) node = p.profiling().enter(node, f);
+  for (const auto& [f, site] : stack) node = p.profiling().tree.child(node, f, site);
   return node;
 }
 }  // namespace

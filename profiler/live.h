@@ -43,6 +43,13 @@
 
 namespace wzvm::profiler {
 
+// A frame of a stack copied out of the live call tree: its function and the
+// call site it was entered from (vm::CallTree::Node::site).
+struct LiveFrame {
+  const vm::FuncInst* func;
+  uint32_t site;
+};
+
 class LiveProfiler final : public vm::ProfileSink {
  public:
   // `profiler` must not have started yet; `tid` is the interpreter thread
@@ -90,7 +97,7 @@ class LiveProfiler final : public vm::ProfileSink {
   void on_reentry(bool entering) override;
 
  private:
-  using Stack = std::vector<const vm::FuncInst*>;  // root first
+  using Stack = std::vector<LiveFrame>;  // root first
   struct CpuSample {
     uint32_t node;
     const vm::FuncInst* func;

@@ -33,11 +33,19 @@ class Builder {
     vt->set_unit(str(unit));
   }
 
-  // The sample's stack: `leaf` first, then every caller up to the root.
+  // The sample's stack: `leaf` first, then every caller up to the root, each
+  // at the call it is in (the call site of the node above it).
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) {
     s->add_location_id(leaf);
-    for (uint32_t n = prof_.tree().node(node).parent; n != vm::CallTree::kRoot; n = prof_.tree().node(n).parent)
-      s->add_location_id(location(prof_.tree().node(n).func, -1));
+    const vm::CallTree& tree = prof_.tree();
+    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
+      s->add_location_id(location(tree.node(n).func, site_of(tree, c)));
+  }
+  // Where the caller of `node` is: its call instruction, or -1 (the
+  // function as a whole) for a call with no single site (vm/profiling.h).
+  static int64_t site_of(const vm::CallTree& tree, uint32_t node) {
+    uint32_t site = tree.node(node).site;
+    return site == vm::CallTree::kNoSite ? -1 : int64_t{site};
   }
 
   // offset -1: the function as a whole (address = its first instruction).
@@ -59,8 +67,8 @@ class Builder {
     loc->set_address(addr);
     // Line entries innermost first, the physical function last (pprof's
     // order); each carries the line being executed in that frame. A frame
-    // known only by its function (the call tree is keyed by function, not
-    // call site) sits at the function's own start line.
+    // known only by its function (a recursive call, vm/profiling.h) sits at
+    // the function's own start line.
     const Symbolizer& sym = prof_.symbolizer(m);
     std::vector<SourceFrame> frames;
     if (offset >= 0 && offset <= UINT32_MAX) frames = sym.lookup(static_cast<uint32_t>(offset), f->func_index);
@@ -232,10 +240,12 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
     // The stack starts at the allocator's caller, as in Go's heap profile:
     // `-top` then names who allocates, not malloc. An allocator entered
     // straight from the embedder keeps its own frame.
+    // The leaf is at the call to the allocator.
     uint32_t leaf = tree.node(s.node).parent;
-    if (leaf == vm::CallTree::kRoot) leaf = s.node;
+    int64_t at = b.site_of(tree, s.node);
+    if (leaf == vm::CallTree::kRoot) leaf = s.node, at = -1;
     pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(tree.node(leaf).func, -1), leaf);
+    b.add_stack(ps, b.location(tree.node(leaf).func, at), leaf);
     ps->add_value(value(s.alloc_objects));
     ps->add_value(value(s.alloc_bytes));
     ps->add_value(value(s.inuse_objects));

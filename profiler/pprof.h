@@ -5,11 +5,12 @@
 // its Locations carry them), one Function per source function (from DWARF,
 // demangled, with file and start line; else named from the name section,
 // exports or index), and Locations whose address is a byte offset in the
-// module: the sampled instruction for a CPU sample's leaf, the function's
-// first instruction for every other frame (the call tree is keyed by
-// function, not call site: vm/profiling.h). A Location's Line entries are
-// its inlined frames, innermost first (profiler/symbolize.h); a frame known
-// only by its function is at the function's start line.
+// module: the sampled or counted instruction for a leaf, the call
+// instruction for every caller (vm::CallTree keys nodes by call site), except
+// above a recursive call, which the call tree keys by function only: that
+// caller is at the function's first instruction and start line. A
+// Location's Line entries are its inlined frames, innermost first
+// (profiler/symbolize.h).
 
 #include <cstdint>
 #include <string>

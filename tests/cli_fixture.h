@@ -11,9 +11,11 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <regex>
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -70,6 +72,24 @@ class CliFixture : public ::testing::Test {
   }
   std::string path(const std::string& name) const { return dir_ + "/" + name; }
 
+  // The call instructions of a module as wabt's `wasm-objdump -d` reads
+  // them: caller -> "callee@0xOFFSET" in order (module byte offsets, what
+  // pprof Locations of callers must hold). Functions need names (name
+  // section) to be found by them.
+  std::map<std::string, std::vector<std::string>> call_sites(const std::string& wasm) {
+    Output r = sh("wasm-objdump -d '" + wasm + "'");
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::map<std::string, std::vector<std::string>> out;
+    std::istringstream in(r.out);
+    std::string line, func;
+    std::regex head(R"(^[0-9a-f]+ func\[\d+\] <(.+)>:$)"), call(R"(^ 0*([0-9a-f]+):.*\| +call \d+ <(.+)>$)");
+    for (std::smatch m; std::getline(in, line);) {
+      if (std::regex_match(line, m, head)) func = m[1];
+      else if (std::regex_match(line, m, call)) out[func].push_back(m[2].str() + "@0x" + m[1].str());
+    }
+    return out;
+  }
+
   std::string dir_;
 };
 
@@ -91,6 +111,37 @@ inline std::map<std::string, std::pair<double, double>> pprof_top_rows(const std
     f >> flat >> flat_pct >> sum_pct >> cum >> cum_pct;
     std::getline(f >> std::ws, name);
     out[name] = {std::strtod(flat.c_str(), nullptr), std::strtod(cum.c_str(), nullptr)};
+  }
+  return out;
+}
+
+// The samples of `go tool pprof -raw` with their stacks as
+// "function@0xADDRESS" (host functions have address 0), leaf first: what a
+// Location's address is, which -top and -traces do not show.
+struct RawSample {
+  std::vector<int64_t> values;
+  std::vector<std::string> frames;
+};
+inline std::vector<RawSample> raw_samples(const std::string& raw) {
+  std::map<std::string, std::string> locations;  // id -> function@address
+  std::regex loc(R"(^ +(\d+): 0x([0-9a-f]+) (?:M=\d+ )?(\S+) .*$)");
+  std::regex sample(R"(^ +([-\d ]+): ([\d ]+?) *$)");
+  std::istringstream in(raw);
+  std::string line, section;
+  std::vector<std::pair<std::string, std::string>> rows;  // values, ids
+  for (std::smatch m; std::getline(in, line);) {
+    if (!line.empty() && line[0] != ' ') section = line;
+    else if (section == "Locations" && std::regex_match(line, m, loc)) locations[m[1]] = m[3].str() + "@0x" + m[2].str();
+    else if (section != "Locations" && section != "Mappings" && std::regex_match(line, m, sample))
+      rows.emplace_back(m[1], m[2]);
+  }
+  std::vector<RawSample> out;
+  for (const auto& [values, ids] : rows) {
+    RawSample s;
+    std::istringstream v(values), i(ids);
+    for (int64_t x; v >> x;) s.values.push_back(x);
+    for (std::string id; i >> id;) s.frames.push_back(locations.count(id) ? locations[id] : "?" + id);
+    out.push_back(std::move(s));
   }
   return out;
 }

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,19 @@ TEST_F(MemCli, CProgramExactPerFunction) {
   // inuse_space is the default sample type, as in Go's heap profiles.
   EXPECT_THAT(pprof("-top " + p), HasSubstr("Type: inuse_space"));
   EXPECT_THAT(pprof("-raw " + p), HasSubstr("allocator:[posix_memalign]"));
+  // Each allocation's leaf is at the allocator's call: shrink's four
+  // samples sit at its four calls (malloc, realloc, malloc, realloc), with
+  // main at its call of shrink above them. Offsets from wasm-objdump.
+  auto sites = call_sites(testdata("mem/heap_c.wasm"));
+  std::vector<std::string> shrink_at;
+  for (const RawSample& s : raw_samples(pprof("-raw " + p)))
+    if (s.frames.at(0).starts_with("shrink@")) shrink_at.push_back(s.frames[0]);
+  std::sort(shrink_at.begin(), shrink_at.end());
+  std::vector<std::string> want;
+  for (const std::string& c : sites["shrink"]) want.push_back("shrink" + c.substr(c.find('@')));
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(want.size(), 4u);
+  EXPECT_EQ(shrink_at, want);
   // The leak-checker summary on stderr.
   EXPECT_THAT(r.err, HasSubstr("wzvm: memory: 115 allocations, 10044 bytes in total; peak in use 6400 bytes\n"));
   EXPECT_THAT(r.err, HasSubstr("still in use at exit: 56 objects, 5488 bytes\n"));

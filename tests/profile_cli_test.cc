@@ -96,6 +96,49 @@ TEST_F(ProfileCli, InstructionsProfileIsByteIdenticalAcrossRuns) {
   EXPECT_EQ(flat["tree"], 5);
 }
 
+// "callee@0xOFFSET" of `caller`'s call number `i` (0-based), as call_sites
+// gives them, made "caller@0xOFFSET": the Location a caller frame must have.
+std::string at_call(std::map<std::string, std::vector<std::string>>& sites, const std::string& caller, size_t i) {
+  EXPECT_LT(i, sites[caller].size()) << caller;
+  if (i >= sites[caller].size()) return "?";
+  const std::string& s = sites[caller][i];
+  return caller + s.substr(s.find('@'));
+}
+
+// Callers' Locations are their call instructions: tree calls mid at two
+// places and mid calls leaf at two, so leaf's instructions run under four
+// (mid, tree) call-site pairs, and once straight under tree's call of leaf.
+// Offsets are read from the module by wabt's wasm-objdump.
+TEST_F(ProfileCli, CallersAreAtTheirCallSites) {
+  auto sites = call_sites(testdata("prof_counts.wasm"));
+  ASSERT_EQ(sites["tree"].size(), 3u);
+  ASSERT_EQ(sites["mid"].size(), 2u);
+  EXPECT_TRUE(sites["tree"][0].starts_with("mid@") && sites["tree"][1].starts_with("leaf@") &&
+              sites["tree"][2].starts_with("mid@") && sites["mid"][1].starts_with("leaf@"));
+  ASSERT_EQ(wzvm("--profile=instructions --profile-out t.pb.gz --invoke tree '" + testdata("prof_counts.wasm") + "'")
+                .status,
+            0);
+  std::map<std::string, int64_t> leaf_callers;  // callers of leaf's instructions -> count
+  std::map<std::string, int64_t> mid_callers;
+  for (const RawSample& s : raw_samples(pprof("-raw t.pb.gz"))) {
+    ASSERT_FALSE(s.frames.empty());
+    std::string callers;
+    for (size_t i = 1; i < s.frames.size(); ++i) callers += (i > 1 ? ";" : "") + s.frames[i];
+    if (s.frames[0].starts_with("leaf@")) leaf_callers[callers] += s.values.at(0);
+    if (s.frames[0].starts_with("mid@")) mid_callers[callers] += s.values.at(0);
+  }
+  const std::string t_mid1 = at_call(sites, "tree", 0), t_leaf = at_call(sites, "tree", 1),
+                    t_mid2 = at_call(sites, "tree", 2);
+  const std::string m_leaf1 = at_call(sites, "mid", 0), m_leaf2 = at_call(sites, "mid", 1);
+  // leaf: 3 instructions per call, one call per stack.
+  EXPECT_EQ(leaf_callers, (std::map<std::string, int64_t>{{m_leaf1 + ";" + t_mid1, 3},
+                                                           {m_leaf2 + ";" + t_mid1, 3},
+                                                           {m_leaf1 + ";" + t_mid2, 3},
+                                                           {m_leaf2 + ";" + t_mid2, 3},
+                                                           {t_leaf, 3}}));
+  EXPECT_EQ(mid_callers, (std::map<std::string, int64_t>{{t_mid1, 3}, {t_mid2, 3}}));
+}
+
 TEST_F(ProfileCli, TrapStillWritesTheProfile) {
   Output r = wzvm("--profile=instructions --profile-out t.pb.gz --invoke boom '" + testdata("prof_counts.wasm") + "'");
   EXPECT_EQ(r.status, 134);
@@ -163,6 +206,30 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   EXPECT_EQ(c.count("wasi_snapshot_preview1.poll_oneoff") ? c["wasi_snapshot_preview1.poll_oneoff"] : 0, 0) << top;
   // "Duration: 1.35s, Total samples = 321ms (23.7%)": CPU below wall.
   EXPECT_THAT(top, ::testing::ContainsRegex("Total samples = [0-9.]+m?s \\(([0-9]|[1-9][0-9])\\.[0-9]+%\\)")) << top;
+
+  // Callers are at their call instructions, in guest samples and above host
+  // calls: heavy and light under work's calls of them, poll_oneoff under
+  // sleep_ms's call of it, under sleep_then_work's call of sleep_ms.
+  auto sites = call_sites(testdata("prof_wasi.wasm"));
+  const std::string s_sleep = at_call(sites, "sleep_then_work", 0), s_work = at_call(sites, "sleep_then_work", 1);
+  int heavy = 0, light = 0, poll = 0;
+  for (const RawSample& s : raw_samples(raw)) {
+    ASSERT_FALSE(s.frames.empty());
+    std::vector<std::string> callers(s.frames.begin() + 1, s.frames.end());
+    if (s.frames[0].starts_with("heavy@")) {
+      ++heavy;
+      EXPECT_EQ(callers, (std::vector<std::string>{at_call(sites, "work", 0), s_work}));
+    } else if (s.frames[0].starts_with("light@")) {
+      ++light;
+      EXPECT_EQ(callers, (std::vector<std::string>{at_call(sites, "work", 1), s_work}));
+    } else if (s.frames[0] == "wasi_snapshot_preview1.poll_oneoff@0x0") {
+      ++poll;
+      EXPECT_EQ(callers, (std::vector<std::string>{at_call(sites, "sleep_ms", 0), s_sleep}));
+    }
+  }
+  EXPECT_GT(heavy, 0);
+  EXPECT_GT(light, 0);
+  EXPECT_EQ(poll, 1);
 
   // The instructions profile of the same run: exact, 3:1 as well.
   std::map<std::string, double> i = top_flat(pprof("-top out/wzvm-instructions.pb.gz"));

@@ -179,7 +179,8 @@ TEST(ProfilerWriter, CpuProfileHasStacksHostFramesAndTimes) {
   EXPECT_EQ(str(pr, pr.sample(3).label(0).key()), "calls");
   EXPECT_EQ(pr.sample(3).label(0).num(), 2);
 
-  // Leaf addresses are the sampled offsets; callers are function-level (the
+  // Leaf addresses are the sampled offsets; callers entered with no call
+  // site (enter() without a return point) are function-level (the
   // function's first instruction); the host function has no mapping.
   auto loc = [&](uint64_t id) { return pr.location(static_cast<int>(id - 1)); };
   EXPECT_EQ(loc(pr.sample(1).location_id(0)).address(), 0x40u);
@@ -192,6 +193,47 @@ TEST(ProfilerWriter, CpuProfileHasStacksHostFramesAndTimes) {
 
   EXPECT_GT(pr.time_nanos(), 1600000000000000000);  // after 2020
   EXPECT_GE(pr.duration_nanos(), 0);
+}
+
+// Nodes are keyed by call site: the same callee called from two places is
+// two nodes, and each caller's Location is its call instruction. A
+// recursive call (the callee already on the path) is keyed by function only,
+// so its caller is function-level.
+TEST(ProfilerWriter, CallersAreAtTheirCallSites) {
+  Fixture fx;
+  Profiler prof({.cpu = true});
+  vm::CallTree& t = prof.profiling().tree;
+  vm::FuncInst *tree = fx.func("tree"), *loop = fx.func("loop"), *pick = fx.func("pick");
+  const uint32_t a = fx.body_offset(tree) + 2, b = fx.body_offset(tree) + 6, c = fx.body_offset(loop) + 4;
+  uint32_t n_tree = prof.profiling().enter(vm::CallTree::kRoot, tree);
+  uint32_t n_loop_a = t.call(n_tree, loop, a), n_loop_b = t.call(n_tree, loop, b);
+  EXPECT_NE(n_loop_a, n_loop_b);
+  EXPECT_EQ(t.call(n_tree, loop, a), n_loop_a);
+  EXPECT_EQ(t.node(n_loop_a).site, a);
+  uint32_t n_pick = t.call(n_loop_a, pick, c);
+  // loop -> loop: recursive, whatever the site.
+  uint32_t n_rec = t.call(n_loop_a, loop, c + 7);
+  EXPECT_EQ(t.node(n_rec).site, vm::CallTree::kNoSite);
+  EXPECT_EQ(t.call(n_loop_a, loop, c + 9), n_rec);
+  // Under the recursion, a call that is not recursive has its site again.
+  EXPECT_EQ(t.node(t.call(n_rec, pick, c)).site, c);
+
+  prof.on_cpu_sample(n_loop_a, loop, 0x40, 100);
+  prof.on_cpu_sample(n_loop_b, loop, 0x40, 200);
+  prof.on_cpu_sample(n_pick, pick, 0x50, 300);
+  prof.on_cpu_sample(n_rec, loop, 0x44, 400);
+  pb::Profile pr = build_cpu_profile(prof);
+  auto addresses = [&](const pb::Sample& s) {
+    std::vector<uint64_t> out;
+    for (uint64_t id : s.location_id()) out.push_back(pr.location(static_cast<int>(id - 1)).address());
+    return out;
+  };
+  ASSERT_EQ(pr.sample_size(), 4);  // in node order
+  EXPECT_EQ(addresses(pr.sample(0)), (std::vector<uint64_t>{0x40, a}));
+  EXPECT_EQ(addresses(pr.sample(1)), (std::vector<uint64_t>{0x40, b}));
+  EXPECT_EQ(addresses(pr.sample(2)), (std::vector<uint64_t>{0x50, c, a}));
+  EXPECT_EQ(addresses(pr.sample(3)), (std::vector<uint64_t>{0x44, fx.body_offset(loop), a}));
+  EXPECT_EQ(stack_of(pr, pr.sample(3)), "loop;loop;tree");
 }
 
 TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {

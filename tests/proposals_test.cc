@@ -140,6 +140,14 @@ TEST(TailCall, EndlessTailRecursionCanBeInterruptedNotExhausted) {
   prof.stop();
 }
 
+// Module byte offset of entry's `call $count_down`: its body is
+// `local.get 0` (2 bytes), then the call.
+uint32_t entry_call_site(const Instance& in) {
+  const vm::FuncInst* entry = in.inst->exported_func("entry");
+  const vm::Module& m = *in.inst->module;
+  return m.functions[entry->func_index - m.num_imported_funcs].body_offset + 2;
+}
+
 // A tail call replaces the frame in the profile too: count_down and leaf
 // both appear directly under entry, never under one another.
 TEST(TailCall, ProfileShowsTheCalleeInPlaceOfTheCaller) {
@@ -159,9 +167,13 @@ TEST(TailCall, ProfileShowsTheCalleeInPlaceOfTheCaller) {
   prof.stop();
   const vm::CallTree& tree = prof.tree();
   ASSERT_EQ(tree.size(), 4u);  // the root, entry, count_down, leaf
+  // Both at entry's call of count_down, where entry's frame waits: the
+  // return_calls that replaced the frame are in no stack.
+  const uint32_t call_at = entry_call_site(in);
   for (uint32_t n = 2; n < tree.size(); ++n) {
     EXPECT_EQ(tree.node(n).depth, 2u) << n;
     EXPECT_EQ(tree.node(tree.node(n).parent).depth, 1u) << n;
+    EXPECT_EQ(tree.node(n).site, call_at) << n;
   }
 }
 
@@ -179,6 +191,8 @@ TEST(TailCall, CpuProfilingKeepsResults) {
   for (const auto& s : prof.cpu_sites()) {
     uint32_t depth = prof.tree().node(s.node).depth;
     EXPECT_LE(depth, 2u) << "a tail call left its caller's frame in a sample";
+    // As when counting: under entry's call of count_down.
+    if (depth == 2) EXPECT_EQ(prof.tree().node(s.node).site, entry_call_site(in));
   }
 }
 

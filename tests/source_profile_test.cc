@@ -67,6 +67,11 @@ TEST_F(SourceProfile, CpuProfileHasLinesAndInlinedFramesInnermostFirst) {
   // The inlined location lists sum_squares first, then work at the call.
   std::string raw = pprof("-raw wzvm-cpu.pb.gz");
   EXPECT_THAT(raw, ContainsRegex("sum_squares " + c + ":32 s=30\n +work " + c + ":39 s=36\n"));
+
+  // Callers are at their call's line: hash's samples are under work at
+  // line 40 (its call of hash), under main at line 51 (its call of work).
+  EXPECT_THAT(pprof("-traces -lines wzvm-cpu.pb.gz"),
+              ContainsRegex("hash " + c + ":21\n +work " + c + ":40\n +main " + c + ":51\n"));
   EXPECT_THAT(raw, ContainsRegex("inline\\.wasm +\\[FN\\]\\[FL\\]\\[LN\\]\\[IN\\]"));
 
   // -list shows the source with the time at hash's loop.
@@ -121,10 +126,24 @@ TEST_F(SourceProfile, InstructionsProfileCountsEveryLine) {
   EXPECT_EQ(runs[0][dot].first % 100, 0);
   EXPECT_EQ(runs[2][dot].first, 3 * runs[0][dot].first);
   EXPECT_EQ(runs[0]["geo::norm2(geo::Vec<int> const&) " + cc + ":23"].second, runs[0][dot].first);
-  // Line 41 (the printf after the loop) runs once: the same count every time.
+  // Line 41 (the printf after the loop) runs once: the same count every
+  // time. Its cumulative count has printf's instructions too (main's frame
+  // is at the call), which depend on the numbers printed.
   const std::string after = "main " + cc + ":41";
   if (runs[0].count(after)) {
-    EXPECT_EQ(runs[0][after], runs[2][after]);
+    EXPECT_EQ(runs[0][after].first, runs[2][after].first);
+    EXPECT_GT(runs[0][after].second, runs[0][after].first);
+  }
+  // Callers are at their call's line: main's lines 38 and 39 (the calls of
+  // the two norm2s) carry, cumulatively, each norm2's instructions, and
+  // nothing of the other's.
+  for (const auto& [line, callee] : std::vector<std::pair<std::string, std::string>>{
+           {"38", "geo::norm2(geo::Vec<int> const&)"}, {"39", "geo::norm2(geo::Vec<double> const&)"}}) {
+    SCOPED_TRACE(line);
+    auto by_func = pprof_top_rows(pprof("-top -nodecount=1000 wzvm-instructions.pb.gz"));
+    ASSERT_TRUE(by_func.count(callee));
+    const auto& at = runs[2]["main " + cc + ":" + line];
+    EXPECT_EQ(at.second - at.first, static_cast<int64_t>(by_func[callee].second));
   }
 
   std::string list = pprof("-list 'norm2.*int' wzvm-instructions.pb.gz");

@@ -91,6 +91,12 @@ struct CompiledFunc {
   std::vector<uint32_t> seg_offsets;
   uint32_t num_segments() const { return seg_begin.empty() ? 0 : static_cast<uint32_t>(seg_begin.size() - 1); }
   uint32_t segment_size(uint32_t s) const { return seg_begin[s + 1] - seg_begin[s]; }
+  // Calls in counted code (CallFuncCounted, CallHookedCounted,
+  // CallTableCounted): each has a slot, its entry in the caller's call-tree
+  // node block after the segment counters (vm/profiling.h), so that finding
+  // the callee's node is one compare. The op's operand is the entry's word
+  // index in the block: num_segments() + 3 * slot.
+  uint32_t call_slots = 0;
   // Word offset -> how many instructions of its segment, counted on entry to
   // the segment, have run once the instruction there has (sorted by word;
   // seg UINT32_MAX: the op is in no segment). When a trap or proc_exit ends a

@@ -658,6 +658,7 @@ class FunctionCompiler {
     uint32_t index;  // instructions of the segment up to and including this one
   };
   std::vector<CountMark> count_marks_;
+  std::vector<uint32_t> call_slot_words_;  // the slot operand of each counted call, by slot
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -729,6 +730,10 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
   }
   out.charges_fuel = fuel_;
+  // A counted call's entry follows the node block's segment counters.
+  const auto nsegs = static_cast<uint32_t>(seg_begin_.size());
+  for (uint32_t pos : call_slot_words_) code_[pos] = nsegs + 3 * code_[pos];
+  out.call_slots = static_cast<uint32_t>(call_slot_words_.size());
   if (!seg_begin_.empty()) {
     seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
     out.seg_begin = std::move(seg_begin_);
@@ -855,7 +860,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   }
   if (emitting()) {
     if (indirect) {
-      emit_op(IOp::CallTable);
+      emit_op(counting_ ? IOp::CallTableCounted : IOp::CallTable);
       word(index);
       word(type_index);
       src_word(elem.src);
@@ -863,9 +868,16 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     } else {
       // Calls to hooked functions (memory profiling) get their own op, so the
       // plain CallFunc never tests for a hook.
-      emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
+      if (counting_) emit_op(hooked ? IOp::CallHookedCounted : IOp::CallFuncCounted);
+      else emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
       word(index);
       slot_word(base);
+    }
+    // Counted calls carry their call site's slot (CompiledFunc::call_slots),
+    // made the entry's word index once the segments are known (compile()).
+    if (counting_) {
+      call_slot_words_.push_back(here());
+      word(static_cast<uint32_t>(call_slot_words_.size() - 1));
     }
   }
   // Results are written from `base` on: make sure the frame covers them.

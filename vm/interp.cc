@@ -169,6 +169,9 @@ const uint32_t kHookedReturnStub[1] = {static_cast<uint32_t>(IOp::HookedReturn)}
 // Where a frame that is not the top one continues when its callee returns.
 const uint32_t* resume_ip(const Frame* f) { return f->ip == kHookedReturnStub ? f[1].hook_ret : f->ip; }
 
+// CALL's `kid` of call ops that have no call-site entry.
+constexpr uint32_t kNoKid = UINT32_MAX;
+
 // Counting builds charge a whole segment on entry; frames unwound by a trap
 // or proc_exit did not run the rest of theirs. `ip` is the current
 // instruction of the top frame, the others resume after their call.
@@ -267,7 +270,8 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
   Frame* f = frame;
   while (f > nc.entry && f[-1].node == kUnknownNode) --f;
   uint32_t node = f == nc.entry ? nc.base : f[-1].node;
-  for (; f <= frame; ++f) f->node = node = p.enter(node, f->func);
+  // Each frame's call site is where the frame below it resumes.
+  for (; f <= frame; ++f) f->node = node = p.enter(node, f->func, f == nc.entry ? nullptr : resume_ip(f - 1));
   return node;
 }
 
@@ -295,7 +299,7 @@ __attribute__((noinline)) bool host_boundary_profiled(Store& store, Thread& th, 
                                                       uint64_t* slots, Trap& trap, const NodeContext& nc,
                                                       Frame* frame) {
   Profiling& p = *th.profiling;
-  uint32_t node = p.enter(node_of(p, nc, frame), f);
+  uint32_t node = p.enter(node_of(p, nc, frame), f, frame->ip);  // frame->ip: after the call
   if (p.cpu) charge_guest_cpu(p);
   uint32_t saved_entry = th.entry_node;
   th.entry_node = node;
@@ -410,7 +414,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       // Time the embedder spent before this entry is not guest time.
       if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
       if constexpr (kCounting) {
-        auto e = prof->enter_counted(th.entry_node, func);
+        auto e = prof->enter_counted(th.entry_node, func, nullptr);
         frame->node = e.node;
         frame->counters = e.counters;
       } else {
@@ -421,12 +425,15 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   }
 
   // Enters wasm function `callee` with its frame at `nfp`; `next` is where
-  // the caller resumes. A host callee goes through call_host instead.
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr)                                    \
+  // the caller resumes. A host callee goes through call_host instead. `kid`:
+  // the call site's entry in the caller's node block (counted call ops), or
+  // kNoKid; the counting loop finds the callee's node there with one compare.
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr)                          \
   do {                                                                                       \
     FuncInst* callee = (callee_expr);                                                        \
     uint64_t* nfp = (nfp_expr);                                                              \
     const uint32_t* next = (next_expr);                                                      \
+    [[maybe_unused]] const uint32_t kid = (kid_expr);                                        \
     if (callee->is_host()) {                                                                 \
       frame->ip = next;                                                                      \
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
@@ -464,7 +471,16 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
       if constexpr (kCounting) {                                                             \
-        auto e = prof->enter_counted(frame[-1].node, callee);                                \
+        Profiling::Entered e;                                                                \
+        if (kid == kNoKid) {                                                                 \
+          e = prof->enter_counted(frame[-1].node, callee, next);                             \
+        } else {                                                                             \
+          uint64_t* k = frame[-1].counters + kid;                                            \
+          if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))              \
+            e = {static_cast<uint32_t>(k[1]), reinterpret_cast<uint64_t*>(k[2])};            \
+          else                                                                               \
+            e = prof->enter_call_site(frame[-1].node, callee, next, k);                      \
+        }                                                                                    \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
       } else {                                                                               \
@@ -493,9 +509,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     FuncInst* tcallee = (callee_expr);                                                          \
     uint64_t* targs = (args_expr);                                                           \
     const uint32_t* ret_ip = (ret_ip_expr);                                                  \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0);                                   \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid);                           \
     if constexpr (kProfiling) {                                                              \
-      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook);                 \
+      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid);         \
     }                                                                                        \
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
@@ -510,7 +526,10 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
       if constexpr (kCounting) {                                                             \
-        auto e = prof->enter_counted(frame == entry ? th.entry_node : frame[-1].node, tcallee); \
+        /* the caller's frame still resumes after the call that entered the */            \
+        /* replaced frame: the callee shows under that call site */                         \
+        auto e = frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)       \
+                                : prof->enter_counted(frame[-1].node, tcallee, resume_ip(frame - 1)); \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
       } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
@@ -710,8 +729,10 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0); }
-    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook); }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid); }
+    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid); }
+    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3]); }
+    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3]); }
     CASE(CallTable) {
       TableInst* table = inst->tables[ip[1]];
       uint32_t i = rd<uint32_t>(fp, ip[3]);
@@ -720,7 +741,16 @@ dispatch:
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
       // Indirect calls to hooked functions are found here, at run time.
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook);
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid);
+    }
+    CASE(CallTableCounted) {
+      TableInst* table = inst->tables[ip[1]];
+      uint32_t i = rd<uint32_t>(fp, ip[3]);
+      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
+      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
+      if (!target) TRAP(TrapCode::UninitializedElement);
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5]);
     }
     // [return_call func base nargs][ret base nres]
     CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }

@@ -13,7 +13,40 @@ uint32_t segments_of(const CallTree& tree, uint32_t node) {
   const FuncInst* f = tree.node(node).func;
   return f && f->code ? f->code->num_segments() : 0;
 }
+
+// Module byte offset of the call whose return point in `caller` is `ret`
+// (the call op's last word is just before it; see vm/interp.cc resume_ip).
+uint32_t call_site(const FuncInst* caller, const uint32_t* ret) {
+  if (!ret || !caller || !caller->code) return CallTree::kNoSite;
+  const CompiledFunc& code = *caller->code;
+  const auto pos = static_cast<uint32_t>(ret - 1 - code.code.data());
+  auto it = std::upper_bound(code.source_map.begin(), code.source_map.end(), std::make_pair(pos, UINT32_MAX));
+  return it == code.source_map.begin() ? CallTree::kNoSite : std::prev(it)->second;
+}
 }  // namespace
+
+uint64_t CallTree::func_bit(const FuncInst* func) { return uint64_t{1} << (func ? func->func_index % 64 : 0); }
+
+bool CallTree::on_path(uint32_t node, const FuncInst* func) const {
+  if (!(nodes_[node].path_funcs & func_bit(func))) return false;
+  for (uint32_t n = node; n != kRoot; n = nodes_[n].parent)
+    if (nodes_[n].func == func) return true;
+  return false;
+}
+
+uint32_t CallTree::child(uint32_t parent, const FuncInst* func, uint32_t site) {
+  auto [it, inserted] = index_.try_emplace(Key{parent, site, func}, static_cast<uint32_t>(nodes_.size()));
+  if (inserted) {
+    Node n;
+    n.parent = parent;
+    n.func = func;
+    n.depth = nodes_[parent].depth + 1;
+    n.site = site;
+    n.path_funcs = nodes_[parent].path_funcs | func_bit(func);
+    nodes_.push_back(n);
+  }
+  return it->second;
+}
 
 uint64_t* Profiling::alloc_counters(size_t n) {
   if (n > chunk_left_) {
@@ -28,23 +61,36 @@ uint64_t* Profiling::alloc_counters(size_t n) {
   return p;
 }
 
-uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f) {
+uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
   const size_t before = tree.size();
-  uint32_t id = tree.child(parent, f);
+  uint32_t id = tree.call(parent, f, call_site(tree.node(parent).func, ret));
   if (tree.size() != before && count_instructions) {
-    // A new node: its function's segments get counters (none for host
-    // functions or code lowered without counting).
-    if (uint32_t n = segments_of(tree, id)) tree.node(id).counters = alloc_counters(n);
+    // A new node: its function's segments and call sites get their block
+    // (none for host functions or code lowered without counting).
+    const FuncInst* g = tree.node(id).func;
+    if (size_t n = g && g->code ? g->code->num_segments() + 3 * size_t{g->code->call_slots} : 0)
+      tree.node(id).counters = alloc_counters(n);
   }
   CallTree::Node& n = tree.node(parent);
   // The older entry goes: the newer one is the likelier to be called again.
   n.cached_func[1] = n.cached_func[0];
+  n.cached_ret[1] = n.cached_ret[0];
   n.cached_child[1] = n.cached_child[0];
   n.cached_counters[1] = n.cached_counters[0];
   n.cached_func[0] = f;
+  n.cached_ret[0] = ret;
   n.cached_child[0] = id;
   n.cached_counters[0] = tree.node(id).counters;
   return id;
+}
+
+Profiling::Entered Profiling::enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret,
+                                              uint64_t* kid) {
+  Entered e = enter_counted(parent, f, ret);
+  kid[0] = reinterpret_cast<uintptr_t>(f);
+  kid[1] = e.node;
+  kid[2] = reinterpret_cast<uintptr_t>(e.counters);
+  return e;
 }
 
 Profiling::Snapshot Profiling::snapshot() const {

@@ -23,26 +23,45 @@ namespace wzvm::vm {
 struct FuncInst;
 struct MemInst;
 
-// Every distinct stack of functions seen while profiling, interned: a sample
-// or an instruction count is attributed to a node id, not to a copied stack.
-// Node 0 is the root (no function). Children are keyed by function (a
-// FuncInst, so functions of different modules and host functions are
-// distinct), not by call site: recursion with several call sites would
-// otherwise make the tree as large as the number of calls.
+// Every distinct call stack seen while profiling, interned: a sample or an
+// instruction count is attributed to a node id, not to a copied stack. Node 0
+// is the root (no function). A child is keyed by its function (a FuncInst, so
+// functions of different modules and host functions are distinct) and the
+// call site in its parent's function, so that a caller's frame in a profile
+// is at the call instruction (docs/RATIONALE.md, "Profiler"). Recursive
+// calls are the exception: a call to a function already on the node's path
+// is keyed by function only (site kNoSite), because with call sites a
+// recursion like fib's, with two call sites, would make one node per call;
+// by function, it makes one per depth, as a plain function-keyed tree does.
 class CallTree {
  public:
+  // Node::site of a call with no single call site: entered from outside wasm
+  // (the embedder, a host function calling back), or a recursive call.
+  static constexpr uint32_t kNoSite = UINT32_MAX;
   struct Node {
     uint32_t parent = 0;
     const FuncInst* func = nullptr;
     uint32_t depth = 0;
-    // The two children found last: loops and recursion call the same
-    // function from the same node again and again, and a loop that
-    // allocates alternates two (malloc and free), so most calls stop here.
+    // Module byte offset of the call instruction in the parent's function,
+    // or kNoSite.
+    uint32_t site = kNoSite;
+    // Bit (func_index % 64) of every function on the path from the root:
+    // most calls are not recursive, and a clear bit says so without walking
+    // the path.
+    uint64_t path_funcs = 0;
+    // The two children found last, by function and return point (the code
+    // word after the call in this node's function; null: no call site):
+    // loops and recursion call the same function from the same place again
+    // and again, and a loop that allocates alternates two (malloc and free).
     const FuncInst* cached_func[2] = {};
+    const uint32_t* cached_ret[2] = {};
     uint32_t cached_child[2] = {};
-    // Instruction counting: this node's segment run counters (one per
-    // segment of its function, in Profiling's chunks, which never move), and
-    // the cached children's, so a call finds both in one place.
+    // Instruction counting: this node's block in Profiling's chunks (which
+    // never move): its function's segment run counters
+    // (CompiledFunc::num_segments), then a three-word entry per call site of
+    // counted code (CompiledFunc::call_slots: callee, child node, child's
+    // counters), which makes a counted call's lookup one compare. Also the
+    // cached children's counters, for the calls that find them here.
     uint64_t* counters = nullptr;
     uint64_t* cached_counters[2] = {};
   };
@@ -50,25 +69,31 @@ class CallTree {
 
   CallTree() { nodes_.push_back({}); }
 
-  // The node for calling `func` from `parent`, added if new.
-  uint32_t child(uint32_t parent, const FuncInst* func) {
-    auto [it, inserted] = index_.try_emplace(Key{parent, func}, static_cast<uint32_t>(nodes_.size()));
-    if (inserted) nodes_.push_back({parent, func, nodes_[parent].depth + 1});
-    return it->second;
+  // The node for calling `func` at `site` from `parent`, added if new; the
+  // site is dropped (kNoSite) when the call is recursive (see above).
+  uint32_t call(uint32_t parent, const FuncInst* func, uint32_t site) {
+    return child(parent, func, site != kNoSite && on_path(parent, func) ? kNoSite : site);
   }
+  // The node keyed exactly (parent, func, site), added if new: for copying
+  // a node of another tree (whose site already followed the rule of call()).
+  uint32_t child(uint32_t parent, const FuncInst* func, uint32_t site);
   const Node& node(uint32_t id) const { return nodes_[id]; }
   Node& node(uint32_t id) { return nodes_[id]; }
   size_t size() const { return nodes_.size(); }
 
  private:
+  static uint64_t func_bit(const FuncInst* func);
+  bool on_path(uint32_t node, const FuncInst* func) const;
   struct Key {
     uint32_t parent;
+    uint32_t site;
     const FuncInst* func;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
     size_t operator()(const Key& k) const {
-      return (static_cast<size_t>(k.parent) * 0x9E3779B97F4A7C15ull) ^ reinterpret_cast<uintptr_t>(k.func);
+      return ((static_cast<size_t>(k.parent) << 32 | k.site) * 0x9E3779B97F4A7C15ull) ^
+             reinterpret_cast<uintptr_t>(k.func);
     }
   };
   std::vector<Node> nodes_;
@@ -162,25 +187,32 @@ struct Profiling {
   uint64_t cpu_mark = 0;
   uint64_t guest_cpu = 0;  // accumulated since the last sample
 
-  // The call-tree node for calling `f` from `parent` (the interpreter's hook
-  // on every call while profiling), and where its segment counters start.
+  // The call-tree node for calling `f` from `parent`, where `ret` is the
+  // return point of the call in the parent's function (the code word after
+  // the call op; null when there is no call site: the parent is the root or
+  // a host function), and where its segment counters start. The
+  // interpreter's hook on calls while profiling.
   struct Entered {
     uint32_t node;
     uint64_t* counters;
   };
-  Entered enter_counted(uint32_t parent, const FuncInst* f) {
+  Entered enter_counted(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
     CallTree::Node& n = tree.node(parent);
-    if (n.cached_func[0] == f) return {n.cached_child[0], n.cached_counters[0]};
-    if (n.cached_func[1] == f) return {n.cached_child[1], n.cached_counters[1]};
-    uint32_t id = enter_slow(parent, f);
+    if (n.cached_func[0] == f && n.cached_ret[0] == ret) return {n.cached_child[0], n.cached_counters[0]};
+    if (n.cached_func[1] == f && n.cached_ret[1] == ret) return {n.cached_child[1], n.cached_counters[1]};
+    uint32_t id = enter_slow(parent, f, ret);
     return {id, tree.node(id).counters};
   }
-  uint32_t enter(uint32_t parent, const FuncInst* f) {
+  uint32_t enter(uint32_t parent, const FuncInst* f, const uint32_t* ret = nullptr) {
     CallTree::Node& n = tree.node(parent);
-    if (n.cached_func[0] == f) return n.cached_child[0];
-    if (n.cached_func[1] == f) return n.cached_child[1];
-    return enter_slow(parent, f);
+    if (n.cached_func[0] == f && n.cached_ret[0] == ret) return n.cached_child[0];
+    if (n.cached_func[1] == f && n.cached_ret[1] == ret) return n.cached_child[1];
+    return enter_slow(parent, f, ret);
   }
+  // A counted call op's miss in its call-site entry `kid` (three words in
+  // the caller's node block, see CallTree::Node::counters): looks the child
+  // up as enter_counted does and keeps it in the entry.
+  Entered enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret, uint64_t* kid);
 
   // What counting measured. A snapshot marks a point to count from (the
   // live endpoint's windows); counts are never below zero (a segment charged
@@ -201,7 +233,7 @@ struct Profiling {
   std::vector<uint64_t> instruction_totals() const;
 
  private:
-  uint32_t enter_slow(uint32_t parent, const FuncInst* f);
+  uint32_t enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret);
   uint64_t* alloc_counters(size_t n);
   static constexpr size_t kChunk = 1 << 16;  // counters per chunk (a larger function gets its own)
   std::vector<std::unique_ptr<uint64_t[]>> chunks_;
