@@ -354,6 +354,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   uint64_t* const saved_top = th.top;
 
   Frame* frame = entry;
+  // Counting loop: the top frame's run counters (frame->counters), kept in a
+  // local so that a CountInstr does not load the frame first.
+  [[maybe_unused]] uint64_t* counters = nullptr;
   [[maybe_unused]] const NodeContext nc{entry, th.entry_node, kCounting};
   const uint32_t* ip;
   uint64_t* fp;
@@ -417,6 +420,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         auto e = prof->enter_counted(th.entry_node, func, nullptr);
         frame->node = e.node;
         frame->counters = e.counters;
+        counters = e.counters;
       } else {
         frame->node = kUnknownNode;
       }
@@ -483,6 +487,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         }                                                                                    \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
+        counters = e.counters;                                                               \
       } else {                                                                               \
         frame->node = kUnknownNode; /* found when needed: node_of */                         \
       }                                                                                      \
@@ -532,6 +537,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
                                 : prof->enter_counted(frame[-1].node, tcallee, resume_ip(frame - 1)); \
         frame->node = e.node;                                                                \
         frame->counters = e.counters;                                                        \
+        counters = e.counters;                                                               \
       } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
         /* the caller's cached node is not the callee's; a hooked frame keeps its */        \
         /* node for the hooked return */                                                     \
@@ -694,7 +700,7 @@ dispatch:
       DISPATCH();
     }
     CASE(CountInstr) {
-      if constexpr (kCounting) frame->counters[ip[2]] += 1;
+      if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;
       DISPATCH();
     }
@@ -704,7 +710,7 @@ dispatch:
         // the fuel left stay exact.
         if (__builtin_expect(prof->fuel < ip[1], 0)) TRAP(TrapCode::OutOfFuel);
         prof->fuel -= ip[1];
-        frame->counters[ip[2]] += 1;
+        counters[ip[2]] += 1;
       }
       ip += 3;
       DISPATCH();
@@ -718,6 +724,7 @@ dispatch:
       --frame;
       fp = frame->fp;
       ip = frame->ip;
+      if constexpr (kCounting) counters = frame->counters;
       inst = frame->func->instance;
       LOAD_MEM();  // the callee may have grown a (possibly shared) memory
       DISPATCH();
@@ -1100,6 +1107,7 @@ on_throw:
       }
       fp[region->exn_slot] = exn;
       ip = code->code.data() + h->target;
+      if constexpr (kCounting) counters = frame->counters;
       DISPATCH();
     }
     if (frame == entry) {
