@@ -35,11 +35,17 @@ class Builder {
 
   // The sample's stack: `leaf` first, then every caller up to the root, each
   // at the call it is in (the call site of the node above it).
+  // The caller's Location of each node is kept by node: deep recursions
+  // give every sample thousands of frames, most of them shared.
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) {
     s->add_location_id(leaf);
     const vm::CallTree& tree = prof_.tree();
-    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
-      s->add_location_id(location(tree.node(n).func, site_of(tree, c)));
+    if (caller_location_.size() < tree.size()) caller_location_.resize(tree.size(), 0);
+    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent) {
+      uint64_t& id = caller_location_[c];
+      if (!id) id = location(tree.node(n).func, site_of(tree, c));
+      s->add_location_id(id);
+    }
   }
   // Where the caller of `node` is: its call instruction, or -1 (the
   // function as a whole) for a call with no single site (vm/profiling.h).
@@ -161,6 +167,7 @@ class Builder {
   std::unordered_map<const vm::Module*, uint64_t> mappings_;
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
+  std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
 };
 
 }  // namespace
