@@ -148,6 +148,26 @@ TEST_F(ProfileCli, TrapStillWritesTheProfile) {
   EXPECT_EQ(files(), std::vector<std::string>{"t.pb.gz"});  // and no temporary file
 }
 
+// A trap unwinds frames; the profiles keep them as they were: the trapping
+// instruction's stack has each caller at its call, as the backtrace says.
+TEST_F(ProfileCli, TrapUnwoundCallersAreAtTheirCalls) {
+  Output r = wzvm("--profile=cpu,instructions --profile-out o --invoke trap '" + testdata("cli.wasm") + "'");
+  EXPECT_EQ(r.status, 134);
+  auto sites = call_sites(testdata("cli.wasm"));
+  const std::vector<std::string> callers{at_call(sites, "outer", 0), at_call(sites, "trap", 0)};
+  for (const char* kind : {"cpu", "instructions"}) {
+    SCOPED_TRACE(kind);
+    int64_t inner = 0;
+    for (const RawSample& s : raw_samples(pprof(std::string("-raw o/wzvm-") + kind + ".pb.gz")))
+      if (s.frames.at(0).starts_with("inner@")) {
+        inner += s.values.at(0);
+        EXPECT_EQ(std::vector<std::string>(s.frames.begin() + 1, s.frames.end()), callers);
+      }
+    // One CPU sample (taken at the trap); 3 instructions (the trapping one included).
+    EXPECT_EQ(inner, kind == std::string("cpu") ? 1 : 3);
+  }
+}
+
 // n for prof_wasi's work(n) to take about `seconds` of CPU here, measured in
 // process on the unprofiled loop (imports stubbed: work calls none).
 uint32_t calibrate(double seconds) {
@@ -245,6 +265,15 @@ TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
   std::string raw = pprof("-raw wzvm-cpu.pb.gz");
   EXPECT_THAT(raw, HasSubstr("Period: 4000000"));  // 1e9 / 250 Hz
   EXPECT_THAT(raw, HasSubstr("wasi_snapshot_preview1.proc_exit"));  // the host call that never returned to wasm
+  // Its caller, whose frame proc_exit unwound, is at its call of proc_exit.
+  auto sites = call_sites(testdata("prof_wasi.wasm"));
+  int exits = 0;
+  for (const RawSample& s : raw_samples(raw))
+    if (s.frames.at(0) == "wasi_snapshot_preview1.proc_exit@0x0") {
+      ++exits;
+      EXPECT_EQ(s.frames, (std::vector<std::string>{s.frames[0], at_call(sites, "work_then_exit", 1)}));
+    }
+  EXPECT_EQ(exits, 1);
   EXPECT_EQ(files(), std::vector<std::string>{"wzvm-cpu.pb.gz"});
 }
 
