@@ -35,6 +35,24 @@ namespace wzvm::vm {
 // conditionals in compiled C are mostly this pair, so it saves a dispatch
 // and a slot write per branch.
 #define WZVM_FUSED_ROW_(X, Name, K, R, P1, Extra) WZVM_IF_KIND_##K(WZVM_IF_RESULT_##R(X(Name, R, P1, Extra)))
+// Fused address arithmetic: `i32.add` whose result only serves as the
+// address of the next load (a temporary, not a local) becomes part of that
+// load, `LoadAdd_X dst a b offset` reading at a + b (wrapping, as i32.add)
+// + offset. Compiled C computes most addresses this way (`p + 8`, `base +
+// i`); this takes one dispatch and one slot round trip off each such access.
+// Every scalar load row gets one (v128 loads are rare in these sequences).
+#define WZVM_IF_LOAD_Special(...)
+#define WZVM_IF_LOAD_Unary(...)
+#define WZVM_IF_LOAD_Binary(...)
+#define WZVM_IF_LOAD_Load(...) __VA_ARGS__
+#define WZVM_IF_LOAD_Store(...)
+#define WZVM_IF_SCALAR_I32(...) __VA_ARGS__
+#define WZVM_IF_SCALAR_I64(...) __VA_ARGS__
+#define WZVM_IF_SCALAR_F32(...) __VA_ARGS__
+#define WZVM_IF_SCALAR_F64(...) __VA_ARGS__
+#define WZVM_IF_SCALAR_V128(...)
+#define WZVM_IF_SCALAR____(...)
+#define WZVM_LOADADD_ROW_(X, Name, K, R, Extra) WZVM_IF_LOAD_##K(WZVM_IF_SCALAR_##R(X(Name, R, Extra)))
 
 enum class IOp : uint32_t {
 #define WZVM_OP(Name, ...) Name,
@@ -48,6 +66,11 @@ enum class IOp : uint32_t {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_ENUM_
+#define WZVM_LOADADD_ENUM_(Name, R, Extra) LoadAdd_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_ENUM_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_LOADADD_ENUM_
   Count
 };
 

@@ -82,7 +82,15 @@ struct OpTables {
   }
   // JumpIf_X / JumpUnless_X for each IOp X that can fuse with a following branch.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
+  // LoadAdd_X for each load X (vm/code.h), IOp::Count for the others.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
   void init_fused() {
+    load_add.fill(IOp::Count);
+#define WZVM_LOADADD_MAP_(Name, R, Extra) load_add[static_cast<size_t>(IOp::Name)] = IOp::LoadAdd_##Name;
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_MAP_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_LOADADD_MAP_
     fused.fill({IOp::Count, IOp::Count});
 #define WZVM_FUSED_MAP_(Name, R, P1, Extra) fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
@@ -193,6 +201,7 @@ class FunctionCompiler {
       source_map_.emplace_back(pos, static_cast<uint32_t>(instr_offset_));
     code_.push_back(static_cast<uint32_t>(op));
     last_dst_ = UINT32_MAX;
+    last_op_ = pos;
     if (counting_) count_marks_.push_back({pos, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]});
     return pos;
   }
@@ -233,10 +242,35 @@ class FunctionCompiler {
   // The op just emitted writes its single result to the word at `pos`: a
   // following local.set may redirect it (see the file comment).
   void mark_dst(uint32_t pos) { last_dst_ = pos; }
+
+  // ---- super-instructions: the op just emitted, merged with the current
+  // instruction. Only across no label (a branch could enter between the two)
+  // and only when the first op's result was a stack temporary that the
+  // second consumes (read once, dead after), so dropping its write is safe.
+  //
+  // The op emitted at `p` with a single result `dst` (at p + 1), unchanged
+  // since (no redirect by local.set, nothing emitted after it, no label).
+  bool last_op_is(IOp op, uint32_t len, const Operand& consumed) const {
+    return last_op_ != UINT32_MAX && here() == last_op_ + len && last_dst_ == last_op_ + 1 &&
+           static_cast<IOp>(code_[last_op_]) == op && !consumed.is_virtual() && code_[last_op_ + 1] == consumed.slot;
+  }
+  // The op at `p` now also does the current instruction: what a trap there
+  // reports (source offset) and how many of its segment's instructions have
+  // run once it has (instruction counting) become the current instruction's.
+  // Ops fused here trap only for the reason of the later instruction (the
+  // earlier one is an i32.add or a copy, which never trap).
+  void retarget_fused(uint32_t p) {
+    if (!source_map_.empty() && source_map_.back().first == p) source_map_.back().second = static_cast<uint32_t>(instr_offset_);
+    else source_map_.emplace_back(p, static_cast<uint32_t>(instr_offset_));
+    if (counting_ && !count_marks_.empty() && count_marks_.back().pos == p && seg_pos_ != UINT32_MAX &&
+        count_marks_.back().seg == seg_pos_)
+      count_marks_.back().index = code_[seg_pos_];
+  }
   // A branch target: no instruction may be merged across it, and an
   // instruction-count segment ends here.
   void bind_label() {
     last_dst_ = UINT32_MAX;
+    last_op_ = UINT32_MAX;
     seg_pos_ = UINT32_MAX;
   }
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
@@ -285,6 +319,17 @@ class FunctionCompiler {
 
   void emit_copy(uint32_t dst, uint32_t src, ValType t) {
     if (dst == src) return;
+    if (slots_of(t) == 1 && last_op_ != UINT32_MAX && here() == last_op_ + 3 &&
+        static_cast<IOp>(code_[last_op_]) == IOp::Copy) {
+      // [copy d1 s1] [copy d2 s2] -> [copy2 d1 s1 d2 s2], still in order.
+      uint32_t p = last_op_;
+      code_[p] = static_cast<uint32_t>(IOp::Copy2);
+      slot_word(dst);
+      src_word(src);
+      retarget_fused(p);
+      last_op_ = UINT32_MAX;  // no third one: copy2 is as long as they go
+      return;
+    }
     if (slots_of(t) == 1) {
       emit_op(IOp::Copy);
       slot_word(dst);
@@ -639,6 +684,7 @@ class FunctionCompiler {
   std::vector<uint32_t> code_;
   std::vector<std::pair<uint32_t, uint32_t>> source_map_;
   uint32_t last_dst_ = UINT32_MAX;
+  uint32_t last_op_ = UINT32_MAX;  // op word of the last op emitted since the last label
   std::vector<Operand> scratch_;
   std::vector<uint64_t> consts_;
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
@@ -769,6 +815,18 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       if (!pop(info.p2, b) || !pop(info.p1, a)) return false;
       uint32_t dst = push(info.result);
       if (emitting()) {
+        if (info.op == IOp::I32Add && (last_op_is(IOp::I32Add, 4, a) || last_op_is(IOp::I32Add, 4, b))) {
+          // [i32.add t x y] [i32.add dst t c] (or c t) -> [i32.add3 dst x y c]
+          uint32_t p = last_op_;
+          const Operand& other = code_[p + 1] == a.slot && !a.is_virtual() ? b : a;
+          code_[p] = static_cast<uint32_t>(IOp::I32Add3);
+          code_[p + 1] = dst;
+          src_word(other.src);
+          retarget_fused(p);
+          mark_dst(p + 1);
+          last_op_ = UINT32_MAX;  // add3 is not an i32.add: no further merging
+          return true;
+        }
         emit_op(info.op);
         slot_word(dst);
         src_word(a.src);
@@ -784,6 +842,18 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       Operand addr;
       if (!pop(addr_type(mem), addr)) return false;
       uint32_t dst = push(info.result);
+      IOp load_add = op_tables().load_add[static_cast<size_t>(info.op)];
+      if (emitting() && mem == 0 && load_add != IOp::Count && last_op_is(IOp::I32Add, 4, addr)) {
+        // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset]
+        uint32_t p = last_op_;
+        code_[p] = static_cast<uint32_t>(load_add);
+        code_[p + 1] = dst;
+        word(static_cast<uint32_t>(offset));
+        retarget_fused(p);
+        mark_dst(p + 1);
+        last_op_ = UINT32_MAX;
+        return true;
+      }
       use_memory(mem);
       uint32_t a = address(mem, addr, offset);
       if (emitting()) {
@@ -1800,6 +1870,11 @@ const char* iop_name(IOp op) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_NAMES_
+#define WZVM_LOADADD_NAMES_(Name, R, Extra) "load_add(" #Name ")",
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_NAMES_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_LOADADD_NAMES_
   };
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);

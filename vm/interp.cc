@@ -568,6 +568,11 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_LABELS_
+#define WZVM_LOADADD_LABELS_(Name, R, Extra) &&L_LoadAdd_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_LABELS_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_LOADADD_LABELS_
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
   DISPATCH();
@@ -638,10 +643,40 @@ dispatch:
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_
 
+    // ---- Loads at a + b + offset: [op dst a b offset] (vm/code.h). The sum
+    // wraps to 32 bits like the i32.add it replaces; the bounds check is the
+    // load's own.
+#define WZVM_GEN_LOADADD_(Name, R, T)                                           \
+  CASE(LoadAdd_##Name) {                                                        \
+    uint32_t addr = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);          \
+    uint64_t ea = static_cast<uint64_t>(addr) + ip[4];                          \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T v;                                                                        \
+    std::memcpy(&v, mem + ea, sizeof(T));                                       \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
+    ip += 5;                                                                    \
+    DISPATCH();                                                                 \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_GEN_LOADADD_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_LOADADD_
+
     // ---- Moves and constants.
     CASE(Copy) {
       fp[ip[1]] = fp[ip[2]];
       ip += 3;
+      DISPATCH();
+    }
+    CASE(Copy2) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(I32Add3) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]) + rd<uint32_t>(fp, ip[4]));
+      ip += 5;
       DISPATCH();
     }
     CASE(CopyN) {
