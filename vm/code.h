@@ -53,6 +53,18 @@ namespace wzvm::vm {
 #define WZVM_IF_SCALAR_V128(...)
 #define WZVM_IF_SCALAR____(...)
 #define WZVM_LOADADD_ROW_(X, Name, K, R, Extra) WZVM_IF_LOAD_##K(WZVM_IF_SCALAR_##R(X(Name, R, Extra)))
+// Floating-point arithmetic on values in memory: an f64 binary instruction
+// whose second operand is the temporary result of the f64.load just before
+// it becomes `BinLoad_X dst a addr offset`, and one whose temporary result
+// goes straight to the f64.store after it becomes `StoreBin_X addr a b
+// offset`. Numeric C (matrices, structs of doubles) is mostly these pairs.
+#define WZVM_IF_F64_I32(...)
+#define WZVM_IF_F64_I64(...)
+#define WZVM_IF_F64_F32(...)
+#define WZVM_IF_F64_F64(...) __VA_ARGS__
+#define WZVM_IF_F64_V128(...)
+#define WZVM_IF_F64____(...)
+#define WZVM_F64BIN_ROW_(X, Name, K, R, Extra) WZVM_IF_KIND_##K(WZVM_IF_F64_##R(X(Name, Extra)))
 
 enum class IOp : uint32_t {
 #define WZVM_OP(Name, ...) Name,
@@ -71,6 +83,11 @@ enum class IOp : uint32_t {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_ENUM_
+#define WZVM_F64BIN_ENUM_(Name, Extra) BinLoad_##Name, StoreBin_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_ENUM_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_F64BIN_ENUM_
   Count
 };
 
@@ -100,6 +117,9 @@ struct CompiledFunc {
   // Constants copied to fp[const_base..] on entry (see vm/compile.cc).
   uint32_t const_base = 0;
   std::vector<uint64_t> consts;
+  // What a call copies to fp[param_slots..]: zeros for the declared locals,
+  // then `consts` (const_base == local_slots).
+  std::vector<uint64_t> frame_init;
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;

@@ -84,7 +84,15 @@ struct OpTables {
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
   // LoadAdd_X for each load X (vm/code.h), IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
+  // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h).
+  std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
   void init_fused() {
+    f64_mem.fill({IOp::Count, IOp::Count});
+#define WZVM_F64BIN_MAP_(Name, Extra) f64_mem[static_cast<size_t>(IOp::Name)] = {IOp::BinLoad_##Name, IOp::StoreBin_##Name};
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_MAP_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_F64BIN_MAP_
     load_add.fill(IOp::Count);
 #define WZVM_LOADADD_MAP_(Name, R, Extra) load_add[static_cast<size_t>(IOp::Name)] = IOp::LoadAdd_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_MAP_, Name, K, R, Extra)
@@ -786,6 +794,8 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     out.seg_offsets = std::move(seg_offsets_);
   }
   out.const_base = local_slots_;
+  out.frame_init.assign(local_slots_ - param_slots, 0);
+  out.frame_init.insert(out.frame_init.end(), consts_.begin(), consts_.end());
   out.consts = std::move(consts_);
   out.code = std::move(code_);
   out.param_slots = param_slots;
@@ -825,6 +835,23 @@ bool FunctionCompiler::simple(const OpInfo& info) {
           retarget_fused(p);
           mark_dst(p + 1);
           last_op_ = UINT32_MAX;  // add3 is not an i32.add: no further merging
+          return true;
+        }
+        IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
+        if (bin_load != IOp::Count && last_op_is(IOp::F64Load, 4, b)) {
+          // [f64.load t addr off] [X dst a t] -> [bin_load(X) dst a addr off].
+          // Only the load can trap: its source offset and count mark stay.
+          uint32_t p = last_op_;
+          uint32_t addr = code_[p + 2], off = code_[p + 3];
+          code_.resize(p + 2);
+          slot_words_.pop_back();  // p + 2, re-added in order below
+          code_[p] = static_cast<uint32_t>(bin_load);
+          code_[p + 1] = dst;
+          src_word(a.src);
+          src_word(addr);
+          word(off);
+          mark_dst(p + 1);
+          last_op_ = UINT32_MAX;
           return true;
         }
         emit_op(info.op);
@@ -872,6 +899,17 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       if (!read_memarg(info, offset, mem)) return false;
       Operand addr, v;
       if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
+      if (emitting() && mem == 0 && !is64(mem) && info.op == IOp::F64Store && last_op_ != UINT32_MAX &&
+          op_tables().f64_mem[code_[last_op_]].second != IOp::Count && last_op_is(static_cast<IOp>(code_[last_op_]), 4, v)) {
+        // [X t a b] [f64.store addr t off] -> [store_bin(X) addr a b off]
+        uint32_t p = last_op_;
+        code_[p] = static_cast<uint32_t>(op_tables().f64_mem[code_[p]].second);
+        code_[p + 1] = addr.src;
+        word(static_cast<uint32_t>(offset));
+        retarget_fused(p);
+        last_op_ = UINT32_MAX;
+        return true;
+      }
       use_memory(mem);
       uint32_t a = address(mem, addr, offset);
       if (emitting()) {
@@ -1875,6 +1913,11 @@ const char* iop_name(IOp op) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_NAMES_
+#define WZVM_F64BIN_NAMES_(Name, Extra) "bin_load(" #Name ")", "store_bin(" #Name ")",
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_NAMES_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_F64BIN_NAMES_
   };
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);

@@ -101,6 +101,20 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
   }
 }
 
+// A new frame's declared locals (zero) and constant area: one copy of the
+// function's frame image. A plain loop, on purpose: frames are a few slots,
+// and the memset/memcpy calls GCC would make of two loops cost more than
+// they copy in call-heavy code. The empty asm keeps it a loop.
+__attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
+  uint64_t* dst = fp + code.param_slots;
+  const uint64_t* src = code.frame_init.data();
+  const size_t n = code.frame_init.size();
+  for (size_t i = 0; i < n; ++i) {
+    dst[i] = src[i];
+    asm volatile("");
+  }
+}
+
 uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
@@ -404,8 +418,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       Trap t = Trap::make(TrapCode::StackExhausted);
       return t;
     }
-    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) args[i] = 0;
-    for (size_t i = 0; i < code->consts.size(); ++i) args[code->const_base + i] = code->consts[i];
+    init_frame(args, *code);
     frame->func = func;
     frame->fp = args;
     frame->ip = nullptr;
@@ -461,8 +474,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       frame->ip = next;                                                                      \
       TRAP(TrapCode::StackExhausted);                                                        \
     }                                                                                        \
-    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) nfp[i] = 0;             \
-    for (size_t i = 0; i < code->consts.size(); ++i) nfp[code->const_base + i] = code->consts[i]; \
+    init_frame(nfp, *code);                                                                  \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
     frame->func = callee;                                                                    \
@@ -521,8 +533,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
     std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
-    for (uint32_t i = code->param_slots; i < code->local_slots; ++i) fp[i] = 0;              \
-    for (size_t i = 0; i < code->consts.size(); ++i) fp[code->const_base + i] = code->consts[i]; \
+    init_frame(fp, *code);                                                                   \
     frame->func = tcallee;                                                                    \
     ip = code->code.data();                                                                  \
     if (tcallee->instance != inst) {                                                          \
@@ -573,6 +584,11 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_LABELS_
+#define WZVM_F64BIN_LABELS_(Name, Extra) &&L_BinLoad_##Name, &&L_StoreBin_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_LABELS_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_F64BIN_LABELS_
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
   DISPATCH();
@@ -661,6 +677,32 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_LOADADD_
+
+    // ---- f64 arithmetic with a memory operand (vm/code.h):
+    // [BinLoad_X dst a addr offset]: fp[dst] = a X f64 at addr + offset;
+    // [StoreBin_X addr a b offset]: f64 at addr + offset = a X b.
+#define WZVM_GEN_F64BIN_(Name, F)                                                  \
+  CASE(BinLoad_##Name) {                                                           \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];          \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    double b;                                                                      \
+    std::memcpy(&b, mem + ea, sizeof(double));                                     \
+    wr<double>(fp, ip[1], num::F::template op<double, double>(rd<double>(fp, ip[2]), b)); \
+    ip += 5;                                                                       \
+    DISPATCH();                                                                    \
+  }                                                                                \
+  CASE(StoreBin_##Name) {                                                          \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[4];          \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    double v = num::F::template op<double, double>(rd<double>(fp, ip[2]), rd<double>(fp, ip[3])); \
+    std::memcpy(mem + ea, &v, sizeof(double));                                     \
+    ip += 5;                                                                       \
+    DISPATCH();                                                                    \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_GEN_F64BIN_, Name, K, R, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_F64BIN_
 
     // ---- Moves and constants.
     CASE(Copy) {
@@ -760,8 +802,13 @@ dispatch:
       fp = frame->fp;
       ip = frame->ip;
       if constexpr (kCounting) counters = frame->counters;
-      inst = frame->func->instance;
-      LOAD_MEM();  // the callee may have grown a (possibly shared) memory
+      // The cached memory stays right within one instance: every memory.grow
+      // in this loop reloads it, and so does every host call. A callee of
+      // another instance may have grown a memory shared with this one.
+      if (Instance* caller = frame->func->instance; caller != inst) {
+        inst = caller;
+        LOAD_MEM();
+      }
       DISPATCH();
     }
     CASE(HookedReturn) {
