@@ -88,6 +88,9 @@ enum class IOp : uint32_t {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_ENUM_
+#define WZVM_CHAIN(Name, First, Second, text) Name,
+#include "vm/chains.def"
+#undef WZVM_CHAIN
   Count
 };
 

@@ -262,6 +262,18 @@ class FunctionCompiler {
     return last_op_ != UINT32_MAX && here() == last_op_ + len && last_dst_ == last_op_ + 1 &&
            static_cast<IOp>(code_[last_op_]) == op && !consumed.is_virtual() && code_[last_op_ + 1] == consumed.slot;
   }
+  // The chained op (vm/chains.def) of the op just emitted followed by binary
+  // `second` with operands a, b, when one of them is its temporary result.
+  IOp chain_with_last(IOp second, const Operand& a, const Operand& b) const {
+    if (last_op_ == UINT32_MAX) return IOp::Count;
+    const IOp first = static_cast<IOp>(code_[last_op_]);
+#define WZVM_CHAIN(Name, First, Second, text)                                                       \
+    if (first == IOp::First && second == IOp::Second && (last_op_is(first, 4, a) || last_op_is(first, 4, b))) \
+      return IOp::Name;
+#include "vm/chains.def"
+#undef WZVM_CHAIN
+    return IOp::Count;
+  }
   // The op at `p` now also does the current instruction: what a trap there
   // reports (source offset) and how many of its segment's instructions have
   // run once it has (instruction counting) become the current instruction's.
@@ -825,16 +837,16 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       if (!pop(info.p2, b) || !pop(info.p1, a)) return false;
       uint32_t dst = push(info.result);
       if (emitting()) {
-        if (info.op == IOp::I32Add && (last_op_is(IOp::I32Add, 4, a) || last_op_is(IOp::I32Add, 4, b))) {
-          // [i32.add t x y] [i32.add dst t c] (or c t) -> [i32.add3 dst x y c]
+        if (IOp chain = chain_with_last(info.op, a, b); chain != IOp::Count) {
+          // [First t x y] [Second dst t c] (or c t) -> [chain dst x y c]
           uint32_t p = last_op_;
           const Operand& other = code_[p + 1] == a.slot && !a.is_virtual() ? b : a;
-          code_[p] = static_cast<uint32_t>(IOp::I32Add3);
+          code_[p] = static_cast<uint32_t>(chain);
           code_[p + 1] = dst;
           src_word(other.src);
           retarget_fused(p);
           mark_dst(p + 1);
-          last_op_ = UINT32_MAX;  // add3 is not an i32.add: no further merging
+          last_op_ = UINT32_MAX;  // a chain is not a binary op: no further merging
           return true;
         }
         IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
@@ -1918,6 +1930,9 @@ const char* iop_name(IOp op) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_NAMES_
+#define WZVM_CHAIN(Name, First, Second, text) text,
+#include "vm/chains.def"
+#undef WZVM_CHAIN
   };
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);

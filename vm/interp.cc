@@ -115,6 +115,20 @@ __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const Compil
   }
 }
 
+// The semantics functor of each binary i32 instruction, for the chained ops
+// of vm/chains.def.
+template <IOp>
+struct I32Functor;
+#define WZVM_I32_FUNCTOR_(Name, R, P1, Fn) \
+  template <>                              \
+  struct I32Functor<IOp::Name> {           \
+    using F = num::Fn;                     \
+  };
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_I32_FUNCTOR_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_I32_FUNCTOR_
+
 uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
@@ -589,6 +603,9 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_LABELS_
+#define WZVM_CHAIN(Name, ...) &&L_##Name,
+#include "vm/chains.def"
+#undef WZVM_CHAIN
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
   DISPATCH();
@@ -704,6 +721,20 @@ dispatch:
 #undef WZVM_OP
 #undef WZVM_GEN_F64BIN_
 
+    // ---- Chained i32 arithmetic (vm/chains.def): [op dst a b c].
+#define WZVM_CHAIN(Name, First, Second, text)                                       \
+  CASE(Name) {                                                                       \
+    using F1 = I32Functor<IOp::First>::F;                                            \
+    using F2 = I32Functor<IOp::Second>::F;                                           \
+    static_assert(!F1::kTraps && !F2::kTraps, "a chained op cannot trap");           \
+    uint32_t t = F1::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])); \
+    wr<uint32_t>(fp, ip[1], F2::template op<uint32_t, uint32_t>(t, rd<uint32_t>(fp, ip[4]))); \
+    ip += 5;                                                                         \
+    DISPATCH();                                                                      \
+  }
+#include "vm/chains.def"
+#undef WZVM_CHAIN
+
     // ---- Moves and constants.
     CASE(Copy) {
       fp[ip[1]] = fp[ip[2]];
@@ -713,11 +744,6 @@ dispatch:
     CASE(Copy2) {
       fp[ip[1]] = fp[ip[2]];
       fp[ip[3]] = fp[ip[4]];
-      ip += 5;
-      DISPATCH();
-    }
-    CASE(I32Add3) {
-      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]) + rd<uint32_t>(fp, ip[4]));
       ip += 5;
       DISPATCH();
     }
