@@ -58,6 +58,9 @@ namespace wzvm::vm {
 // it becomes `BinLoad_X dst a addr offset`, and one whose temporary result
 // goes straight to the f64.store after it becomes `StoreBin_X addr a b
 // offset`. Numeric C (matrices, structs of doubles) is mostly these pairs.
+// Both at once, `x[i] += a * y[j]`-style accumulation, is
+// `StoreBinLoad_X saddr a laddr loffset soffset`: f64 at saddr + soffset =
+// a X f64 at laddr + loffset.
 #define WZVM_IF_F64_I32(...)
 #define WZVM_IF_F64_I64(...)
 #define WZVM_IF_F64_F32(...)
@@ -83,12 +86,12 @@ enum class IOp : uint32_t {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_ENUM_
-#define WZVM_F64BIN_ENUM_(Name, Extra) BinLoad_##Name, StoreBin_##Name,
+#define WZVM_F64BIN_ENUM_(Name, Extra) BinLoad_##Name, StoreBin_##Name, StoreBinLoad_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_ENUM_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_ENUM_
-#define WZVM_CHAIN(Name, First, Second, text) Name,
+#define WZVM_CHAIN(Name, ...) Name,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
   Count

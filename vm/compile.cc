@@ -84,11 +84,16 @@ struct OpTables {
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
   // LoadAdd_X for each load X (vm/code.h), IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
-  // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h).
+  // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h), and
+  // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
+  std::array<IOp, static_cast<size_t>(IOp::Count)> store_bin_load{};
   void init_fused() {
     f64_mem.fill({IOp::Count, IOp::Count});
-#define WZVM_F64BIN_MAP_(Name, Extra) f64_mem[static_cast<size_t>(IOp::Name)] = {IOp::BinLoad_##Name, IOp::StoreBin_##Name};
+    store_bin_load.fill(IOp::Count);
+#define WZVM_F64BIN_MAP_(Name, Extra)                                                         \
+  f64_mem[static_cast<size_t>(IOp::Name)] = {IOp::BinLoad_##Name, IOp::StoreBin_##Name}; \
+  store_bin_load[static_cast<size_t>(IOp::BinLoad_##Name)] = IOp::StoreBinLoad_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_MAP_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -267,8 +272,9 @@ class FunctionCompiler {
   IOp chain_with_last(IOp second, const Operand& a, const Operand& b) const {
     if (last_op_ == UINT32_MAX) return IOp::Count;
     const IOp first = static_cast<IOp>(code_[last_op_]);
-#define WZVM_CHAIN(Name, First, Second, text)                                                       \
-    if (first == IOp::First && second == IOp::Second && (last_op_is(first, 4, a) || last_op_is(first, 4, b))) \
+#define WZVM_CHAIN(Name, First, Second, T, text)                                              \
+    if (first == IOp::First && second == IOp::Second &&                                           \
+        (last_op_is(first, 4, a) || (ValType::T == ValType::I32 && last_op_is(first, 4, b))))     \
       return IOp::Name;
 #include "vm/chains.def"
 #undef WZVM_CHAIN
@@ -840,7 +846,7 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         if (IOp chain = chain_with_last(info.op, a, b); chain != IOp::Count) {
           // [First t x y] [Second dst t c] (or c t) -> [chain dst x y c]
           uint32_t p = last_op_;
-          const Operand& other = code_[p + 1] == a.slot && !a.is_virtual() ? b : a;
+          const Operand& other = last_op_is(static_cast<IOp>(code_[p]), 4, a) ? b : a;
           code_[p] = static_cast<uint32_t>(chain);
           code_[p + 1] = dst;
           src_word(other.src);
@@ -862,8 +868,7 @@ bool FunctionCompiler::simple(const OpInfo& info) {
           src_word(a.src);
           src_word(addr);
           word(off);
-          mark_dst(p + 1);
-          last_op_ = UINT32_MAX;
+          mark_dst(p + 1);  // last_op_ stays p: an f64.store may follow (store_bin_load)
           return true;
         }
         emit_op(info.op);
@@ -919,6 +924,22 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         code_[p + 1] = addr.src;
         word(static_cast<uint32_t>(offset));
         retarget_fused(p);
+        last_op_ = UINT32_MAX;
+        return true;
+      }
+      if (emitting() && mem == 0 && !is64(mem) && info.op == IOp::F64Store && last_op_ != UINT32_MAX &&
+          op_tables().store_bin_load[code_[last_op_]] != IOp::Count &&
+          last_op_is(static_cast<IOp>(code_[last_op_]), 5, v)) {
+        // [bin_load(X) t a laddr loff] [f64.store saddr t soff] ->
+        // [store_bin_load(X) saddr a laddr loff soff]. Two instructions can
+        // trap here: the op's source offset and count mark stay the load's,
+        // and word 5, where the loop reports a failing store, gets the store's.
+        uint32_t p = last_op_;
+        code_[p] = static_cast<uint32_t>(op_tables().store_bin_load[code_[p]]);
+        code_[p + 1] = addr.src;
+        word(static_cast<uint32_t>(offset));
+        source_map_.emplace_back(p + 5, static_cast<uint32_t>(instr_offset_));
+        if (counting_) count_marks_.push_back({p + 5, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]});
         last_op_ = UINT32_MAX;
         return true;
       }
@@ -1925,12 +1946,12 @@ const char* iop_name(IOp op) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_NAMES_
-#define WZVM_F64BIN_NAMES_(Name, Extra) "bin_load(" #Name ")", "store_bin(" #Name ")",
+#define WZVM_F64BIN_NAMES_(Name, Extra) "bin_load(" #Name ")", "store_bin(" #Name ")", "store_bin_load(" #Name ")",
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_NAMES_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_NAMES_
-#define WZVM_CHAIN(Name, First, Second, text) text,
+#define WZVM_CHAIN(Name, First, Second, T, text) text,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
   };

@@ -115,19 +115,27 @@ __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const Compil
   }
 }
 
-// The semantics functor of each binary i32 instruction, for the chained ops
-// of vm/chains.def.
+// The semantics functor of each binary instruction, for the chained ops of
+// vm/chains.def.
 template <IOp>
-struct I32Functor;
-#define WZVM_I32_FUNCTOR_(Name, R, P1, Fn) \
-  template <>                              \
-  struct I32Functor<IOp::Name> {           \
-    using F = num::Fn;                     \
+struct BinaryFunctor;
+#define WZVM_BINARY_FUNCTOR_Binary(Name, Fn) \
+  template <>                                \
+  struct BinaryFunctor<IOp::Name> {          \
+    using F = num::Fn;                       \
   };
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_I32_FUNCTOR_, Name, K, R, P1, Extra)
+#define WZVM_BINARY_FUNCTOR_Special(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_Unary(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_Load(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_Store(Name, Fn)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_BINARY_FUNCTOR_##K(Name, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
-#undef WZVM_I32_FUNCTOR_
+#undef WZVM_BINARY_FUNCTOR_Binary
+#undef WZVM_BINARY_FUNCTOR_Special
+#undef WZVM_BINARY_FUNCTOR_Unary
+#undef WZVM_BINARY_FUNCTOR_Load
+#undef WZVM_BINARY_FUNCTOR_Store
 
 uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
@@ -598,7 +606,7 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_LABELS_
-#define WZVM_F64BIN_LABELS_(Name, Extra) &&L_BinLoad_##Name, &&L_StoreBin_##Name,
+#define WZVM_F64BIN_LABELS_(Name, Extra) &&L_BinLoad_##Name, &&L_StoreBin_##Name, &&L_StoreBinLoad_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_LABELS_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -715,6 +723,24 @@ dispatch:
     std::memcpy(mem + ea, &v, sizeof(double));                                     \
     ip += 5;                                                                       \
     DISPATCH();                                                                    \
+  }                                                                                \
+  /* [StoreBinLoad_X saddr a laddr loffset soffset]: a trap in the store is */    \
+  /* reported at word 5, where lowering put the store's source offset and */      \
+  /* count mark (the op's own are the load's). */                                 \
+  CASE(StoreBinLoad_##Name) {                                                      \
+    uint64_t la = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];         \
+    if (__builtin_expect(la + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    double b;                                                                      \
+    std::memcpy(&b, mem + la, sizeof(double));                                     \
+    double v = num::F::template op<double, double>(rd<double>(fp, ip[2]), b);      \
+    uint64_t sa = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[5];          \
+    if (__builtin_expect(sa + sizeof(double) > memsize, 0)) {                      \
+      ip += 5;                                                                     \
+      TRAP(TrapCode::MemoryOutOfBounds);                                           \
+    }                                                                              \
+    std::memcpy(mem + sa, &v, sizeof(double));                                     \
+    ip += 6;                                                                       \
+    DISPATCH();                                                                    \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_GEN_F64BIN_, Name, K, R, Extra)
 #include "vm/opcodes.def"
@@ -722,13 +748,13 @@ dispatch:
 #undef WZVM_GEN_F64BIN_
 
     // ---- Chained i32 arithmetic (vm/chains.def): [op dst a b c].
-#define WZVM_CHAIN(Name, First, Second, text)                                       \
+#define WZVM_CHAIN(Name, First, Second, T, text)                                    \
   CASE(Name) {                                                                       \
-    using F1 = I32Functor<IOp::First>::F;                                            \
-    using F2 = I32Functor<IOp::Second>::F;                                           \
+    using F1 = BinaryFunctor<IOp::First>::F;                                         \
+    using F2 = BinaryFunctor<IOp::Second>::F;                                        \
     static_assert(!F1::kTraps && !F2::kTraps, "a chained op cannot trap");           \
-    uint32_t t = F1::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])); \
-    wr<uint32_t>(fp, ip[1], F2::template op<uint32_t, uint32_t>(t, rd<uint32_t>(fp, ip[4]))); \
+    C_##T t = F1::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])); \
+    wr<C_##T>(fp, ip[1], F2::template op<C_##T, C_##T>(t, rd<C_##T>(fp, ip[4])));    \
     ip += 5;                                                                         \
     DISPATCH();                                                                      \
   }
