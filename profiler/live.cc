@@ -1,13 +1,12 @@
 #include "profiler/live.h"
 
-#include <httplib.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <thread>
 
 #include "profiler/clock.h"
+#include "profiler/http.h"
 #include "profiler/output.h"
 #include "profiler/pprof.h"
 #include "profiler/viewers.h"
@@ -367,8 +366,7 @@ LiveProfiler::Status LiveProfiler::memory_profile(bool allocs, pb::Profile& out,
 // ---- HTTP ----
 
 struct PprofServer::Impl {
-  httplib::Server server;
-  std::thread thread;
+  std::unique_ptr<HttpServer> server;
 };
 
 PprofServer::PprofServer(LiveProfiler& live) : live_(live) {}
@@ -393,17 +391,18 @@ Add <code>?debug=1</code> for a text summary.</p>
 </body></html>
 )";
 
-void text_error(httplib::Response& res, int status, const std::string& msg) {
+void text_error(HttpResponse& res, int status, const std::string& msg) {
   res.status = status;
-  res.set_header("X-Content-Type-Options", "nosniff");
-  res.set_content(msg + "\n", "text/plain; charset=utf-8");
+  res.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  res.body = msg + "\n";
+  res.content_type = "text/plain; charset=utf-8";
 }
 
 // seconds=N as Go's handler reads it: a positive number, default 30.
-bool parse_seconds(const httplib::Request& req, double& seconds, std::string& why) {
+bool parse_seconds(const HttpRequest& req, double& seconds, std::string& why) {
   seconds = 30;
-  if (!req.has_param("seconds")) return true;
-  const std::string v = req.get_param_value("seconds");
+  if (!req.has("seconds")) return true;
+  const std::string v = req.param("seconds");
   char* end = nullptr;
   seconds = std::strtod(v.c_str(), &end);
   if (v.empty() || *end != '\0' || !std::isfinite(seconds) || seconds <= 0 || seconds > 86400) {
@@ -413,9 +412,10 @@ bool parse_seconds(const httplib::Request& req, double& seconds, std::string& wh
   return true;
 }
 
-void send_profile(const httplib::Request& req, httplib::Response& res, const pb::Profile& p, const char* name) {
-  if (req.has_param("debug") && req.get_param_value("debug") != "0") {
-    res.set_content(report_text(p, name), "text/plain; charset=utf-8");
+void send_profile(const HttpRequest& req, HttpResponse& res, const pb::Profile& p, const char* name) {
+  if (req.has("debug") && req.param("debug") != "0") {
+    res.body = report_text(p, name);
+    res.content_type = "text/plain; charset=utf-8";
     return;
   }
   std::string raw, gz, why;
@@ -423,11 +423,12 @@ void send_profile(const httplib::Request& req, httplib::Response& res, const pb:
     text_error(res, 500, "cannot encode the profile: " + why);
     return;
   }
-  res.set_header("Content-Disposition", std::string("attachment; filename=\"") + name + "\"");
-  res.set_content(gz, "application/octet-stream");
+  res.headers.emplace_back("Content-Disposition", std::string("attachment; filename=\"") + name + "\"");
+  res.body = std::move(gz);
+  res.content_type = "application/octet-stream";
 }
 
-void send_status(httplib::Response& res, LiveProfiler::Status st, const std::string& why) {
+void send_status(HttpResponse& res, LiveProfiler::Status st, const std::string& why) {
   switch (st) {
     case LiveProfiler::Status::Busy: text_error(res, 409, why); break;            // Conflict: one at a time
     case LiveProfiler::Status::Unavailable: text_error(res, 501, why); break;     // not enabled in this run
@@ -455,14 +456,18 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
     return false;
   }
   impl_ = std::make_unique<Impl>();
-  httplib::Server& s = impl_->server;
-  // One request per connection: a keep-alive connection would hold a worker
-  // (and wzvm's exit) for the keep-alive timeout after the guest is done.
-  s.set_keep_alive_max_count(1);
-  s.Get("/debug/pprof/?", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(kIndex, "text/html; charset=utf-8");
+  impl_->server = make_http_server(why);
+  if (!impl_->server) {
+    why = "--pprof-addr: " + why;
+    impl_.reset();
+    return false;
+  }
+  HttpServer& s = *impl_->server;
+  s.get("/debug/pprof/?", [](const HttpRequest&, HttpResponse& res) {
+    res.body = kIndex;
+    res.content_type = "text/html; charset=utf-8";
   });
-  s.Get("/debug/pprof/profile", [this](const httplib::Request& req, httplib::Response& res) {
+  s.get("/debug/pprof/profile", [this](const HttpRequest& req, HttpResponse& res) {
     double seconds;
     std::string why;
     if (!parse_seconds(req, seconds, why)) return text_error(res, 400, why);
@@ -471,7 +476,7 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
     if (st != LiveProfiler::Status::Ok) return send_status(res, st, why);
     send_profile(req, res, p, "profile");
   });
-  s.Get("/debug/pprof/instructions", [this](const httplib::Request& req, httplib::Response& res) {
+  s.get("/debug/pprof/instructions", [this](const HttpRequest& req, HttpResponse& res) {
     double seconds;
     std::string why;
     if (!parse_seconds(req, seconds, why)) return text_error(res, 400, why);
@@ -482,9 +487,9 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
   });
   // Go serves one profile under both names; only the default sample type differs.
   for (bool allocs : {false, true}) {
-    s.Get(allocs ? "/debug/pprof/allocs" : "/debug/pprof/heap", [this, allocs](const httplib::Request& req,
-                                                                              httplib::Response& res) {
-      if (req.has_param("seconds"))
+    s.get(allocs ? "/debug/pprof/allocs" : "/debug/pprof/heap", [this, allocs](const HttpRequest& req,
+                                                                              HttpResponse& res) {
+      if (req.has("seconds"))
         return text_error(res, 400,
                           "seconds= (a delta profile) is not supported for heap and allocs: wzvm serves the "
                           "profile so far; take two and compare them with go tool pprof -diff_base");
@@ -495,28 +500,23 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
       send_profile(req, res, p, allocs ? "allocs" : "heap");
     });
   }
-  s.Get("/debug/pprof/(.*)", [](const httplib::Request& req, httplib::Response& res) {
-    text_error(res, 404, "unknown profile " + req.matches[1].str() + " (see /debug/pprof/)");
+  s.get("/debug/pprof/(.*)", [](const HttpRequest& req, HttpResponse& res) {
+    text_error(res, 404, "unknown profile " + req.matches.at(1) + " (see /debug/pprof/)");
   });
-  int bound = port == 0 ? s.bind_to_any_port(host) : (s.bind_to_port(host, static_cast<int>(port)) ? static_cast<int>(port) : -1);
+  int bound = s.bind(host, static_cast<int>(port));
   if (bound < 0) {
     why = "--pprof-addr " + addr + ": cannot listen there (address in use, or not an address of this machine)";
     impl_.reset();
     return false;
   }
   url_ = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
-  impl_->thread = std::thread([this] { impl_->server.listen_after_bind(); });
-  // stop() only stops a server that is already running: wait until it is,
-  // so that a guest finishing at once cannot leave the thread listening.
-  for (int i = 0; i < 5000 && !impl_->server.is_running(); ++i)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  s.serve();
   return true;
 }
 
 void PprofServer::stop() {
   if (!impl_) return;
-  impl_->server.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  impl_->server->stop();
   impl_.reset();
 }
 

@@ -468,5 +468,19 @@ TEST_F(Viewers, LiveEndpointEndsWithTheGuest) {
   EXPECT_THAT(bad.err, HasSubstr("--pprof-addr nonsense: expected HOST:PORT"));
 }
 
+TEST_F(Viewers, LiveEndpointWithoutItsPlugin) {
+  // The HTTP server is a plugin beside the binary (profiler/http.h): a wzvm
+  // copied without it still runs everything else, and --pprof-addr says
+  // which file it could not load, before the guest starts.
+  fs::copy_file(WZVM_BINARY, path("wzvm"));
+  Output r = sh("./wzvm --pprof-addr 127.0.0.1:0 " + kTree);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_EQ(r.out, "");
+  EXPECT_THAT(r.err, HasSubstr("--pprof-addr: cannot load the HTTP server plugin: " + path("wzvm-http.so")));
+  Output plain = sh("./wzvm --profile=instructions --profile-out i.pb.gz " + kTree);
+  EXPECT_EQ(plain.status, 0) << plain.err;
+  EXPECT_TRUE(fs::exists(path("i.pb.gz")));
+}
+
 }  // namespace
 }  // namespace wzvm::profiler
