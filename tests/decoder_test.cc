@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -631,6 +632,40 @@ TEST(Validate, Segments) {
   expect_invalid(header() + section(kMemory, {0x01, 0x00, 0x01}) +
                      section(kData, {0x01, 0x00, 0x43, 0x00, 0x00, 0x00, 0x00, 0x0B, 0x00}),
                  "type mismatch");
+}
+
+// A module with more code than one thread lowers (compile.cc spreads big
+// modules' functions over threads): 3000 functions of 1000 `nop`s, 3 MB,
+// where functions 1700 and 2900 are invalid, 1700 only after 2 M more nops,
+// so that another thread finds 2900's error first. The error must still be
+// the one a sequential pass gives, about function 1700; and the same module
+// without them loads, every function lowered.
+TEST(Validate, BigModuleReportsItsFirstInvalidFunction) {
+  auto big = [](bool with_errors) {
+    constexpr uint32_t kFuncs = 3000;
+    Bytes funcs = uleb(kFuncs), code = uleb(kFuncs);
+    for (uint32_t f = 0; f < kFuncs; ++f) {
+      funcs.push_back(0x00);
+      bool bad = with_errors && (f == 1700 || f == 2900);
+      Bytes b{0x00};                                           // no locals
+      b.insert(b.end(), bad && f == 1700 ? 2'001'000 : 1000, 0x01);  // nop
+      if (bad) b.push_back(0x6A);                              // i32.add on an empty stack
+      b.push_back(0x0B);
+      Bytes entry = body(b);
+      code.insert(code.end(), entry.begin(), entry.end());
+    }
+    return header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, funcs) + section(kCode, code);
+  };
+  for (int run = 0; run < 5; ++run) {
+    auto r = load_module(big(true), LoadOptions{});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().kind, Error::Kind::Invalid);
+    EXPECT_EQ(r.error().function, 1700) << r.error().to_string();
+  }
+  auto ok = load_module(big(false), LoadOptions{});
+  ASSERT_TRUE(ok.ok()) << ok.error().to_string();
+  ASSERT_EQ(ok.value()->code.size(), 3000u);
+  for (const CompiledFunc& c : ok.value()->code) EXPECT_FALSE(c.code.empty());
 }
 
 }  // namespace

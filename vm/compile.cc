@@ -15,9 +15,11 @@
 //    value rewrite that instruction's destination to the local.
 
 #include <algorithm>
+#include <atomic>
 #include <array>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "vm/module.h"
@@ -1920,11 +1922,41 @@ Status compile_functions(Module& module, const LoadOptions& options) {
   }
   module.code.clear();
   module.code.resize(module.functions.size());
-  for (size_t i = 0; i < module.functions.size(); ++i) {
-    FunctionCompiler fc(module, static_cast<uint32_t>(module.num_imported_funcs + i), options);
-    Status s = fc.compile(module.code[i]);
-    if (!s) return s;
+  // Functions are validated and lowered independently (each reads the module
+  // and writes its own CompiledFunc), so a big module's are spread over the
+  // cores: lowering is most of loading a code-heavy module (issue 10's 200 ms
+  // for 20 MB; bench/README.md). Small modules stay on this thread, where a
+  // thread's start would cost more than their lowering. The error reported is
+  // the lowest-numbered invalid function's, as in a sequential pass: workers
+  // only skip functions after one known to fail.
+  const size_t n = module.functions.size();
+  uint64_t code_bytes = 0;
+  for (const Function& f : module.functions) code_bytes += f.body_end - f.body_offset;
+  constexpr uint64_t kBytesPerThread = 1 << 20;
+  size_t threads = std::min<uint64_t>({std::max(1u, std::thread::hardware_concurrency()), code_bytes / kBytesPerThread, n});
+  std::vector<Status> status(n);
+  std::atomic<size_t> next{0}, first_error{n};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
+      if (i > first_error.load(std::memory_order_relaxed)) break;
+      FunctionCompiler fc(module, static_cast<uint32_t>(module.num_imported_funcs + i), options);
+      status[i] = fc.compile(module.code[i]);
+      if (!status[i]) {
+        size_t e = first_error.load(std::memory_order_relaxed);
+        while (i < e && !first_error.compare_exchange_weak(e, i, std::memory_order_relaxed)) {
+        }
+      }
+    }
+  };
+  if (threads <= 1) {
+    work();
+  } else {
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (std::thread& t : pool) t.join();
   }
+  if (size_t e = first_error.load(); e < n) return status[e];
   return Status();
 }
 
