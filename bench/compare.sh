@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 done
 
 # Argument n of run(n). Full sizes: about 1 s in wzvm and 15 s in wasm-interp on a
-# 2-vCPU VM (docs/benchmarks.md); quick sizes: about 1 s in wasm-interp.
+# 2-vCPU VM (bench/README.md); quick sizes: about 1 s in wasm-interp.
 declare -A SIZE=([fib]=37 [loop]=60000000 [sieve]=24000000 [matmul]=350)
 declare -A QSIZE=([fib]=31 [loop]=5000000 [sieve]=2000000 [matmul]=150)
 [ ${#PROGRAMS[@]} -eq 0 ] && PROGRAMS=(fib loop sieve matmul)
