@@ -72,6 +72,20 @@ vm::Result<ExportMap> make_spectest_module(vm::Store& store, bool verbose) {
     return err;
   }
   m["memory"] = mem;
+
+  // threads: (memory 1 2 shared), which the threads tests import.
+  vm::MemoryType smt = mt;
+  smt.limits.shared = true;
+  Extern shared;
+  shared.kind = ExternKind::Memory;
+  shared.memory = store.add_memory(smt);
+  if (!shared.memory) {
+    vm::Error err;
+    err.kind = vm::Error::Kind::Instantiate;
+    err.message = "cannot allocate spectest.shared_memory";
+    return err;
+  }
+  m["shared_memory"] = shared;
   return m;
 }
 

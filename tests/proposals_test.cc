@@ -80,8 +80,9 @@ TEST(Features, TableNamesAndDefaults) {
   EXPECT_TRUE(def.has(vm::Feature::MultiMemory));
   EXPECT_TRUE(def.has(vm::Feature::ExceptionHandling));
   EXPECT_TRUE(def.has(vm::Feature::Memory64));
-  EXPECT_FALSE(def.has(vm::Feature::Threads));  // not implemented: never on
-  EXPECT_FALSE(vm::Features::all().has(vm::Feature::Threads));
+  EXPECT_TRUE(def.has(vm::Feature::Threads));
+  EXPECT_TRUE(vm::Features::all().has(vm::Feature::Threads));
+  EXPECT_FALSE(vm::Features::wasm2().has(vm::Feature::Threads));
   EXPECT_EQ(vm::Features::wasm2().bits, 0u);
 }
 

@@ -23,6 +23,10 @@ namespace wzvm::vm {
 #define WZVM_IF_KIND_Binary(...) __VA_ARGS__
 #define WZVM_IF_KIND_Load(...)
 #define WZVM_IF_KIND_Store(...)
+#define WZVM_IF_KIND_AtomicLoad(...)
+#define WZVM_IF_KIND_AtomicStore(...)
+#define WZVM_IF_KIND_AtomicRmw(...)
+#define WZVM_IF_KIND_AtomicCmpxchg(...)
 #define WZVM_IF_RESULT_I32(...) __VA_ARGS__
 #define WZVM_IF_RESULT_I64(...)
 #define WZVM_IF_RESULT_F32(...)

@@ -25,11 +25,12 @@
 #include "vm/module.h"
 #include "vm/reader.h"
 #include "vm/simd.h"  // v128_t and the v128 load types of the Load rows (their sizes)
+#include "vm/atomics.h"  // the access types of the AtomicRmw rows (their sizes)
 
 namespace wzvm::vm {
 namespace {
 
-enum class Kind : uint8_t { Special, Unary, Binary, Load, Store };
+enum class Kind : uint8_t { Special, Unary, Binary, Load, Store, AtomicLoad, AtomicStore, AtomicRmw, AtomicCmpxchg };
 
 // Operand types as the validator sees them; Unknown is the spec's bottom type
 // on a polymorphic (unreachable) stack.
@@ -53,12 +54,17 @@ struct OpInfo {
 #define WZVM_MEM_BYTES_Unary(T) 0
 #define WZVM_MEM_BYTES_Binary(T) 0
 #define WZVM_MEM_BYTES_Special(T) 0
+#define WZVM_MEM_BYTES_AtomicLoad(T) sizeof(T)
+#define WZVM_MEM_BYTES_AtomicStore(T) sizeof(T)
+#define WZVM_MEM_BYTES_AtomicRmw(F) sizeof(F::type)
+#define WZVM_MEM_BYTES_AtomicCmpxchg(T) sizeof(T)
 
 // Per-prefix lookup tables, expanded from vm/opcodes.def.
 struct OpTables {
   std::array<OpInfo, 256> single{};
   std::array<OpInfo, 32> fc{};
   std::array<OpInfo, 512> fd{};
+  std::array<OpInfo, 80> fe{};  // threads: up to i64.atomic.rmw32.cmpxchg_u (0x4E)
   OpTables() {
     constexpr ValType I32 = ValType::I32, I64 = ValType::I64, F32 = ValType::F32, F64 = ValType::F64,
                       V128 = ValType::V128, ___ = kNone;
@@ -114,7 +120,7 @@ struct OpTables {
 #undef WZVM_FUSED_MAP_
   }
   OpInfo* table_for(int prefix) {
-    return prefix == 0xFC ? fc.data() : prefix == 0xFD ? fd.data() : single.data();
+    return prefix == 0xFC ? fc.data() : prefix == 0xFD ? fd.data() : prefix == 0xFE ? fe.data() : single.data();
   }
 };
 
@@ -533,7 +539,8 @@ class FunctionCompiler {
   }
   // multi-memory: bit 6 of the alignment says a memory index follows it.
   // memory64: the offset of a 64-bit memory's access is a u64.
-  bool read_memarg(uint32_t natural_bytes, uint64_t& offset, uint32_t& mem) {
+  // threads: an atomic access's alignment must be exactly its natural one.
+  bool read_memarg(uint32_t natural_bytes, uint64_t& offset, uint32_t& mem, bool exact = false) {
     uint32_t align;
     mem = 0;
     if (!r_.u32(align)) return false;
@@ -550,6 +557,7 @@ class FunctionCompiler {
     }
     if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
     if (align >= 32 || (1u << align) > natural_bytes) return fail("alignment must not be larger than natural");
+    if (exact && (1u << align) != natural_bytes) return fail("alignment must be equal to natural");
     return true;
   }
   // memory64: addresses (and sizes) of a 64-bit memory are i64.
@@ -956,6 +964,33 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       restore_memory(mem);
       return true;
     }
+    // threads: [op dst addr offset], [op addr v offset],
+    // [op dst addr v offset], [op dst addr expected replacement offset].
+    case Kind::AtomicLoad:
+    case Kind::AtomicStore:
+    case Kind::AtomicRmw:
+    case Kind::AtomicCmpxchg: {
+      uint64_t offset;
+      uint32_t mem;
+      if (!read_memarg(info.mem_bytes, offset, mem, true)) return false;
+      Operand addr, v, replacement;
+      if (info.kind == Kind::AtomicCmpxchg && !pop(info.p2, replacement)) return false;
+      if (info.kind != Kind::AtomicLoad && !pop(info.p2, v)) return false;
+      if (!pop(addr_type(mem), addr)) return false;
+      uint32_t dst = info.kind == Kind::AtomicStore ? 0 : push(info.result);
+      use_memory(mem);
+      uint32_t a = address(mem, addr, offset);
+      if (emitting()) {
+        emit_op(info.op);
+        if (info.kind != Kind::AtomicStore) slot_word(dst);
+        src_word(a);
+        if (info.kind != Kind::AtomicLoad) src_word(v.src);
+        if (info.kind == Kind::AtomicCmpxchg) src_word(replacement.src);
+        word(static_cast<uint32_t>(offset));
+      }
+      restore_memory(mem);
+      return true;
+    }
     case Kind::Special:
       break;
   }
@@ -1069,12 +1104,12 @@ bool FunctionCompiler::instruction() {
   if (!r_.u8(opcode)) return false;
   const OpTables& tables = op_tables();
   const OpInfo* info = &tables.single[opcode];
-  if (opcode == 0xFC || opcode == 0xFD) {
+  if (opcode == 0xFC || opcode == 0xFD || opcode == 0xFE) {
     uint32_t sub;
     if (!r_.u32(sub)) return false;
-    size_t limit = opcode == 0xFC ? tables.fc.size() : tables.fd.size();
+    size_t limit = opcode == 0xFC ? tables.fc.size() : opcode == 0xFD ? tables.fd.size() : tables.fe.size();
     if (sub >= limit) return malformed("illegal opcode");
-    info = opcode == 0xFC ? &tables.fc[sub] : &tables.fd[sub];
+    info = opcode == 0xFC ? &tables.fc[sub] : opcode == 0xFD ? &tables.fd[sub] : &tables.fe[sub];
   }
   if (!info->valid) return malformed("illegal opcode");
   if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature))) return malformed("illegal opcode");
@@ -1581,6 +1616,35 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       return true;
     }
 
+    // threads: [atomic.fence]; [notify dst addr count offset];
+    // [wait32/wait64 dst addr expected timeout offset].
+    case IOp::AtomicFence:
+      if (!read_zero_byte()) return false;
+      if (emitting()) emit_op(IOp::AtomicFence);
+      return true;
+    case IOp::MemoryAtomicNotify:
+    case IOp::MemoryAtomicWait32:
+    case IOp::MemoryAtomicWait64: {
+      uint64_t offset;
+      uint32_t mem;
+      if (!read_memarg(info->op == IOp::MemoryAtomicWait64 ? 8 : 4, offset, mem, true)) return false;
+      Operand addr, value, timeout;
+      if (info->op != IOp::MemoryAtomicNotify && !pop(ValType::I64, timeout)) return false;
+      if (!pop(info->p2, value) || !pop(addr_type(mem), addr)) return false;
+      uint32_t dst = push(ValType::I32);
+      use_memory(mem);
+      uint32_t a = address(mem, addr, offset);
+      if (emitting()) {
+        emit_op(info->op);
+        slot_word(dst);
+        src_word(a);
+        src_word(value.src);
+        if (info->op != IOp::MemoryAtomicNotify) src_word(timeout.src);
+        word(static_cast<uint32_t>(offset));
+      }
+      restore_memory(mem);
+      return true;
+    }
     case IOp::MemorySize: {
       uint32_t mem;
       if (!read_memidx(mem)) return false;

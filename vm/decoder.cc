@@ -218,6 +218,11 @@ bool Decoder::read_limits(Reader& r, Limits& l, bool memory) {
   uint8_t flag;
   if (!r.u8(flag)) return false;
   if (flag & 0x80) return r.fail("integer representation too long");
+  // threads: flag 2 marks a memory shared (validation requires a maximum).
+  if (memory && (flag & 0x02) && m_.features.has(Feature::Threads)) {
+    l.shared = true;
+    flag &= ~0x02;
+  }
   if (m_.features.has(Feature::Memory64)) {
     // memory64: flag 4 makes a memory's limits 64-bit (u64 page counts).
     if (flag & ~(memory ? 0x05 : 0x01)) return r.fail("malformed limits flags");

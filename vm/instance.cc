@@ -227,6 +227,8 @@ MemInst::~MemInst() {
 }
 
 int64_t MemInst::grow(uint64_t delta_pages) {
+  // Only a shared memory can be grown by two threads; the lock is uncontended otherwise.
+  std::lock_guard lock(grow_mu);
   const uint64_t old_pages = pages();
   if (delta_pages > max_pages - old_pages) return -1;  // max_pages >= old_pages always
   if (delta_pages == 0) return static_cast<int64_t>(old_pages);
@@ -234,7 +236,7 @@ int64_t MemInst::grow(uint64_t delta_pages) {
   if (!data || new_size > reserved) return -1;
   // Fresh anonymous pages read as zero, as memory.grow requires.
   if (mprotect(data + size, static_cast<size_t>(new_size - size), PROT_READ | PROT_WRITE) != 0) return -1;
-  size = new_size;
+  __atomic_store_n(&size, new_size, __ATOMIC_RELEASE);  // after mprotect: see current_size()
   type.limits.min = old_pages + delta_pages;  // the instance's type tracks its size (spec: growmem)
   return static_cast<int64_t>(old_pages);
 }

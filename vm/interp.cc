@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "vm/atomics.h"
 #include "vm/numerics.h"
 #include "vm/simd.h"
 
@@ -405,11 +406,13 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   Trap host_trap;
   bool trap_in_call = false;
 
+  // The size is an atomic acquire load (MemInst::current_size; a plain load
+  // on x86-64): another thread may grow a shared memory meanwhile.
 #define LOAD_MEM()                                                      \
   do {                                                                  \
     memory = inst->memories.empty() ? nullptr : inst->memories[0];      \
     mem = memory ? memory->data : nullptr;                              \
-    memsize = memory ? memory->size : 0;                                \
+    memsize = memory ? memory->current_size() : 0;                      \
   } while (0)
 #define TRAP(code)        \
   do {                    \
@@ -655,6 +658,48 @@ dispatch:
     T v = static_cast<T>(rd<C_##P2>(fp, ip[2]));                               \
     std::memcpy(mem + ea, &v, sizeof(T));                                      \
     ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+  // threads: atomic accesses, natural alignment checked before bounds (as
+  // the proposal's reference interpreter does), then one sequentially
+  // consistent __atomic operation on the guest's bytes.
+#define WZVM_ATOMIC_EA_(T, addr_word, offset_word)                                      \
+  uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[addr_word])) + ip[offset_word]; \
+  if (__builtin_expect(ea & (sizeof(T) - 1), 0)) TRAP(TrapCode::UnalignedAtomic);         \
+  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);   \
+  T* p = reinterpret_cast<T*>(mem + ea)
+#define WZVM_GEN_AtomicLoad(Name, R, P1, P2, T)                                \
+  CASE(Name) {                                                                 \
+    WZVM_ATOMIC_EA_(T, 2, 3);                                                  \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(__atomic_load_n(p, __ATOMIC_SEQ_CST))); \
+    ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+#define WZVM_GEN_AtomicStore(Name, R, P1, P2, T)                               \
+  CASE(Name) {                                                                 \
+    WZVM_ATOMIC_EA_(T, 1, 3);                                                  \
+    __atomic_store_n(p, static_cast<T>(rd<C_##P2>(fp, ip[2])), __ATOMIC_SEQ_CST); \
+    ip += 4;                                                                   \
+    DISPATCH();                                                                \
+  }
+#define WZVM_GEN_AtomicRmw(Name, R, P1, P2, F)                                 \
+  CASE(Name) {                                                                 \
+    using T = F::type;                                                         \
+    WZVM_ATOMIC_EA_(T, 2, 4);                                                  \
+    T old = F::apply(p, static_cast<T>(rd<C_##P2>(fp, ip[3])));                \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));                             \
+    ip += 5;                                                                   \
+    DISPATCH();                                                                \
+  }
+  // The expected value is wrapped to the access width, like the replacement.
+#define WZVM_GEN_AtomicCmpxchg(Name, R, P1, P2, T)                             \
+  CASE(Name) {                                                                 \
+    WZVM_ATOMIC_EA_(T, 2, 5);                                                  \
+    T old = static_cast<T>(rd<C_##R>(fp, ip[3]));                              \
+    __atomic_compare_exchange_n(p, &old, static_cast<T>(rd<C_##R>(fp, ip[4])), false, \
+                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));                             \
+    ip += 6;                                                                   \
     DISPATCH();                                                                \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_GEN_##K(Name, R, P1, P2, Extra)
@@ -1042,6 +1087,35 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
+    // ---- threads: fence, wait and notify (operand layouts in vm/compile.cc).
+    CASE(AtomicFence) {
+      __atomic_thread_fence(__ATOMIC_SEQ_CST);
+      ip += 1;
+      DISPATCH();
+    }
+    CASE(MemoryAtomicNotify) {
+      WZVM_ATOMIC_EA_(uint32_t, 2, 4);
+      (void)p;
+      wr<uint32_t>(fp, ip[1], atomic_notify(*memory, ea, rd<uint32_t>(fp, ip[3])));
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(MemoryAtomicWait32) {
+      WZVM_ATOMIC_EA_(uint32_t, 2, 5);
+      (void)p;
+      if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
+      wr<uint32_t>(fp, ip[1], atomic_wait32(*memory, ea, rd<uint32_t>(fp, ip[3]), rd<int64_t>(fp, ip[4])));
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(MemoryAtomicWait64) {
+      WZVM_ATOMIC_EA_(uint64_t, 2, 5);
+      (void)p;
+      if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
+      wr<uint32_t>(fp, ip[1], atomic_wait64(*memory, ea, rd<uint64_t>(fp, ip[3]), rd<int64_t>(fp, ip[4])));
+      ip += 6;
+      DISPATCH();
+    }
     // ---- exception-handling: [throw tag base], [rethrow exn_slot].
     CASE(Throw) {
       exn = new_exception(th, inst->tags[ip[1]], fp + ip[2]);
@@ -1054,7 +1128,7 @@ dispatch:
     CASE(UseMemory) {
       memory = inst->memories[ip[1]];
       mem = memory->data;
-      memsize = memory->size;
+      memsize = memory->current_size();
       ip += 2;
       DISPATCH();
     }
@@ -1088,7 +1162,7 @@ dispatch:
       const MemInst* dm = inst->memories[ip[1]];
       const MemInst* sm = inst->memories[ip[2]];
       uint64_t d = rd<uint32_t>(fp, ip[3]), s = rd<uint32_t>(fp, ip[4]), n = rd<uint32_t>(fp, ip[5]);
-      if (d + n > dm->size || s + n > sm->size) TRAP(TrapCode::MemoryOutOfBounds);
+      if (d + n > dm->current_size() || s + n > sm->current_size()) TRAP(TrapCode::MemoryOutOfBounds);
       if (n) std::memmove(dm->data + d, sm->data + s, n);
       ip += 6;
       DISPATCH();
@@ -1279,6 +1353,15 @@ done:
   return {};
 
 on_trap:
+  // threads: another thread may have grown a shared memory since this one
+  // cached its size. Bounds are checked before anything is written, so the
+  // instruction can run again with the new size; this costs nothing until an
+  // access is out of bounds, and sizes only grow, so it cannot loop.
+  if (trap_code == TrapCode::MemoryOutOfBounds && memory && memory->type.limits.shared &&
+      memory->current_size() != memsize) {
+    memsize = memory->current_size();
+    DISPATCH();
+  }
   host_trap = Trap::make(trap_code);
 on_host_trap:
   // A trap inside a call is reported at the call instruction of the caller.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <unordered_map>
@@ -101,9 +102,10 @@ struct FuncInst {
 struct MemInst {
   MemoryType type;
   uint8_t* data = nullptr;  // base of the reservation; never moves
-  uint64_t size = 0;        // current size in bytes
+  uint64_t size = 0;        // current size in bytes (see current_size)
   uint64_t max_pages = 0;   // effective maximum (type's max, capped by the implementation)
   size_t reserved = 0;      // bytes reserved (mapped PROT_NONE beyond `size`)
+  std::mutex grow_mu;       // threads: two threads growing a shared memory take turns
 
   // Allocates type.limits.min pages; check ok(). `page_cap` is the implementation's
   // limit on growth (StoreLimits::max_memory_pages); it never refuses the initial size.
@@ -112,7 +114,11 @@ struct MemInst {
   MemInst(const MemInst&) = delete;
   MemInst& operator=(const MemInst&) = delete;
   bool ok() const { return data != nullptr || type.limits.min == 0; }
-  uint64_t pages() const { return size >> 16; }
+  uint64_t pages() const { return current_size() >> 16; }
+  // threads: a shared memory may grow in another thread. The size is
+  // published with release after the new pages are accessible, and read
+  // with acquire: whoever sees the new size can use the new pages.
+  uint64_t current_size() const { return __atomic_load_n(&size, __ATOMIC_ACQUIRE); }
   // memory.grow: returns the old size in pages, or -1 when it cannot grow.
   int64_t grow(uint64_t delta_pages);
 };

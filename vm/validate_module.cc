@@ -74,6 +74,9 @@ std::optional<Error> Validator::check_memory_type(const MemoryType& t, const cha
     return invalid("memory size must be at most 65536 pages (4GiB)", section);
   }
   if (l.max && l.min > *l.max) return invalid("size minimum must not be greater than maximum", section);
+  // threads: a shared memory never moves while other threads use it, so its
+  // whole size must be known up front.
+  if (l.shared && !l.max) return invalid("shared memory must have maximum", section);
   return std::nullopt;
 }
 
