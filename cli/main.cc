@@ -31,6 +31,7 @@
 #include "vm/profiling.h"
 #include "vm/runtime.h"
 #include "wasi/wasi.h"
+#include "wasi/threads.h"
 
 extern char** environ;
 
@@ -235,9 +236,13 @@ int run(const Options& opt) {
   }
   // --fuel and --timeout reuse the profiling hooks: the profiler's state when
   // one runs, or a bare one (no sink: nothing recorded, only the limits).
+  // wasi-threads too: a thread that ends the process stops the main one
+  // through its interrupt flag, so a threaded program's main thread always
+  // has one.
+  const bool threaded = wasi::Threads::wanted(*module);
   vm::Profiling bare;
   vm::Profiling* prof = profile.profiling();
-  if (!prof && (opt.fuel || opt.timeout)) {
+  if (!prof && (opt.fuel || opt.timeout || threaded)) {
     prof = &bare;
     store.thread()->profiling = prof;
   }
@@ -255,10 +260,24 @@ int run(const Options& opt) {
       if (store.thread()->profiling == p) store.thread()->profiling = nullptr;
     }
   } detach{store, &bare};
-  // Every import must be a WASI function; anything else is "unknown import M.F".
-  auto imports = (*ctx)->imports_for(store, *module);
-  if (!imports) return fail(opt.file, imports.error().message);
-  auto inst = store.instantiate(module, *imports);
+  // Every import must be a WASI function; anything else is "unknown import
+  // M.F". A threaded module (wasi-threads) also gets wasi.thread-spawn and
+  // its imported memory. `threads` is declared after the profiling session:
+  // its threads are stopped and joined before the profiles are written.
+  std::unique_ptr<wasi::Threads> threads;
+  if (threaded) threads = std::make_unique<wasi::Threads>(store, profile.thread_hooks());
+  std::vector<vm::Extern> imports;
+  for (const vm::Import& imp : module->imports) {
+    auto e = threads && wasi::Threads::handles(imp) ? threads->import_for(*module, imp)
+                                                    : (*ctx)->import_for(store, *module, imp);
+    if (!e) return fail(opt.file, e.error().message);
+    imports.push_back(*e);
+  }
+  if (threads) {
+    threads->set_module(module, imports);
+    threads->set_main(prof);
+  }
+  auto inst = store.instantiate(module, imports);
   if (!inst) {
     const vm::Error& e = inst.error();
     if (e.kind == vm::Error::Kind::Instantiate) {
@@ -312,6 +331,14 @@ int run(const Options& opt) {
     }
   }
   vm::Trap trap = store.invoke(func, params, results);
+  if (threads) {
+    // The main thread's end (return, proc_exit or trap) ends the others
+    // (wasi-threads: a return from _start is exit(0)). A spawned thread that
+    // ended the process first decides the outcome: the main thread was
+    // interrupted because of it.
+    threads->stop();
+    if (auto ended = threads->ended()) trap = *ended;
+  }
   std::cout.flush();
   if (trap) return report_trap(trap);
   for (const vm::Value& r : results) std::cout << cli::format_value(r) << "\n";

@@ -137,7 +137,7 @@ vm::Profiling* ProfileSession::profiling() { return profiler_ ? &profiler_->prof
 
 ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module,
                                const std::string& path)
-    : flags_(flags) {
+    : flags_(flags), store_(store) {
   if (!flags.any()) return;
   // Output paths are settled before the run, so a bad --profile-out is
   // reported before the guest spends its time, not after. Every profile is
@@ -218,6 +218,29 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
 }
 
 ProfileSession::~ProfileSession() { finish(); }
+
+namespace {
+// The profiler of the spawned thread running here (attach and detach run on it).
+thread_local profiler::Profiler* t_thread_profiler = nullptr;
+}  // namespace
+
+wasi::Threads::Hooks ProfileSession::thread_hooks() {
+  if (!profiler_) return {};
+  wasi::Threads::Hooks h;
+  h.attach = [this](int32_t tid) -> vm::Profiling* {
+    profiler::Profiler* p = profiler_->add_thread(tid);
+    std::string why;
+    // A thread whose CPU timer cannot start runs unprofiled (its profile is empty).
+    if (!p->start(store_, why)) return nullptr;
+    t_thread_profiler = p;
+    return &p->profiling();
+  };
+  h.detach = [](int32_t) {
+    if (t_thread_profiler) t_thread_profiler->stop();
+    t_thread_profiler = nullptr;
+  };
+  return h;
+}
 
 // A line on stderr, rewritten in place, while a long profiled run goes on:
 // only when stderr is a terminal (never in pipes, logs or tests), and only

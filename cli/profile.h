@@ -19,6 +19,7 @@
 #include "vm/module.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
+#include "wasi/threads.h"
 
 namespace wzvm::profiler {
 class Profiler;
@@ -70,12 +71,17 @@ class ProfileSession {
   // The VM state the profiler attached to the store's thread, or null when
   // nothing is profiled: limits that reuse it (--fuel, --timeout) share it.
   vm::Profiling* profiling();
+  // wasi-threads: hooks that give each spawned thread a profiler of its own
+  // (Profiler::add_thread, started on that thread: its own CPU timer and
+  // call tree), written with the main thread's; none when nothing is profiled.
+  wasi::Threads::Hooks thread_hooks();
 
  private:
   void finish();
   void start_progress();
   void stop_progress();
   const ProfileFlags& flags_;
+  vm::Store& store_;
   std::unique_ptr<profiler::Profiler> profiler_;
   // Declared after the profiler: destroyed (detached, stopped) before it.
   std::unique_ptr<profiler::LiveProfiler> live_;

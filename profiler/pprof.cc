@@ -37,15 +37,32 @@ class Builder {
   // at the call it is in (the call site of the node above it).
   // The caller's Location of each node is kept by node: deep recursions
   // give every sample thousands of frames, most of them shared.
-  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) {
+  // `tree`: the call tree of the thread the sample is from (the main one's
+  // by default; threads: Profiler::threads()). Node ids are per tree, so the
+  // cache starts over when the tree changes (the writers go thread by thread).
+  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
+  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
     s->add_location_id(leaf);
-    const vm::CallTree& tree = prof_.tree();
+    if (cached_tree_ != &tree) {
+      caller_location_.clear();
+      cached_tree_ = &tree;
+    }
     if (caller_location_.size() < tree.size()) caller_location_.resize(tree.size(), 0);
     for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent) {
       uint64_t& id = caller_location_[c];
       if (!id) id = location(tree.node(n).func, site_of(tree, c));
       s->add_location_id(id);
     }
+  }
+
+  // threads: the label of a sample from thread `tid` (0: main), in runs
+  // that spawned threads only, so a single-threaded profile is unchanged.
+  // A string label: pprof takes a numeric label of 0 for an absent one.
+  void thread_label(pb::Sample* s, int32_t tid) {
+    if (prof_.threads().empty()) return;
+    pb::Label* l = s->add_label();
+    l->set_key(str("thread"));
+    l->set_str(str(std::to_string(tid)));
   }
   // Where the caller of `node` is: its call instruction, or -1 (the
   // function as a whole) for a call with no single site (vm/profiling.h).
@@ -168,7 +185,16 @@ class Builder {
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
+  const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
 };
+
+// The main thread's profiler (tid 0), then each spawned thread's in tid order.
+std::vector<std::pair<int32_t, const Profiler*>> per_thread(const Profiler& profiler) {
+  std::vector<std::pair<int32_t, const Profiler*>> out{{0, &profiler}};
+  for (const Profiler::ThreadProfile& t : profiler.threads()) out.emplace_back(t.tid, t.profiler.get());
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace
 
@@ -179,25 +205,29 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
   b.value_type(p.add_sample_type(), "host", "nanoseconds");
   const unsigned hz = profiler.options().cpu_hz ? profiler.options().cpu_hz : 1000;
-  for (const CpuSite& s : profiler.cpu_sites()) {
-    pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(s.func, s.offset), s.node);
-    ps->add_value(static_cast<int64_t>(s.count));
-    ps->add_value(static_cast<int64_t>(s.cpu_ns));
-    ps->add_value(0);
-  }
-  for (const HostSite& h : profiler.host_sites()) {
-    pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(profiler.tree().node(h.node).func, -1), h.node);
-    ps->add_value(0);
-    ps->add_value(0);
-    ps->add_value(static_cast<int64_t>(h.wall_ns));
-    // The number of calls is not a sample count: it goes in a label, so
-    // `-sample_index=samples` keeps counting CPU samples only.
-    pb::Label* l = ps->add_label();
-    l->set_key(b.str("calls"));
-    l->set_num(static_cast<int64_t>(h.count));
-    l->set_num_unit(b.str("calls"));
+  for (const auto& [tid, prof] : per_thread(profiler)) {
+    for (const CpuSite& s : prof->cpu_sites()) {
+      pb::Sample* ps = p.add_sample();
+      b.add_stack(ps, b.location(s.func, s.offset), s.node, prof->tree());
+      ps->add_value(static_cast<int64_t>(s.count));
+      ps->add_value(static_cast<int64_t>(s.cpu_ns));
+      ps->add_value(0);
+      b.thread_label(ps, tid);
+    }
+    for (const HostSite& h : prof->host_sites()) {
+      pb::Sample* ps = p.add_sample();
+      b.add_stack(ps, b.location(prof->tree().node(h.node).func, -1), h.node, prof->tree());
+      ps->add_value(0);
+      ps->add_value(0);
+      ps->add_value(static_cast<int64_t>(h.wall_ns));
+      // The number of calls is not a sample count: it goes in a label, so
+      // `-sample_index=samples` keeps counting CPU samples only.
+      pb::Label* l = ps->add_label();
+      l->set_key(b.str("calls"));
+      l->set_num(static_cast<int64_t>(h.count));
+      l->set_num_unit(b.str("calls"));
+      b.thread_label(ps, tid);
+    }
   }
   b.value_type(p.mutable_period_type(), "cpu", "nanoseconds");
   p.set_period(static_cast<int64_t>(1000000000u / hz));
@@ -213,11 +243,16 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   b.value_type(p.add_sample_type(), "instructions", "count");
   // One sample per call stack and instruction: pprof sums them per line
   // (-lines, -list) or per function.
-  const vm::CallTree& tree = profiler.tree();
-  for (const vm::Profiling::InstructionCount& c : profiler.instruction_counts()) {
-    pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node);
-    ps->add_value(static_cast<int64_t>(c.count));
+  // Thread by thread in tid order (the order they were spawned): the
+  // profile stays deterministic wherever each thread's work is.
+  for (const auto& [tid, prof] : per_thread(profiler)) {
+    const vm::CallTree& tree = prof->tree();
+    for (const vm::Profiling::InstructionCount& c : prof->instruction_counts()) {
+      pb::Sample* ps = p.add_sample();
+      b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node, tree);
+      ps->add_value(static_cast<int64_t>(c.count));
+      b.thread_label(ps, tid);
+    }
   }
   // Every instruction is counted: the period is 1.
   b.value_type(p.mutable_period_type(), "instructions", "count");

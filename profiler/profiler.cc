@@ -67,6 +67,14 @@ void Profiler::stop() {
   profiling_.sample_pending = 0;
 }
 
+Profiler* Profiler::add_thread(int32_t tid) {
+  Options o = options_;
+  o.mem = false;
+  std::lock_guard lock(threads_mu_);
+  threads_.push_back({tid, std::make_unique<Profiler>(o)});
+  return threads_.back().profiler.get();
+}
+
 void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
   CpuSite& s = cpu_[CpuKey{node, offset}];
   s.node = node;

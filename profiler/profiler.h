@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -82,6 +83,21 @@ class Profiler final : public vm::ProfileSink {
   // the VM has unwound its frames by then.
   void stop();
 
+  // threads (wasi-threads): the profiler of spawned thread `tid`, with
+  // this one's options except the memory profile (allocations are matched
+  // with their frees in one place: the main thread's). Each thread has its
+  // own call tree, counters and CPU timer, so nothing is shared while the
+  // threads run; the writers put every thread's samples in one profile,
+  // labelled `thread` = tid (0: the main thread) once a run has spawned any.
+  // Call from any thread; start() the result on the spawned thread. Read
+  // threads() only after they have ended.
+  Profiler* add_thread(int32_t tid);
+  struct ThreadProfile {
+    int32_t tid;
+    std::unique_ptr<Profiler> profiler;
+  };
+  const std::vector<ThreadProfile>& threads() const { return threads_; }
+
   // What was measured.
   vm::Profiling& profiling() { return profiling_; }
   const vm::CallTree& tree() const { return profiling_.tree; }
@@ -139,6 +155,8 @@ class Profiler final : public vm::ProfileSink {
   // Built when a writer first asks, not at load: running without writing a
   // profile never reads DWARF.
   mutable std::unordered_map<const vm::Module*, std::unique_ptr<Symbolizer>> symbolizers_;
+  std::mutex threads_mu_;
+  std::vector<ThreadProfile> threads_;
   uint64_t start_unix_ns_ = 0;
   uint64_t start_mono_ns_ = 0;
   uint64_t duration_ns_ = 0;

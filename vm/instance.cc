@@ -286,7 +286,15 @@ Store::Store(StoreLimits limits) : limits_(limits), thread_(std::make_unique<Thr
 
 Store::~Store() = default;
 
+template <class T>
+T* Store::keep(std::vector<std::unique_ptr<T>>& list, std::unique_ptr<T> item) {
+  std::lock_guard lock(mu_);
+  list.push_back(std::move(item));
+  return list.back().get();
+}
+
 uint32_t Store::intern_type(const FuncType& type) {
+  std::lock_guard lock(mu_);
   // Linear: a store sees few distinct signatures, and interning happens at
   // instantiation, never on the call path (call_indirect compares ids).
   for (size_t i = 0; i < types_.size(); ++i) {
@@ -303,16 +311,14 @@ FuncInst* Store::add_host_func(std::string module, std::string field, FuncType t
   f->host = std::move(fn);
   f->host_module = std::move(module);
   f->host_field = std::move(field);
-  funcs_.push_back(std::move(f));
-  return funcs_.back().get();
+  return keep(funcs_, std::move(f));
 }
 
 MemInst* Store::add_memory(const MemoryType& type) {
   if (type.limits.min > limits_.max_memory_pages) return nullptr;
   auto m = std::make_unique<MemInst>(type, limits_.max_memory_pages);
   if (!m->ok()) return nullptr;
-  memories_.push_back(std::move(m));
-  return memories_.back().get();
+  return keep(memories_, std::move(m));
 }
 
 TableInst* Store::add_table(const TableType& type, Ref init) {
@@ -324,8 +330,7 @@ TableInst* Store::add_table(const TableType& type, Ref init) {
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
-  tables_.push_back(std::move(t));
-  return tables_.back().get();
+  return keep(tables_, std::move(t));
 }
 
 GlobalInst* Store::add_global(const GlobalType& type, uint64_t value, uint64_t value_hi) {
@@ -333,16 +338,14 @@ GlobalInst* Store::add_global(const GlobalType& type, uint64_t value, uint64_t v
   g->type = type;
   g->value = value;
   g->value_hi = value_hi;
-  globals_.push_back(std::move(g));
-  return globals_.back().get();
+  return keep(globals_, std::move(g));
 }
 
 TagInst* Store::add_tag(const FuncType& type) {
   auto t = std::make_unique<TagInst>();
   t->type = type;
   for (ValType v : type.params) t->slots += slot_count(v);
-  tags_.push_back(std::move(t));
-  return tags_.back().get();
+  return keep(tags_, std::move(t));
 }
 
 FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
@@ -358,15 +361,13 @@ FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
   // nothing calls it.
   if (defined < m.code.size()) f->code = &m.code[defined];
   if (func_index < m.call_hooks.size()) f->call_hook = m.call_hooks[func_index];
-  funcs_.push_back(std::move(f));
-  return funcs_.back().get();
+  return keep(funcs_, std::move(f));
 }
 
 Instance* Store::add_instance(std::shared_ptr<const Module> module) {
   auto inst = std::make_unique<Instance>();
   inst->module = std::move(module);
-  instances_.push_back(std::move(inst));
-  return instances_.back().get();
+  return keep(instances_, std::move(inst));
 }
 
 // https://webassembly.github.io/spec/core/exec/modules.html#instantiation

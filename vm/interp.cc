@@ -39,7 +39,23 @@ Thread::Thread(const StoreLimits& limits)
       max_depth(limits.max_call_depth),
       top(stack.get()) {}
 
-Thread* Store::thread() { return thread_.get(); }
+namespace {
+// threads: the Thread a ThreadScope set on this OS thread, for its store.
+thread_local Store* t_scope_store = nullptr;
+thread_local Thread* t_scope_thread = nullptr;
+}  // namespace
+
+Thread* Store::thread() { return t_scope_store == this ? t_scope_thread : thread_.get(); }
+
+ThreadScope::ThreadScope(Store& store, Thread& thread) {
+  t_scope_store = &store;
+  t_scope_thread = &thread;
+}
+
+ThreadScope::~ThreadScope() {
+  t_scope_store = nullptr;
+  t_scope_thread = nullptr;
+}
 
 namespace {
 
@@ -1412,7 +1428,7 @@ Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Valu
       return Trap::make(TrapCode::HostError, "argument " + std::to_string(i) + " has type " +
                                                  valtype_name(args[i].type) + ", expected " +
                                                  valtype_name(func->type.params[i]));
-  Thread& th = *thread_;
+  Thread& th = *thread();  // this OS thread's (ThreadScope)
   uint64_t* base = th.top;
   size_t need = 2 * std::max(args.size(), func->type.results.size());
   if (base + need > th.stack_end) return Trap::make(TrapCode::StackExhausted);

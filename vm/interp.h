@@ -60,6 +60,17 @@ struct Thread {
   std::vector<Exception> exceptions;
 };
 
+// threads: while it lives, store.thread() on this OS thread is `thread`
+// (Store::invoke and instantiation's start function run there). One scope
+// per OS thread at a time.
+class ThreadScope {
+ public:
+  ThreadScope(Store& store, Thread& thread);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+};
+
 // Run `func` with arguments already placed as slots at `args` (which must lie
 // in thread.stack); results are written to args[0..result_slots).
 Trap execute(Store& store, Thread& thread, FuncInst* func, uint64_t* args);

@@ -216,7 +216,10 @@ class Store {
   // Call a function (wasm or host). Arguments are checked against its type.
   Trap invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results);
 
-  // Interpreter state, owned here so the profiler can read frames (vm/interp.h).
+  // Interpreter state of the calling OS thread, owned here so the profiler
+  // can read frames (vm/interp.h): the Store's own, unless this OS thread
+  // runs with a ThreadScope for this store (threads: wasi-threads gives each
+  // spawned thread its own value and frame stacks).
   struct Thread* thread();
 
  private:
@@ -229,6 +232,12 @@ class Store {
   std::vector<std::unique_ptr<Instance>> instances_;
   std::vector<FuncType> types_;  // index = canonical id
   std::unique_ptr<struct Thread> thread_;
+  // threads: several OS threads may instantiate (wasi-threads spawns an
+  // instance per thread) while others run. Guards the vectors above; code
+  // that runs never touches them.
+  std::mutex mu_;
+  template <class T>
+  T* keep(std::vector<std::unique_ptr<T>>& list, std::unique_ptr<T> item);
   friend struct InstanceBuilder;
 
  public:

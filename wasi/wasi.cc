@@ -265,6 +265,15 @@ uint32_t Wasi::insert(Fd fd) {
 vm::Result<std::vector<vm::Extern>> Wasi::imports_for(vm::Store& store, const vm::Module& module) {
   std::vector<vm::Extern> out;
   for (const vm::Import& imp : module.imports) {
+    auto e = import_for(store, module, imp);
+    if (!e) return e.error();
+    out.push_back(*e);
+  }
+  return out;
+}
+
+vm::Result<vm::Extern> Wasi::import_for(vm::Store& store, const vm::Module& module, const vm::Import& imp) {
+  {
     const Row* row = nullptr;
     if (imp.module == kModuleName && imp.kind == vm::ExternKind::Func) {
       for (const Row& r : table())
@@ -278,10 +287,21 @@ vm::Result<std::vector<vm::Extern>> Wasi::imports_for(vm::Store& store, const vm
     }
     Handler h = row->handler;
     bool returns = !row->info.type.results.empty();
-    vm::HostFn fn = [this, h, returns](vm::HostContext& ctx, std::span<const vm::Value> args,
-                                       std::span<vm::Value> results) -> vm::Trap {
+    // threads (wasi-threads): calls from several guest threads take turns on
+    // the fd table, except the ones that may sleep (poll_oneoff: a thread's
+    // sleep must not stop the others' I/O) or touch no shared state.
+    bool locked = h != &Wasi::poll_oneoff && h != &Wasi::sched_yield && h != &Wasi::proc_exit &&
+                  h != &Wasi::clock_time_get && h != &Wasi::random_get;
+    vm::HostFn fn = [this, h, returns, locked](vm::HostContext& ctx, std::span<const vm::Value> args,
+                                               std::span<vm::Value> results) -> vm::Trap {
       Call call{GuestMemory(ctx.memory), args, std::nullopt};
-      Errno e = (this->*h)(call);
+      Errno e;
+      if (locked) {
+        std::lock_guard lock(mu_);
+        e = (this->*h)(call);
+      } else {
+        e = (this->*h)(call);
+      }
       if (call.exit_code) {
         vm::Trap t = vm::Trap::make(vm::TrapCode::Exit);
         t.exit_code = *call.exit_code;
@@ -293,9 +313,8 @@ vm::Result<std::vector<vm::Extern>> Wasi::imports_for(vm::Store& store, const vm
     vm::Extern ext;
     ext.kind = vm::ExternKind::Func;
     ext.func = store.add_host_func(imp.module, imp.field, row->info.type, std::move(fn));
-    out.push_back(ext);
+    return ext;
   }
-  return out;
 }
 
 // ---- args, environ --------------------------------------------------------

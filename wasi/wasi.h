@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -80,6 +81,8 @@ class Wasi {
   // of another module, or of a name WASI does not define, is a link error
   // "unknown import MODULE.FIELD"; a wrong signature is "incompatible import type".
   vm::Result<std::vector<vm::Extern>> imports_for(vm::Store& store, const vm::Module& module);
+  // The host function for one import of `module` (the same errors).
+  vm::Result<vm::Extern> import_for(vm::Store& store, const vm::Module& module, const vm::Import& imp);
 
   // The handlers, one per row of wasi/wasi_api.def (wasi.cc, fs.cc, poll.cc, sock.cc).
 #define WZVM_WASI_FUNC(name, params, results) Errno name(Call& c);
@@ -114,6 +117,7 @@ class Wasi {
   Config config_;
   Sandbox sandbox_;
   std::map<uint32_t, Fd> fds_;
+  std::mutex mu_;  // wasi-threads: one host call at a time on the fd table (see imports_for)
 };
 
 }  // namespace wzvm::wasi
