@@ -34,6 +34,7 @@ inline vm::StoreLimits fuzz_limits() {
   l.max_call_depth = 500;
   l.value_stack_slots = 1 << 16;
   l.max_memory_pages = 32;  // 2 MiB
+  l.max_wait_ns = 0;  // threads: a wait nobody can notify times out at once
   return l;
 }
 

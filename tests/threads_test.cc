@@ -170,6 +170,25 @@ TEST(AtomicWait, InterruptWakesEveryWaiter) {
   vm::reset_waits();
 }
 
+TEST(AtomicWait, StoreLimitCapsTheTimeout) {
+  vm::reset_waits();
+  vm::StoreLimits limits;
+  limits.max_wait_ns = 20'000'000;  // 20 ms
+  vm::Store store(limits);
+  auto m = vm::load_module(read_bytes("proposals_threads.wasm"));
+  ASSERT_TRUE(m);
+  auto inst = store.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  std::vector<Value> results;
+  auto t0 = Clock::now();
+  // Forever, as the guest asks, is 20 ms under the limit.
+  const Value args[] = {i32(0), i32(0), i64(UINT64_MAX)};
+  vm::Trap t = store.invoke((*inst)->exported_func("wait32"), args, results);
+  ASSERT_FALSE(t) << t.message;
+  EXPECT_EQ(results[0].i32, 2u);
+  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(20));
+}
+
 TEST(AtomicWait, UnsharedMemory) {
   Guest g("proposals_threads_unshared.wasm");
   ASSERT_NE(g.inst, nullptr);

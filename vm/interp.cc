@@ -292,6 +292,13 @@ const TryRegion::Handler* find_handler(const CompiledFunc& code, uint32_t pos, c
   return nullptr;
 }
 
+// threads: a wait's timeout under StoreLimits::max_wait_ns (negative: none).
+int64_t wait_timeout(const Store& store, int64_t asked) {
+  const int64_t cap = store.limits().max_wait_ns;
+  if (cap < 0) return asked;
+  return asked < 0 ? cap : std::min(asked, cap);
+}
+
 uint64_t clock_ns(clockid_t clock) {
   timespec ts;
   clock_gettime(clock, &ts);
@@ -1075,7 +1082,7 @@ dispatch:
       wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
       if constexpr (kProfiling) {
         // memsize is still the size before the grow.
-        if (prof->memory_grow && memory->size > memsize) memory_grown(*prof, nc, frame, ip, memory, memsize);
+        if (prof->memory_grow && memory->current_size() > memsize) memory_grown(*prof, nc, frame, ip, memory, memsize);
       }
       LOAD_MEM();
       ip += 3;
@@ -1120,7 +1127,7 @@ dispatch:
       WZVM_ATOMIC_EA_(uint32_t, 2, 5);
       (void)p;
       if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
-      wr<uint32_t>(fp, ip[1], atomic_wait32(*memory, ea, rd<uint32_t>(fp, ip[3]), rd<int64_t>(fp, ip[4])));
+      wr<uint32_t>(fp, ip[1], atomic_wait32(*memory, ea, rd<uint32_t>(fp, ip[3]), wait_timeout(store, rd<int64_t>(fp, ip[4]))));
       ip += 6;
       DISPATCH();
     }
@@ -1128,7 +1135,7 @@ dispatch:
       WZVM_ATOMIC_EA_(uint64_t, 2, 5);
       (void)p;
       if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
-      wr<uint32_t>(fp, ip[1], atomic_wait64(*memory, ea, rd<uint64_t>(fp, ip[3]), rd<int64_t>(fp, ip[4])));
+      wr<uint32_t>(fp, ip[1], atomic_wait64(*memory, ea, rd<uint64_t>(fp, ip[3]), wait_timeout(store, rd<int64_t>(fp, ip[4]))));
       ip += 6;
       DISPATCH();
     }

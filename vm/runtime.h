@@ -186,6 +186,10 @@ struct StoreLimits {
   uint32_t max_call_depth = 20000;        // frames
   uint32_t value_stack_slots = 1 << 22;   // 32 MiB of 8-byte slots
   uint64_t max_memory_pages = 65536;      // 4 GiB
+  // threads: the longest one memory.atomic.wait may block, in ns (-1: as
+  // long as the guest asks). A guest alone can wait forever for a notify
+  // that never comes; the fuzz targets set a cap so that cannot hang them.
+  int64_t max_wait_ns = -1;
 };
 
 class Store {

@@ -20,7 +20,7 @@ namespace wzvm::wasi {
 
 class GuestMemory {
  public:
-  explicit GuestMemory(vm::MemInst* mem) : base_(mem ? mem->data : nullptr), size_(mem ? mem->size : 0) {}
+  explicit GuestMemory(vm::MemInst* mem) : base_(mem ? mem->data : nullptr), size_(mem ? mem->current_size() : 0) {}
 
   bool check(uint64_t ptr, uint64_t len) const { return base_ != nullptr && ptr <= size_ && len <= size_ - ptr; }
   // Only after check(ptr, len) succeeded.
