@@ -148,8 +148,8 @@ class Watchdog {
       : thread_([this, &p, after] {
           std::unique_lock lock(mu_);
           if (cv_.wait_for(lock, after, [this] { return done_; })) return;
-          p.interrupt_requested = 1;  // before sample_pending: take_sample reads it after clearing that
-          p.sample_pending = 1;
+          vm::set_flag(p.interrupt_requested, 1);  // before sample_pending: take_sample reads it after clearing that
+          vm::set_flag(p.sample_pending, 1);
         }) {}
   ~Watchdog() {
     {

@@ -361,11 +361,15 @@ bool write_profile(const pb::Profile& profile, const std::string& path, std::str
 }
 
 std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler& profiler) {
-  const vm::CallTree& tree = profiler.tree();
   std::unordered_map<const vm::FuncInst*, uint64_t> by_func;
-  const std::vector<uint64_t> totals = profiler.instruction_totals();
-  for (uint32_t n = 1; n < totals.size(); ++n)
-    if (uint64_t c = totals[n]) by_func[tree.node(n).func] += c;
+  // threads: every thread's counts (each spawned thread's instance has
+  // FuncInsts of its own; they merge by name below).
+  for (const auto& [tid, prof] : per_thread(profiler)) {
+    const vm::CallTree& tree = prof->tree();
+    const std::vector<uint64_t> totals = prof->instruction_totals();
+    for (uint32_t n = 1; n < totals.size(); ++n)
+      if (uint64_t c = totals[n]) by_func[tree.node(n).func] += c;
+  }
   std::map<std::string, uint64_t> by_name;
   for (const auto& [f, c] : by_func) by_name[function_name(f)] += c;
   std::vector<std::pair<std::string, uint64_t>> out(by_name.begin(), by_name.end());

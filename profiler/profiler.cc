@@ -44,7 +44,7 @@ const Symbolizer& Profiler::symbolizer(const vm::Module* module) const {
 bool Profiler::start(vm::Store& store, std::string& why) {
   stop();
   vm::Thread* th = store.thread();
-  profiling_.sample_pending = 0;
+  vm::set_flag(profiling_.sample_pending, 0);
   profiling_.guest_cpu = 0;
   profiling_.cpu_mark = thread_cpu_ns();
   start_unix_ns_ = unix_ns();
@@ -64,7 +64,7 @@ void Profiler::stop() {
   duration_ns_ = monotonic_ns() - start_mono_ns_;
   // The interpreter already reported the guest CPU since its last sample
   // when the outermost call returned (a final sample at the stack it left).
-  profiling_.sample_pending = 0;
+  vm::set_flag(profiling_.sample_pending, 0);
 }
 
 Profiler* Profiler::add_thread(int32_t tid) {

@@ -21,7 +21,7 @@ void on_tick(int, siginfo_t* info, void*) {
   // (setitimer, kill) has SI_KERNEL/SI_USER and is ignored.
   if (info->si_code != SI_TIMER) return;
   auto* flag = static_cast<volatile std::sig_atomic_t*>(info->si_value.sival_ptr);
-  if (flag) *flag = 1;
+  if (flag) vm::set_flag(*flag, 1);
 }
 
 bool install_handler(std::string& why) {

@@ -341,14 +341,14 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
 // as) a sampling tick: the caller then traps.
 __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, Frame* frame,
                                            const uint32_t* ip) {
-  p.sample_pending = 0;
-  if (!p.cpu) return p.interrupt_requested != 0;
+  set_flag(p.sample_pending, 0);
+  if (!p.cpu) return flag_set(p.interrupt_requested);
   charge_guest_cpu(p);
   const CompiledFunc* code = frame->func->code;
   int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
   if (p.sink) p.sink->on_cpu_sample(node_of(p, nc, frame), frame->func, offset, p.guest_cpu);
   p.guest_cpu = 0;
-  return p.interrupt_requested != 0;
+  return flag_set(p.interrupt_requested);
 }
 
 // The host-call boundary with the profiler's hook: the host function gets a
@@ -445,7 +445,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Function entries and loop back-edges poll the sampling flag (profiling loop only).
 #define SAFE_POINT()                                                        \
   do {                                                                      \
-    if (__builtin_expect(prof->sample_pending != 0, 0) && take_sample(*prof, nc, frame, ip)) \
+    if (__builtin_expect(flag_set(prof->sample_pending), 0) && take_sample(*prof, nc, frame, ip)) \
       TRAP(TrapCode::Interrupted);                                                            \
   } while (0)
   // A jump by `off` words; backward jumps are loop back-edges. A jump by 0
@@ -1357,7 +1357,7 @@ on_throw:
   if (saved_depth == 0) th.exceptions.clear();
   if constexpr (kProfiling) {
     if (saved_depth == 0 && prof->cpu) {
-      prof->sample_pending = 1;
+      set_flag(prof->sample_pending, 1);
       take_sample(*prof, nc, frame, ip);
     }
   }
@@ -1369,7 +1369,7 @@ done:
   if constexpr (kProfiling) {
     // The guest time since the last sample belongs in the profile too.
     if (saved_depth == 0 && prof->cpu) {
-      prof->sample_pending = 1;
+      set_flag(prof->sample_pending, 1);
       take_sample(*prof, nc, frame, ip);
     }
   }
@@ -1401,7 +1401,7 @@ on_host_trap:
   if constexpr (kProfiling) {
     if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
     if (saved_depth == 0 && prof->cpu) {
-      prof->sample_pending = 1;
+      set_flag(prof->sample_pending, 1);
       take_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);
     }
   }

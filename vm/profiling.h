@@ -141,6 +141,14 @@ class ProfileSink {
   virtual void on_reentry(bool entering) { (void)entering; }
 };
 
+// The sampling and interrupt flags below are raised by a signal handler on
+// the interpreter's own thread and, to stop it, by other threads (--timeout,
+// wasi-threads): every access goes through these, atomic (a plain move on
+// x86-64, so the loop pays nothing) and ordered so that a reader who sees
+// sample_pending raised also sees the interrupt_requested raised before it.
+inline void set_flag(volatile std::sig_atomic_t& f, std::sig_atomic_t v) { __atomic_store_n(&f, v, __ATOMIC_RELEASE); }
+inline bool flag_set(const volatile std::sig_atomic_t& f) { return __atomic_load_n(&f, __ATOMIC_ACQUIRE) != 0; }
+
 // Profiling state attached to a Thread (Thread::profiling).
 struct Profiling {
   CallTree tree;

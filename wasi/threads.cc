@@ -93,8 +93,8 @@ std::optional<vm::Trap> Threads::ended() {
 // clearing sample_pending (vm/profiling.h).
 void Threads::interrupt(vm::Profiling* p) {
   if (!p) return;
-  p->interrupt_requested = 1;
-  p->sample_pending = 1;
+  vm::set_flag(p->interrupt_requested, 1);
+  vm::set_flag(p->sample_pending, 1);
 }
 
 int32_t Threads::spawn(uint32_t start_arg) {
