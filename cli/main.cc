@@ -28,6 +28,7 @@
 #include "cli/values.h"
 #include "vm/interp.h"
 #include "vm/module.h"
+#include "vm/atomics.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
 #include "wasi/wasi.h"
@@ -150,6 +151,9 @@ class Watchdog {
           if (cv_.wait_for(lock, after, [this] { return done_; })) return;
           vm::set_flag(p.interrupt_requested, 1);  // before sample_pending: take_sample reads it after clearing that
           vm::set_flag(p.sample_pending, 1);
+          // threads: a guest parked in memory.atomic.wait reaches no safe point
+          // until it wakes; wake it (the run is ending anyway).
+          vm::interrupt_waits();
         }) {}
   ~Watchdog() {
     {

@@ -12,6 +12,7 @@
 ;; waits forever; the process must end with status 7.
 ;; --invoke trap_in_thread: a thread traps (unreachable) while the main thread
 ;; waits forever; the process must end with a trap naming the thread.
+;; --invoke wait_forever: only --timeout ends it.
 (module
   (import "wasi" "thread-spawn" (func $spawn (param i32) (result i32)))
   (import "wasi_snapshot_preview1" "fd_write" (func $fd_write (param i32 i32 i32 i32) (result i32)))
@@ -144,6 +145,8 @@
     (loop $forever
       (drop (memory.atomic.wait32 (global.get $NEVER) (i32.const 0) (i64.const -1)))
       (br $forever)))
+  ;; --timeout must stop a main thread parked in a wait nobody ends.
+  (func (export "wait_forever") (call $wait_forever))
   (func (export "exit_in_thread")
     (call $spawn_or_exit (i32.const 1000))
     (call $wait_forever))

@@ -7,6 +7,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <set>
 #include <sstream>
 #include <string>
@@ -59,6 +60,15 @@ TEST_F(ThreadsCli, TrapInAThreadEndsTheProcess) {
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, HasSubstr("wzvm: trap: in thread 1: unreachable")) << r.err;
   EXPECT_THAT(r.err, HasSubstr("wasi_thread_start")) << r.err;
+}
+
+TEST_F(ThreadsCli, TimeoutStopsAWaitNobodyEnds) {
+  auto t0 = std::chrono::steady_clock::now();
+  Output r = wzvm("--timeout 200ms --invoke wait_forever " + counter());
+  EXPECT_EQ(r.status, 134);
+  EXPECT_THAT(r.err, ::testing::StartsWith("wzvm: trap: interrupted")) << r.err;
+  // A hang guard: without waking the wait this never returns.
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(60));
 }
 
 TEST_F(ThreadsCli, DisabledThreadsRefuseTheModule) {
