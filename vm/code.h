@@ -50,6 +50,10 @@ namespace wzvm::vm {
 #define WZVM_IF_LOAD_Binary(...)
 #define WZVM_IF_LOAD_Load(...) __VA_ARGS__
 #define WZVM_IF_LOAD_Store(...)
+#define WZVM_IF_LOAD_AtomicLoad(...)
+#define WZVM_IF_LOAD_AtomicStore(...)
+#define WZVM_IF_LOAD_AtomicRmw(...)
+#define WZVM_IF_LOAD_AtomicCmpxchg(...)
 #define WZVM_IF_SCALAR_I32(...) __VA_ARGS__
 #define WZVM_IF_SCALAR_I64(...) __VA_ARGS__
 #define WZVM_IF_SCALAR_F32(...) __VA_ARGS__

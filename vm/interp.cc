@@ -145,6 +145,10 @@ struct BinaryFunctor;
 #define WZVM_BINARY_FUNCTOR_Unary(Name, Fn)
 #define WZVM_BINARY_FUNCTOR_Load(Name, Fn)
 #define WZVM_BINARY_FUNCTOR_Store(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_AtomicLoad(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_AtomicStore(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_AtomicRmw(Name, Fn)
+#define WZVM_BINARY_FUNCTOR_AtomicCmpxchg(Name, Fn)
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_BINARY_FUNCTOR_##K(Name, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -153,6 +157,10 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_Unary
 #undef WZVM_BINARY_FUNCTOR_Load
 #undef WZVM_BINARY_FUNCTOR_Store
+#undef WZVM_BINARY_FUNCTOR_AtomicLoad
+#undef WZVM_BINARY_FUNCTOR_AtomicStore
+#undef WZVM_BINARY_FUNCTOR_AtomicRmw
+#undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
 uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
@@ -1382,8 +1390,8 @@ on_trap:
   // cannot loop. Only in the profiling loops, which every thread of a
   // wasi-threads run uses (wasi/threads.h): in the plain loop this extra
   // way back into dispatch cost 1.5% on call-heavy code (callgrind, fib),
-  // and it sees another thread's growth at its next call, return or host
-  // call (LOAD_MEM).
+  // and it sees another thread's growth at its next host call or call
+  // into another instance (LOAD_MEM).
   if constexpr (kProfiling) {
     if (trap_code == TrapCode::MemoryOutOfBounds && memory && memory->type.limits.shared &&
         memory->current_size() != memsize) {
