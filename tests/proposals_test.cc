@@ -193,7 +193,9 @@ TEST(TailCall, CpuProfilingKeepsResults) {
     uint32_t depth = prof.tree().node(s.node).depth;
     EXPECT_LE(depth, 2u) << "a tail call left its caller's frame in a sample";
     // As when counting: under entry's call of count_down.
-    if (depth == 2) EXPECT_EQ(prof.tree().node(s.node).site, entry_call_site(in));
+    if (depth == 2) {
+      EXPECT_EQ(prof.tree().node(s.node).site, entry_call_site(in));
+    }
   }
 }
 
