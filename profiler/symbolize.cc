@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -710,6 +711,20 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   }
   if (!has_info) return;
 
+  // libdwarf (Debian's 20210528) is not thread-safe even across separate
+  // Dwarf_Debug handles: reading a unit's line table (dwarf_srclines_b)
+  // goes through process-global state inside the library (a static string
+  // buffer, allocations shared through its static lists), so two readers at
+  // once corrupt each other's strings and the heap. They do run at once: the
+  // live pprof endpoint (profiler/live.h) builds each profile in a Profiler
+  // of its own, on one of the HTTP server's threads, and every such Profiler
+  // makes its own Symbolizer, so concurrent /heap, /allocs, /profile or
+  // /instructions requests all read DWARF together ("free(): invalid next
+  // size" and segfaults under 4 concurrent heap requests; TSan points here).
+  // One process-wide lock around everything that calls into libdwarf; the
+  // tables built here are the Symbolizer's own, so lookups need no lock.
+  static std::mutex libdwarf_mu;
+  std::lock_guard libdwarf_lock(libdwarf_mu);
   Dwarf_Obj_Access_Interface iface{&obj, &kWasmMethods};
   Dwarf_Debug dbg = nullptr;
   Dwarf_Error err = nullptr;
