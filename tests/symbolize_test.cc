@@ -11,6 +11,7 @@
 #include <iterator>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "profiler/demangle.h"
@@ -259,6 +260,40 @@ TEST(Symbolize, CxxQualifiedDemangledNames) {
     }
     EXPECT_GT(inlined, 0u) << type;
   }
+}
+
+// Symbolizers built on several threads at once (the live pprof endpoint
+// builds one per request, on the HTTP server's threads) read the same
+// tables as one built alone. libdwarf keeps process-global state, so
+// unserialized readers corrupted each other's file names and the heap
+// (profiler/symbolize.cc, the lock in the constructor).
+TEST(Symbolize, ConcurrentSymbolizersAgree) {
+  LOAD_OR_SKIP(m, dwarf_program("geometry.wasm"));
+  // Every address of every defined function: name, file, line, column of
+  // each frame.
+  auto digest = [&](const Symbolizer& sym) {
+    std::string d;
+    for (const vm::Function& f : m->functions)
+      for (uint32_t a = f.body_offset; a < f.body_end; ++a)
+        for (const SourceFrame& fr : sym.lookup(a))
+          d.append(fr.function).append("|").append(fr.file).append(":") += std::to_string(fr.line) + ":" +
+                                                                           std::to_string(fr.column) + "\n";
+    return d;
+  };
+  const std::string want = digest(Symbolizer(*m));
+  ASSERT_NE(want.find("geometry.cc:"), std::string::npos);  // real DWARF lines, not fallback names
+  constexpr int kThreads = 6, kRounds = 15;
+  std::vector<int> mismatches(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < kRounds; ++r) {
+        Symbolizer sym(*m);
+        if (!sym.warning().empty() || digest(sym) != want) ++mismatches[t];
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
 // ---- Rust (testdata/dwarf/hashing.rs), legacy and v0 mangling ----
