@@ -421,22 +421,36 @@ TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
   EXPECT_THAT(allocs, HasSubstr("Type: alloc_space"));
   EXPECT_THAT(allocs, HasSubstr("churn"));
   EXPECT_THAT(pprof("-raw '" + g.url() + "/debug/pprof/allocs'"), HasSubstr("allocator:[malloc]"));
-  // Several requests at once share snapshots and all get an answer.
+  // Many requests at once share snapshots and all get an answer, round
+  // after round. Each builds its profile, and reads the module's DWARF, on a
+  // server thread of its own, and a CPU profile is being built meanwhile:
+  // readers that ran together inside libdwarf corrupted the heap and killed
+  // the guest within a few rounds (profiler/symbolize.cc).
   // (sh() shares its output files, so the clients write files of their own.)
-  std::vector<std::thread> clients;
-  for (int i = 0; i < 4; ++i)
-    clients.emplace_back([&, i] {
-      std::system(("curl -s --max-time 20 -o '" + path("heap" + std::to_string(i) + ".txt") + "' '" + g.url() +
-                   "/debug/pprof/heap?debug=1'")
-                      .c_str());
-    });
-  for (std::thread& t : clients) t.join();
-  for (int i = 0; i < 4; ++i) {
-    std::string text = slurp(path("heap" + std::to_string(i) + ".txt"));
-    EXPECT_THAT(text, HasSubstr("Profile: heap\n"));
-    EXPECT_THAT(text, ::testing::ContainsRegex("inuse_objects/count: total [0-9]+\n.*\n.*\n +100 +[0-9.]+% +100 "
-                                               "+[0-9.]+% +hold\n"));
+  auto curl_to = [&](const std::string& file, const std::string& what) {
+    std::system(("curl -s --max-time 20 -o '" + path(file) + "' '" + g.url() + what + "'").c_str());
+  };
+  std::thread cpu([&] { curl_to("cpu.txt", "/debug/pprof/profile?seconds=2&debug=1"); });
+  constexpr int kRounds = 5, kClients = 8;
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<std::thread> clients;
+    for (int i = 0; i < kClients; ++i)
+      clients.emplace_back([&, i] {
+        curl_to("mem" + std::to_string(i) + ".txt", i % 2 ? "/debug/pprof/allocs?debug=1" : "/debug/pprof/heap?debug=1");
+      });
+    for (std::thread& t : clients) t.join();
+    for (int i = 0; i < kClients; ++i) {
+      std::string text = slurp(path("mem" + std::to_string(i) + ".txt"));
+      EXPECT_THAT(text, HasSubstr(i % 2 ? "Profile: allocs\n" : "Profile: heap\n")) << "round " << round << "\n" << g.err();
+      EXPECT_THAT(text, ::testing::ContainsRegex("inuse_objects/count: total [0-9]+\n.*\n.*\n +100 +[0-9.]+% +100 "
+                                                 "+[0-9.]+% +hold\n"))
+          << "round " << round;
+      std::filesystem::remove(path("mem" + std::to_string(i) + ".txt"));
+    }
   }
+  cpu.join();
+  EXPECT_THAT(slurp(path("cpu.txt")), HasSubstr("Profile: profile\n"));
+  EXPECT_THAT(slurp(path("cpu.txt")), HasSubstr("churn"));
   Output bad = sh("curl -s -w ' HTTP%{http_code}' '" + g.url() + "/debug/pprof/heap?seconds=5'");
   EXPECT_THAT(bad.out, HasSubstr("HTTP400"));
   EXPECT_THAT(bad.out, HasSubstr("-diff_base"));
