@@ -16,6 +16,8 @@
 // A lookup is a binary search in one sorted table of address ranges built at
 // construction (one entry per change of line or inlined scope).
 // Not thread-safe: fallback names are demangled lazily, on first use.
+// Constructing one is safe on any thread: the libdwarf part is serialized
+// process-wide (libdwarf is not thread-safe; profiler/symbolize.cc).
 
 #include <cstdint>
 #include <deque>
