@@ -42,6 +42,7 @@ class Builder {
   // cache starts over when the tree changes (the writers go thread by thread).
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
+    s->mutable_location_id()->Reserve(static_cast<int>(tree.node(node).depth) + 1);
     s->add_location_id(leaf);
     if (cached_tree_ != &tree) {
       caller_location_.clear();
