@@ -476,6 +476,20 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if constexpr (kProfiling) {                                             \
       if (off_ <= 0) SAFE_POINT();                                          \
     }                                                                       \
+    SEGMENT_START();                                                        \
+  } while (0)
+  // Counting loop: where a branch goes, taken or not, a segment starts
+  // (every branch and label ends one), so its CountInstr is nearly always
+  // the next op. Doing it here spares that op's dispatch, an indirect jump,
+  // for a compare that is almost always true. Not for CountFuel.
+#define SEGMENT_START()                                                     \
+  do {                                                                      \
+    if constexpr (kCounting) {                                              \
+      if (*ip == static_cast<uint32_t>(IOp::CountInstr)) {                  \
+        counters[ip[2]] += 1;                                               \
+        ip += 3;                                                            \
+      }                                                                     \
+    }                                                                       \
   } while (0)
 
   {
@@ -754,7 +768,7 @@ dispatch:
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
     if (c) JUMP_BY(static_cast<int32_t>(ip[3]));                          \
-    else ip += 4;                                                         \
+    else { ip += 4; SEGMENT_START(); }                                    \
     DISPATCH();                                                           \
   }                                                                       \
   CASE(JumpUnless_##Name) {                                               \
@@ -762,7 +776,7 @@ dispatch:
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
     if (!c) JUMP_BY(static_cast<int32_t>(ip[3]));                         \
-    else ip += 4;                                                         \
+    else { ip += 4; SEGMENT_START(); }                                    \
     DISPATCH();                                                           \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
@@ -901,12 +915,12 @@ dispatch:
     }
     CASE(JumpIf) {
       if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
-      else ip += 3;
+      else { ip += 3; SEGMENT_START(); }
       DISPATCH();
     }
     CASE(JumpUnless) {
       if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
-      else ip += 3;
+      else { ip += 3; SEGMENT_START(); }
       DISPATCH();
     }
     CASE(Switch) {
@@ -1426,6 +1440,7 @@ on_host_trap:
   return host_trap;
 
 #undef JUMP_BY
+#undef SEGMENT_START
 #undef SAFE_POINT
 #undef TAIL_CALL
 #undef CALL
