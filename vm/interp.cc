@@ -591,6 +591,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       }                                                                                      \
       SAFE_POINT();                                                                          \
     }                                                                                        \
+    SEGMENT_START();                                                                         \
     DISPATCH();                                                                              \
   } while (0)
 
