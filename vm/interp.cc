@@ -466,10 +466,24 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if (__builtin_expect(flag_set(prof->sample_pending), 0) && take_sample(*prof, nc, frame, ip)) \
       TRAP(TrapCode::Interrupted);                                                            \
   } while (0)
-  // A jump by `off` words; backward jumps are loop back-edges. A jump by 0
-  // is one too: `(loop (br 0))` lowers to a branch to itself, and without a
-  // safe point there nothing could ever stop it (fuzz finding, tests/regress/).
+  // A jump by `off` words. Lowering gives every backward jump, a loop's
+  // back-edge, its own op (FunctionCompiler::patch), so JUMP_BY is forward
+  // only and JUMP_BACK has the safe point, with no test of the direction;
+  // a jump by 0 is a back-edge too: `(loop (br 0))` lowers to a branch to
+  // itself, and without a safe point there nothing could ever stop it (fuzz
+  // finding, tests/regress/). br_table's targets go either way: JUMP_ANY.
 #define JUMP_BY(off)                                                        \
+  do {                                                                      \
+    ip += static_cast<int32_t>(off);                                        \
+    SEGMENT_START();                                                        \
+  } while (0)
+#define JUMP_BACK(off)                                                      \
+  do {                                                                      \
+    ip += static_cast<int32_t>(off);                                        \
+    if constexpr (kProfiling) SAFE_POINT();                                 \
+    SEGMENT_START();                                                        \
+  } while (0)
+#define JUMP_ANY(off)                                                       \
   do {                                                                      \
     int32_t off_ = (off);                                                   \
     ip += off_;                                                             \
@@ -655,7 +669,7 @@ dispatch:
 #define WZVM_IOP(Name, ...) &&L_##Name,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
-#define WZVM_FUSED_LABELS_(Name, R, P1, Extra) &&L_JumpIf_##Name, &&L_JumpUnless_##Name,
+#define WZVM_FUSED_LABELS_(Name, R, P1, Extra) &&L_JumpIf_##Name, &&L_JumpUnless_##Name, &&L_JumpIfBack_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_LABELS_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -777,6 +791,14 @@ dispatch:
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
     if (!c) JUMP_BY(static_cast<int32_t>(ip[3]));                         \
+    else { ip += 4; SEGMENT_START(); }                                    \
+    DISPATCH();                                                           \
+  }                                                                       \
+  CASE(JumpIfBack_##Name) {                                               \
+    bool c;                                                               \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
+    if (c) JUMP_BACK(static_cast<int32_t>(ip[3]));                        \
     else { ip += 4; SEGMENT_START(); }                                    \
     DISPATCH();                                                           \
   }
@@ -924,9 +946,23 @@ dispatch:
       else { ip += 3; SEGMENT_START(); }
       DISPATCH();
     }
+    CASE(JumpBack) {
+      JUMP_BACK(static_cast<int32_t>(ip[1]));
+      DISPATCH();
+    }
+    CASE(JumpIfBack) {
+      if (rd<uint32_t>(fp, ip[1])) JUMP_BACK(static_cast<int32_t>(ip[2]));
+      else { ip += 3; SEGMENT_START(); }
+      DISPATCH();
+    }
+    CASE(JumpUnlessBack) {
+      if (!rd<uint32_t>(fp, ip[1])) JUMP_BACK(static_cast<int32_t>(ip[2]));
+      else { ip += 3; SEGMENT_START(); }
+      DISPATCH();
+    }
     CASE(Switch) {
       uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      JUMP_ANY(static_cast<int32_t>(ip[3 + i]));
       DISPATCH();
     }
     CASE(CountInstr) {
@@ -1441,6 +1477,8 @@ on_host_trap:
   return host_trap;
 
 #undef JUMP_BY
+#undef JUMP_BACK
+#undef JUMP_ANY
 #undef SEGMENT_START
 #undef SAFE_POINT
 #undef TAIL_CALL
