@@ -224,6 +224,25 @@ TEST(HardeningCli, TimeoutStopsAnEndlessLoop) {
   EXPECT_GE(seconds_since(t0), 0.2);
 }
 
+TEST(HardeningCli, TimeoutStopsEveryKindOfBackEdgeInEveryLoop) {
+  // Lowering gives backward jumps ops of their own, and only those poll in
+  // the profiling loops (vm/compile.cc, patch): a back-edge left in a
+  // forward form would loop forever here. The plain run uses the sampling
+  // loop too (--timeout needs its safe points); the other two modes add the
+  // CPU sampler and the counting loop.
+  std::string prof = ::testing::TempDir() + "timeout_backedge.pb.gz";
+  for (std::string mode : {"", "--profile=cpu", "--profile=instructions"}) {
+    if (!mode.empty()) mode += " --profile-out '" + prof + "' ";
+    for (const char* f : {"spin_br_if", "spin_br_if_eqz", "spin_br_if_lt", "spin_br_table", "spin_nested"}) {
+      auto t0 = std::chrono::steady_clock::now();
+      Output r = wzvm("--timeout 100ms " + mode + "--invoke " + f + " '" + limits_wasm() + "' 1");
+      EXPECT_EQ(r.status, 134) << mode << f << "\n" << r.err;
+      EXPECT_THAT(r.err, ::testing::StartsWith(std::string("wzvm: trap: interrupted\n  at 0: ") + f)) << mode;
+      EXPECT_LT(seconds_since(t0), 60.0) << mode << f;
+    }
+  }
+}
+
 TEST(HardeningCli, TimeoutLeavesShortRunsAlone) {
   // The run ends long before the timeout, and wzvm does not wait for it.
   auto t0 = std::chrono::steady_clock::now();
