@@ -537,9 +537,11 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
 
   // Enters wasm function `callee` with its frame at `nfp`; `next` is where
   // the caller resumes. A host callee goes through call_host instead. `kid`:
-  // the call site's entry in the caller's node block (counted call ops), or
-  // kNoKid; the counting loop finds the callee's node there with one compare.
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr)                          \
+  // the call site's entry in the caller's node block, with which the counting
+  // loop finds the callee's node with one compare; only counted call ops
+  // have one (`counted`, a literal, so the choice is made at compile time),
+  // the others pass kNoKid.
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted)                 \
   do {                                                                                       \
     FuncInst* callee = (callee_expr);                                                        \
     uint64_t* nfp = (nfp_expr);                                                              \
@@ -582,10 +584,10 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     if constexpr (kProfiling) {                                                              \
       if constexpr (kCounting) {                                                             \
         Profiling::Entered e;                                                                \
-        if (kid == kNoKid) {                                                                 \
+        if constexpr (!(counted)) {                                                          \
           e = prof->enter_counted(frame[-1].node, callee, next);                             \
         } else {                                                                             \
-          uint64_t* k = frame[-1].counters + kid;                                            \
+          uint64_t* k = counters + kid; /* the caller's, still */                            \
           if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))              \
             e = {static_cast<uint32_t>(k[1]), reinterpret_cast<uint64_t*>(k[2])};            \
           else                                                                               \
@@ -621,9 +623,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     FuncInst* tcallee = (callee_expr);                                                          \
     uint64_t* targs = (args_expr);                                                           \
     const uint32_t* ret_ip = (ret_ip_expr);                                                  \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid);                           \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false);                    \
     if constexpr (kProfiling) {                                                              \
-      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid);         \
+      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false);  \
     }                                                                                        \
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
@@ -1007,10 +1009,10 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid); }
-    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid); }
-    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3]); }
-    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3]); }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false); }
+    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false); }
+    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true); }
+    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true); }
     CASE(CallTable) {
       TableInst* table = inst->tables[ip[1]];
       uint32_t i = rd<uint32_t>(fp, ip[3]);
@@ -1019,7 +1021,7 @@ dispatch:
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
       // Indirect calls to hooked functions are found here, at run time.
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid);
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false);
     }
     CASE(CallTableCounted) {
       TableInst* table = inst->tables[ip[1]];
@@ -1028,7 +1030,7 @@ dispatch:
       FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
-      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5]);
+      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true);
     }
     // [return_call func base nargs][ret base nres]
     CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
