@@ -149,8 +149,8 @@ class Watchdog {
       : thread_([this, &p, after] {
           std::unique_lock lock(mu_);
           if (cv_.wait_for(lock, after, [this] { return done_; })) return;
-          vm::set_flag(p.interrupt_requested, 1);  // before sample_pending: take_sample reads it after clearing that
-          vm::set_flag(p.sample_pending, 1);
+          vm::set_flag(p.interrupt_requested, 1);  // before raise(): take_sample reads it after clearing sample_pending
+          p.raise();
           // threads: a guest parked in memory.atomic.wait reaches no safe point
           // until it wakes; wake it (the run is ending anyway).
           vm::interrupt_waits();

@@ -47,7 +47,7 @@ class BudgetSink final : public vm::ProfileSink {
   BudgetSink(vm::Profiling& p, uint64_t budget) : p_(p), budget_(budget) {}
   void on_cpu_sample(uint32_t, const vm::FuncInst*, int64_t, uint64_t) override {
     if (++used_ > budget_) throw BudgetExceeded{};
-    p_.sample_pending = 1;
+    p_.raise();
   }
   void on_host_call(uint32_t, uint64_t) override {}
   uint64_t used() const { return used_; }
@@ -66,7 +66,7 @@ struct Budget {
     profiling.sink = &sink;
     profiling.cpu = true;
     profiling.count_instructions = count_instructions;
-    profiling.sample_pending = 1;
+    profiling.raise();
     store.thread()->profiling = &profiling;
   }
 };

@@ -12,16 +12,15 @@ namespace wzvm::profiler {
 namespace {
 
 // SIGPROF: the signal profilers conventionally own. Each timer carries the
-// address of its Profiling's flag in si_value, so several threads can be
-// sampled at once with one process-wide handler.
+// address of its Profiling in si_value, so several threads can be sampled at
+// once with one process-wide handler.
 constexpr int kSignal = SIGPROF;
 
 void on_tick(int, siginfo_t* info, void*) {
-  // Only our timers' signals carry a flag address: a SIGPROF from elsewhere
+  // Only our timers' signals carry a Profiling: a SIGPROF from elsewhere
   // (setitimer, kill) has SI_KERNEL/SI_USER and is ignored.
   if (info->si_code != SI_TIMER) return;
-  auto* flag = static_cast<volatile std::sig_atomic_t*>(info->si_value.sival_ptr);
-  if (flag) vm::set_flag(*flag, 1);
+  if (auto* p = static_cast<vm::Profiling*>(info->si_value.sival_ptr)) p->raise();
 }
 
 bool install_handler(std::string& why) {
@@ -57,7 +56,7 @@ bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why, 
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev._sigev_un._tid = tid ? tid : static_cast<pid_t>(syscall(SYS_gettid));
   sev.sigev_signo = kSignal;
-  sev.sigev_value.sival_ptr = const_cast<std::sig_atomic_t*>(&profiling.sample_pending);
+  sev.sigev_value.sival_ptr = &profiling;
   if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) {
     why = std::string("cannot create the sampling timer: ") + std::strerror(errno);
     return false;

@@ -56,7 +56,7 @@ LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milli
     interrupter = std::thread([&p, interrupt_after] {
       std::this_thread::sleep_for(interrupt_after);
       p.interrupt_requested = 1;
-      p.sample_pending = 1;
+      p.raise();
     });
   Value arg = Value::from_i32(static_cast<uint32_t>(n));
   std::vector<Value> results;

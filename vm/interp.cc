@@ -455,6 +455,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     mem = memory ? memory->data : nullptr;                              \
     memsize = memory ? memory->current_size() : 0;                      \
   } while (0)
+  // The frame limit a call checks: the profiling loops' is also their
+  // function-entry safe point (Profiling::call_limit).
+#define CALL_LIMIT() (kProfiling ? __atomic_load_n(&prof->call_limit, __ATOMIC_RELAXED) : frame_limit)
 #define TRAP(code)        \
   do {                    \
     trap_code = (code);   \
@@ -531,6 +534,9 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       } else {
         frame->node = kUnknownNode;
       }
+      // Calls poll through the stack check (Profiling::call_limit); then the
+      // flag, in case raise() came before this store.
+      __atomic_store_n(&prof->call_limit, frame_limit, __ATOMIC_SEQ_CST);
       SAFE_POINT();
     }
   }
@@ -541,35 +547,10 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // loop finds the callee's node with one compare; only counted call ops
   // have one (`counted`, a literal, so the choice is made at compile time),
   // the others pass kNoKid.
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted)                 \
+  // The rest of CALL, once the frame fits (written out twice there: with
+  // and without the entry's safe point, so the common path tests nothing).
+#define ENTER_CALLEE(hook_expr, counted, at_entry)                                           \
   do {                                                                                       \
-    FuncInst* callee = (callee_expr);                                                        \
-    uint64_t* nfp = (nfp_expr);                                                              \
-    const uint32_t* next = (next_expr);                                                      \
-    [[maybe_unused]] const uint32_t kid = (kid_expr);                                        \
-    if (callee->is_host()) {                                                                 \
-      frame->ip = next;                                                                      \
-      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
-      bool ok;                                                                               \
-      if constexpr (kProfiling)                                                              \
-        ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);                  \
-      else                                                                                   \
-        ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
-      th.top = saved_top;                                                                    \
-      if (!ok) {                                                                             \
-        trap_in_call = true;                                                                 \
-        goto on_host_trap;                                                                   \
-      }                                                                                      \
-      LOAD_MEM();                                                                            \
-      ip = next;                                                                             \
-      DISPATCH();                                                                            \
-    }                                                                                        \
-    const CompiledFunc* code = callee->code;                                                 \
-    if (frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end) {                   \
-      trap_in_call = true;                                                                   \
-      frame->ip = next;                                                                      \
-      TRAP(TrapCode::StackExhausted);                                                        \
-    }                                                                                        \
     init_frame(nfp, *code);                                                                  \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
@@ -605,10 +586,52 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         frame[-1].ip = kHookedReturnStub;                                                    \
         hooked_call(*prof, nc, frame, memory);                                               \
       }                                                                                      \
-      SAFE_POINT();                                                                          \
+      at_entry;                                                                              \
     }                                                                                        \
     SEGMENT_START();                                                                         \
     DISPATCH();                                                                              \
+  } while (0)
+
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted)                 \
+  do {                                                                                       \
+    FuncInst* callee = (callee_expr);                                                        \
+    uint64_t* nfp = (nfp_expr);                                                              \
+    const uint32_t* next = (next_expr);                                                      \
+    [[maybe_unused]] const uint32_t kid = (kid_expr);                                        \
+    if (callee->is_host()) {                                                                 \
+      frame->ip = next;                                                                      \
+      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
+      bool ok;                                                                               \
+      if constexpr (kProfiling)                                                              \
+        ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);                  \
+      else                                                                                   \
+        ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
+      th.top = saved_top;                                                                    \
+      if (!ok) {                                                                             \
+        trap_in_call = true;                                                                 \
+        goto on_host_trap;                                                                   \
+      }                                                                                      \
+      LOAD_MEM();                                                                            \
+      ip = next;                                                                             \
+      DISPATCH();                                                                            \
+    }                                                                                        \
+    const CompiledFunc* code = callee->code;                                                 \
+    /* The profiling loops' function-entry safe point is in this check: */                  \
+    /* raise() drops the limit (Profiling::call_limit). */                                  \
+    if (__builtin_expect(frame + 1 >= CALL_LIMIT() || nfp + code->frame_slots > stack_end, 0)) { \
+      if (!kProfiling || frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end) {  \
+        trap_in_call = true;                                                                 \
+        frame->ip = next;                                                                    \
+        TRAP(TrapCode::StackExhausted);                                                      \
+      }                                                                                      \
+      /* raise() dropped the limit: restore it (the store is a full barrier, */             \
+      /* before SAFE_POINT reads the flag) and enter with a safe point */                   \
+      if constexpr (kProfiling) {                                                            \
+        __atomic_store_n(&prof->call_limit, frame_limit, __ATOMIC_SEQ_CST);                  \
+        ENTER_CALLEE(hook_expr, counted, SAFE_POINT());                                      \
+      }                                                                                      \
+    }                                                                                        \
+    ENTER_CALLEE(hook_expr, counted, (void)0);                                               \
   } while (0)
 
   // tail-call: wasm function `callee` takes over the current frame, its
@@ -1485,9 +1508,11 @@ on_host_trap:
 #undef SAFE_POINT
 #undef TAIL_CALL
 #undef CALL
+#undef ENTER_CALLEE
 #undef CASE
 #undef DISPATCH
 #undef TRAP
+#undef CALL_LIMIT
 #undef LOAD_MEM
 }
 

@@ -22,6 +22,7 @@ namespace wzvm::vm {
 
 struct FuncInst;
 struct MemInst;
+struct Frame;
 
 // Every distinct call stack seen while profiling, interned: a sample or an
 // instruction count is attributed to a node id, not to a copied stack. Node 0
@@ -177,15 +178,29 @@ struct Profiling {
   // Report successful memory.grow to the sink (memory profiling). Tested
   // only in memory.grow's handler of the profiling loops.
   bool memory_grow = false;
-  // Set by the profiler's timer signal; polled at safe points (function
-  // entry, loop back-edges). The handler does nothing else.
+  // Set by the profiler's timer signal (through raise()); polled at safe
+  // points (function entry, loop back-edges). The handler does nothing else.
   volatile std::sig_atomic_t sample_pending = 0;
+  // Function entry polls through the stack check each call makes anyway:
+  // the profiling loops compare the new frame with `call_limit` (the
+  // thread's real frame limit, stored by the loop on entry), and raise()
+  // drops it to null, so the next call fails the check and its slow path,
+  // finding the stack not full, restores the limit and takes the sample.
+  // This saves a load and a test of `sample_pending` per call.
+  Frame* call_limit = nullptr;
+  // Asks the interpreter to stop at its next safe point (a sample; with
+  // interrupt_requested raised first, an interrupt). From the timer's
+  // signal handler or any thread: atomic stores only.
+  void raise() {
+    __atomic_store_n(&sample_pending, 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&call_limit, nullptr, __ATOMIC_SEQ_CST);
+  }
   // Limits that reuse these hooks. Fuel: code lowered with LoadOptions::fuel
   // may run at most `fuel` more instructions (set it before running such
   // code: 0 stops it at once); a straight-line segment that does not fit
   // traps with OutOfFuel before it starts, so the count at the trap is exact
   // and never above the budget. Interrupt: raising `interrupt_requested` and
-  // then `sample_pending` (from a timer or another thread) traps with
+  // then calling raise() (from a timer or another thread) traps with
   // Interrupted at the next safe point.
   uint64_t fuel = 0;
   volatile std::sig_atomic_t interrupt_requested = 0;

@@ -94,7 +94,7 @@ std::optional<vm::Trap> Threads::ended() {
 void Threads::interrupt(vm::Profiling* p) {
   if (!p) return;
   vm::set_flag(p->interrupt_requested, 1);
-  vm::set_flag(p->sample_pending, 1);
+  p->raise();
 }
 
 int32_t Threads::spawn(uint32_t start_arg) {
