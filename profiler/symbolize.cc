@@ -1,6 +1,7 @@
 #include "profiler/symbolize.h"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <string>
@@ -153,6 +154,23 @@ bool rnglists_well_formed(const uint8_t* p, uint64_t size) {
   return true;
 }
 
+// libdwarf (Debian's 20210528) is not thread-safe even across separate
+// Dwarf_Debug handles: reading a unit's line table (dwarf_srclines_b)
+// goes through process-global state inside the library (a static string
+// buffer, allocations shared through its static lists), so two readers at
+// once corrupt each other's strings and the heap. They do run at once: the
+// live pprof endpoint (profiler/live.h) builds each profile in a Profiler
+// of its own, on one of the HTTP server's threads, and every such Profiler
+// makes its own Symbolizer, so concurrent /heap, /allocs, /profile or
+// /instructions requests all read DWARF together ("free(): invalid next
+// size" and segfaults under 4 concurrent heap requests; TSan points here).
+// One process-wide lock around everything that calls into libdwarf: the
+// constructor, the lazy reading of units (Symbolizer::load) and the end.
+std::mutex& libdwarf_mu() {
+  static std::mutex mu;
+  return mu;
+}
+
 // [lo, hi) in DWARF addresses (code section offsets).
 struct ScopeRange {
   uint64_t lo, hi;
@@ -204,12 +222,18 @@ class DwarfReader {
  public:
   DwarfReader(Symbolizer& s, Dwarf_Debug dbg, uint64_t code_size) : s_(s), dbg_(dbg), code_size_(code_size) {}
 
-  // False with `why` if libdwarf gave up on a compile unit header (what was
-  // read before is kept). Errors inside a unit only lose that attribute.
-  bool run(std::string& why) {
-    bool ok = true;
-    uint64_t cu_start = 0;
-    for (;;) {
+  // One compile unit of .debug_info: where its DIE is and the code it
+  // covers (DWARF addresses), read from its unit DIE alone.
+  struct Unit {
+    Dwarf_Off start = 0, end = 0;  // of its header, and of the next unit's
+    Dwarf_Off die = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // empty: unknown, read it with the first lookup
+    bool loaded = false;
+  };
+  // Lists the units without reading their contents. False with `why` if
+  // libdwarf gave up on a unit header (the units before it are kept).
+  bool index(std::vector<Unit>& units, std::string& why) {
+    for (Dwarf_Off start = 0;;) {
       Dwarf_Unsigned header_length = 0, type_offset = 0, next = 0;
       Dwarf_Half version = 0, address_size = 0, length_size = 0, extension_size = 0, header_type = 0;
       Dwarf_Off abbrev_offset = 0;
@@ -217,26 +241,46 @@ class DwarfReader {
       int rc = dwarf_next_cu_header_d(dbg_, true, &header_length, &version, &abbrev_offset, &address_size,
                                       &length_size, &extension_size, &signature, &type_offset, &next,
                                       &header_type, &err_);
-      if (rc == DW_DLV_NO_ENTRY) break;
+      if (rc == DW_DLV_NO_ENTRY) return true;
       if (rc != DW_DLV_OK) {
         why = error_text();
-        ok = false;
-        break;
+        return false;
       }
+      Unit u;
+      u.start = start;
+      u.end = start = next;
       Dwarf_Die cu = nullptr;
       rc = dwarf_siblingof_b(dbg_, nullptr, true, &cu, &err_);
-      if (rc == DW_DLV_OK) {
-        cu_start_ = cu_start;
-        cu_end_ = next;
-        read_unit(cu);
-        dwarf_dealloc_die(cu);
-      } else if (rc == DW_DLV_ERROR) {
+      if (rc != DW_DLV_OK) {
+        if (rc == DW_DLV_ERROR) clear();
+        continue;
+      }
+      if (dwarf_dieoffset(cu, &u.die, &err_) == DW_DLV_OK) {
+        // DWARF 4 range lists count from the unit's base address.
+        Dwarf_Addr low = 0;
+        cu_base_ = dwarf_lowpc(cu, &low, &err_) == DW_DLV_OK ? low : 0;
+        clear();
+        code_ranges(cu, u.ranges);
+        units.push_back(std::move(u));
+      } else {
         clear();
       }
-      cu_start = next;
+      dwarf_dealloc_die(cu);
     }
-    finish();
-    return ok;
+  }
+  // Reads unit `u` into the tables; finish() then rebuilds the
+  // Symbolizer's lookup table from every unit read so far.
+  void load(Unit& u) {
+    u.loaded = true;
+    Dwarf_Die cu = nullptr;
+    if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
+      clear();
+      return;
+    }
+    cu_start_ = u.start;
+    cu_end_ = u.end;
+    read_unit(cu);
+    dwarf_dealloc_die(cu);
   }
 
  private:
@@ -449,11 +493,16 @@ class DwarfReader {
       Dwarf_Half form = 0;
       Dwarf_Form_Class cls = DW_FORM_CLASS_UNKNOWN;
       rc = dwarf_highpc_b(die, &hi, &form, &cls, &err_);
-      if (rc == DW_DLV_OK) add(lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hi : hi);
-      else if (rc == DW_DLV_ERROR) clear();
-      return;
+      if (rc == DW_DLV_OK) {
+        add(lo, cls == DW_FORM_CLASS_CONSTANT ? lo + hi : hi);
+        return;
+      }
+      if (rc == DW_DLV_ERROR) clear();
+      // A unit with code in several places has DW_AT_low_pc (its base
+      // address, often 0) and DW_AT_ranges.
+    } else if (rc == DW_DLV_ERROR) {
+      clear();
     }
-    if (rc == DW_DLV_ERROR) clear();
 
     Dwarf_Attribute a;
     if (!attr(die, DW_AT_ranges, a)) return;
@@ -624,6 +673,9 @@ class DwarfReader {
   // ---- the lookup table ----
   // Merges the innermost scope at each address with the line row there into
   // Symbolizer::entries_: one entry wherever either changes.
+ public:
+  // Each call covers the units read since the last one (their code is not
+  // other units' code), then merges the result into the table.
   void finish() {
     Painter scopes;
     // DFS order: parents were recorded before their children.
@@ -642,7 +694,7 @@ class DwarfReader {
     std::sort(cuts.begin(), cuts.end());
     cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
 
-    auto& entries = s_.entries_;
+    std::vector<Symbolizer::Entry> entries;
     entries.reserve(cuts.size());
     size_t si = 0, li = 0;
     for (uint64_t at : cuts) {
@@ -675,13 +727,44 @@ class DwarfReader {
       }
       entries.push_back(e);
     }
+    scope_ranges_.clear();
+    lines_.clear();
+    merge(entries);
   }
 
+  // Adds `fresh` to the table. Where an entry of each starts at the same
+  // address, one unit's code ends where another's begins: the one that
+  // says something wins over the other's empty end.
+  void merge(const std::vector<Symbolizer::Entry>& fresh) {
+    auto& table = s_.entries_;
+    if (table.empty()) {
+      table = fresh;
+      return;
+    }
+    std::vector<Symbolizer::Entry> all;
+    all.reserve(table.size() + fresh.size());
+    std::merge(table.begin(), table.end(), fresh.begin(), fresh.end(), std::back_inserter(all),
+               [](const Symbolizer::Entry& a, const Symbolizer::Entry& b) { return a.start < b.start; });
+    const Symbolizer::Entry blank;
+    table.clear();
+    for (const Symbolizer::Entry& e : all) {
+      if (!table.empty() && table.back().start == e.start) {
+        Symbolizer::Entry empty = blank;
+        empty.start = e.start;
+        if (!(e == empty)) table.back() = e;
+        continue;
+      }
+      table.push_back(e);
+    }
+  }
+
+
+ private:
   Symbolizer& s_;
   Dwarf_Debug dbg_;
   uint64_t code_size_;
   Dwarf_Error err_ = nullptr;
-  // The unit being read.
+  // The unit being read: its header's offset and the next one's, its base address.
   uint64_t cu_start_ = 0, cu_end_ = 0, cu_base_ = 0;
   uint64_t base_ = 1;
   std::vector<uint32_t> files_;
@@ -692,12 +775,29 @@ class DwarfReader {
   std::vector<LineRange> lines_;
 };
 
+// libdwarf stays open for the units not read yet.
+struct Symbolizer::Lazy {
+  WasmObject obj;
+  Dwarf_Obj_Access_Interface iface{};
+  Dwarf_Debug dbg = nullptr;
+  std::unique_ptr<DwarfReader> reader;
+  std::vector<DwarfReader::Unit> units;
+  size_t unloaded = 0;
+  ~Lazy() {
+    std::lock_guard libdwarf_lock(libdwarf_mu());
+    reader.reset();
+    Dwarf_Error err = nullptr;
+    if (dbg) dwarf_object_finish(dbg, &err);
+  }
+};
+
 Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   fallback_.assign(module.func_type_indices.size(), {kNone, kNone});
   uint32_t code_size = 0;
   if (!find_code_section(module.bytes, code_base_, code_size)) return;
 
-  WasmObject obj;
+  auto lazy = std::make_unique<Lazy>();
+  WasmObject& obj = lazy->obj;
   obj.sections.push_back({"", nullptr, 0});
   bool has_info = false;
   for (const vm::CustomSection& c : module.customs) {
@@ -711,35 +811,74 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   }
   if (!has_info) return;
 
-  // libdwarf (Debian's 20210528) is not thread-safe even across separate
-  // Dwarf_Debug handles: reading a unit's line table (dwarf_srclines_b)
-  // goes through process-global state inside the library (a static string
-  // buffer, allocations shared through its static lists), so two readers at
-  // once corrupt each other's strings and the heap. They do run at once: the
-  // live pprof endpoint (profiler/live.h) builds each profile in a Profiler
-  // of its own, on one of the HTTP server's threads, and every such Profiler
-  // makes its own Symbolizer, so concurrent /heap, /allocs, /profile or
-  // /instructions requests all read DWARF together ("free(): invalid next
-  // size" and segfaults under 4 concurrent heap requests; TSan points here).
-  // One process-wide lock around everything that calls into libdwarf; the
-  // tables built here are the Symbolizer's own, so lookups need no lock.
-  static std::mutex libdwarf_mu;
-  std::lock_guard libdwarf_lock(libdwarf_mu);
-  Dwarf_Obj_Access_Interface iface{&obj, &kWasmMethods};
-  Dwarf_Debug dbg = nullptr;
+  std::lock_guard libdwarf_lock(libdwarf_mu());
+  lazy->iface = {&lazy->obj, &kWasmMethods};
   Dwarf_Error err = nullptr;
-  if (dwarf_object_init_b(&iface, nullptr, nullptr, DW_GROUPNUMBER_ANY, &dbg, &err) != DW_DLV_OK) {
+  if (dwarf_object_init_b(&lazy->iface, nullptr, nullptr, DW_GROUPNUMBER_ANY, &lazy->dbg, &err) != DW_DLV_OK) {
     warning_ = std::string("cannot read DWARF: ") + (err ? dwarf_errmsg(err) : "no usable .debug_* sections");
     if (err) dwarf_dealloc(nullptr, err, DW_DLA_ERROR);
     return;
   }
-  {
-    DwarfReader reader(*this, dbg, code_size);
-    std::string why;
-    if (!reader.run(why)) warning_ = "DWARF partly read: " + why;
-  }
-  dwarf_object_finish(dbg, &err);
+  lazy->reader = std::make_unique<DwarfReader>(*this, lazy->dbg, code_size);
+  std::string why;
+  if (!lazy->reader->index(lazy->units, why)) warning_ = "DWARF partly read: " + why;
+  lazy->unloaded = lazy->units.size();
+  lazy_ = std::move(lazy);
 }
+
+// Units are read when a lookup first needs an address they cover: a profile
+// touches few of a program's units, and reading every one of them
+// (wasi-libc's 45 in the smallest C program) was most of the time it took to
+// write a profile. A unit whose DIE gives no code ranges is read with the
+// first lookup no other unit covers (most hold only data; a producer that
+// leaves out a unit's ranges still gets its functions found).
+void Symbolizer::load(uint32_t address) const {
+  if (!lazy_ || lazy_->unloaded == 0 || address < code_base_) return;
+  const uint64_t at = address - code_base_;
+  auto covers = [at](const DwarfReader::Unit& u) {
+    for (auto [lo, hi] : u.ranges)
+      if (lo <= at && at < hi) return true;
+    return false;
+  };
+  bool claimed = false;
+  for (const auto& u : lazy_->units) claimed |= covers(u);
+  read_units([&](const DwarfReader::Unit& u) { return claimed ? covers(u) : u.ranges.empty(); });
+}
+
+void Symbolizer::load_all() const {
+  read_units([](const DwarfReader::Unit&) { return true; });
+}
+
+template <class Pred>
+void Symbolizer::read_units(Pred wanted) const {
+  if (!lazy_ || lazy_->unloaded == 0) return;
+  std::unique_lock libdwarf_lock(libdwarf_mu(), std::defer_lock);
+  for (auto& u : lazy_->units) {
+    if (u.loaded || !wanted(u)) continue;
+    if (!libdwarf_lock) libdwarf_lock.lock();
+    lazy_->reader->load(u);
+    --lazy_->unloaded;
+  }
+  if (libdwarf_lock) lazy_->reader->finish();  // once for all the units just read
+}
+
+bool Symbolizer::has_line_numbers() const {
+  load_all();
+  return has_lines_;
+}
+bool Symbolizer::has_inline_frames() const {
+  load_all();
+  return has_inlines_;
+}
+bool Symbolizer::has_dwarf_functions() const {
+  load_all();
+  return !scopes_.empty();
+}
+const std::string& Symbolizer::warning() const {
+  load_all();
+  return warning_;
+}
+
 
 Symbolizer::~Symbolizer() = default;
 
@@ -792,6 +931,7 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, uint32_t func_inde
 }
 
 std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint32_t> known) const {
+  load(address);
   std::vector<SourceFrame> out;
   const Entry* e = nullptr;
   auto it = std::upper_bound(entries_.begin(), entries_.end(), address,
@@ -836,6 +976,8 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint
 }
 
 SourceFrame Symbolizer::function(uint32_t func_index) const {
+  if (func_index >= module_.num_imported_funcs && func_index - module_.num_imported_funcs < module_.functions.size())
+    load(module_.functions[func_index - module_.num_imported_funcs].body_offset);
   if (func_index >= module_.num_imported_funcs && !entries_.empty()) {
     uint32_t i = func_index - module_.num_imported_funcs;
     if (i < module_.functions.size()) {

@@ -13,14 +13,16 @@
 // counts addresses from the start of the code section's payload; the
 // conversion happens once, here. See docs/RATIONALE.md ("Symbols (DWARF)").
 //
-// A lookup is a binary search in one sorted table of address ranges built at
-// construction (one entry per change of line or inlined scope).
+// A lookup is a binary search in one sorted table of address ranges (one
+// entry per change of line or inlined scope), built from the compile units
+// read so far: a unit is read the first time a lookup needs it.
 // Not thread-safe: fallback names are demangled lazily, on first use.
 // Constructing one is safe on any thread: the libdwarf part is serialized
 // process-wide (libdwarf is not thread-safe; profiler/symbolize.cc).
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -77,14 +79,15 @@ class Symbolizer {
   std::optional<uint32_t> function_at(uint32_t address) const;
 
   // What the DWARF provides, for pprof's Mapping flags.
-  bool has_line_numbers() const { return has_lines_; }
-  bool has_inline_frames() const { return has_inlines_; }
+  // These four read every compile unit not read yet (see load()).
+  bool has_line_numbers() const;
+  bool has_inline_frames() const;
   // True if functions got their names from DWARF subprograms (else they come
   // from the name section, exports or indices).
-  bool has_dwarf_functions() const { return !scopes_.empty(); }
+  bool has_dwarf_functions() const;
 
   // Why DWARF sections present in the module were not used, or "".
-  const std::string& warning() const { return warning_; }
+  const std::string& warning() const;
 
   // Offset in the module of the code section's payload: DWARF address 0.
   uint32_t code_base() const { return code_base_; }
@@ -119,6 +122,14 @@ class Symbolizer {
   std::vector<SourceFrame> lookup(uint32_t address, std::optional<uint32_t> func_index) const;
   std::string_view str(uint32_t index) const { return index == kNone ? std::string_view() : strings_[index]; }
   std::pair<uint32_t, uint32_t> fallback_names(uint32_t func_index) const;
+  // Compile units are read when first needed: load() reads those covering
+  // module offset `address` (symbolize.cc), load_all() the rest. They add
+  // to the tables below through the reader, which holds this non-const.
+  struct Lazy;
+  void load(uint32_t address) const;
+  void load_all() const;
+  template <class Pred>
+  void read_units(Pred wanted) const;
 
   const vm::Module& module_;
   uint32_t code_base_ = 0;
@@ -132,6 +143,7 @@ class Symbolizer {
   mutable std::deque<std::string> strings_;
   // Per function index: {display, system} string indices once computed.
   mutable std::vector<std::pair<uint32_t, uint32_t>> fallback_;
+  std::unique_ptr<Lazy> lazy_;  // null without DWARF
 };
 
 }  // namespace wzvm::profiler
