@@ -296,6 +296,41 @@ TEST(Symbolize, ConcurrentSymbolizersAgree) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << "thread " << t;
 }
 
+// Compile units are read when a lookup first needs one, and each is merged
+// into the table built so far: lookups in any order, reading the units in
+// any order, answer as a Symbolizer that read them all first.
+TEST(Symbolize, UnitsReadOnDemandInAnyOrderAgreeWithAllAtOnce) {
+  for (const char* program : {"geometry.wasm", "hashing.wasm"}) {
+    LOAD_OR_SKIP(m, dwarf_program(program));
+    auto frames_at = [](const Symbolizer& sym, uint32_t a) {
+      std::string d;
+      for (const SourceFrame& fr : sym.lookup(a))
+        d.append(fr.function).append("|").append(fr.file).append(":") += std::to_string(fr.line) + ":" +
+                                                                         std::to_string(fr.column) + "\n";
+      return d;
+    };
+    std::vector<uint32_t> addrs;
+    for (const vm::Function& f : m->functions)
+      for (uint32_t a = f.body_offset; a < f.body_end; ++a) addrs.push_back(a);
+    Symbolizer all(*m);
+    ASSERT_TRUE(all.has_line_numbers()) << program;  // reads every unit
+    std::vector<std::string> want;
+    for (uint32_t a : addrs) want.push_back(frames_at(all, a));
+    // Backwards, and from the middle outwards by a stride that jumps
+    // between units.
+    std::vector<size_t> backwards(addrs.size()), strided;
+    for (size_t i = 0; i < addrs.size(); ++i) backwards[i] = addrs.size() - 1 - i;
+    for (size_t start = 0; start < 7; ++start)
+      for (size_t i = start; i < addrs.size(); i += 7) strided.push_back((i + addrs.size() / 2) % addrs.size());
+    for (const std::vector<size_t>* order : {&backwards, &strided}) {
+      Symbolizer lazy(*m);
+      size_t wrong = 0;
+      for (size_t i : *order) wrong += frames_at(lazy, addrs[i]) != want[i];
+      EXPECT_EQ(wrong, 0u) << program << (order == &backwards ? " backwards" : " strided");
+    }
+  }
+}
+
 // ---- Rust (testdata/dwarf/hashing.rs), legacy and v0 mangling ----
 
 class RustNames : public testing::TestWithParam<const char*> {};
