@@ -466,7 +466,7 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Function entries and loop back-edges poll the sampling flag (profiling loop only).
 #define SAFE_POINT()                                                        \
   do {                                                                      \
-    if (__builtin_expect(flag_set(prof->sample_pending), 0) && take_sample(*prof, nc, frame, ip)) \
+    if (__builtin_expect(poll_flag(prof->sample_pending), 0) && take_sample(*prof, nc, frame, ip)) \
       TRAP(TrapCode::Interrupted);                                                            \
   } while (0)
   // A jump by `off` words. Lowering gives every backward jump, a loop's
