@@ -802,35 +802,24 @@ dispatch:
 #undef WZVM_OP
 
     // ---- Fused compare-and-branch: [op a b offset].
-#define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
-  CASE(JumpIf_##Name) {                                                   \
+#define WZVM_GEN_FUSED_ONE_(Op, Name, R, P1, F, taken, JUMP)             \
+  CASE(Op##_##Name) {                                                     \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c) JUMP_BY(static_cast<int32_t>(ip[3]));                          \
-    else { ip += 4; SEGMENT_START(); }                                    \
-    DISPATCH();                                                           \
-  }                                                                       \
-  CASE(JumpUnless_##Name) {                                               \
-    bool c;                                                               \
-    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (!c) JUMP_BY(static_cast<int32_t>(ip[3]));                         \
-    else { ip += 4; SEGMENT_START(); }                                    \
-    DISPATCH();                                                           \
-  }                                                                       \
-  CASE(JumpIfBack_##Name) {                                               \
-    bool c;                                                               \
-    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c) JUMP_BACK(static_cast<int32_t>(ip[3]));                        \
+    if (c == (taken)) JUMP(static_cast<int32_t>(ip[3]));                  \
     else { ip += 4; SEGMENT_START(); }                                    \
     DISPATCH();                                                           \
   }
+#define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
+  WZVM_GEN_FUSED_ONE_(JumpIf, Name, R, P1, F, true, JUMP_BY)              \
+  WZVM_GEN_FUSED_ONE_(JumpUnless, Name, R, P1, F, false, JUMP_BY)         \
+  WZVM_GEN_FUSED_ONE_(JumpIfBack, Name, R, P1, F, true, JUMP_BACK)
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_
+#undef WZVM_GEN_FUSED_ONE_
 
     // ---- Loads at a + b + offset: [op dst a b offset] (vm/code.h). The sum
     // wraps to 32 bits like the i32.add it replaces; the bounds check is the
@@ -956,35 +945,25 @@ dispatch:
       DISPATCH();
     }
 
-    // ---- Control.
-    CASE(Jump) {
-      JUMP_BY(static_cast<int32_t>(ip[1]));
-      DISPATCH();
-    }
-    CASE(JumpIf) {
-      if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
-      else { ip += 3; SEGMENT_START(); }
-      DISPATCH();
-    }
-    CASE(JumpUnless) {
-      if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));
-      else { ip += 3; SEGMENT_START(); }
-      DISPATCH();
-    }
-    CASE(JumpBack) {
-      JUMP_BACK(static_cast<int32_t>(ip[1]));
-      DISPATCH();
-    }
-    CASE(JumpIfBack) {
-      if (rd<uint32_t>(fp, ip[1])) JUMP_BACK(static_cast<int32_t>(ip[2]));
-      else { ip += 3; SEGMENT_START(); }
-      DISPATCH();
-    }
-    CASE(JumpUnlessBack) {
-      if (!rd<uint32_t>(fp, ip[1])) JUMP_BACK(static_cast<int32_t>(ip[2]));
-      else { ip += 3; SEGMENT_START(); }
-      DISPATCH();
-    }
+    // ---- Control: the forward jumps, then the back-edges.
+#define WZVM_JUMP_OPS_(Suffix, JUMP)                                        \
+  CASE(Jump##Suffix) {                                                      \
+    JUMP(static_cast<int32_t>(ip[1]));                                      \
+    DISPATCH();                                                             \
+  }                                                                         \
+  CASE(JumpIf##Suffix) {                                                    \
+    if (rd<uint32_t>(fp, ip[1])) JUMP(static_cast<int32_t>(ip[2]));         \
+    else { ip += 3; SEGMENT_START(); }                                      \
+    DISPATCH();                                                             \
+  }                                                                         \
+  CASE(JumpUnless##Suffix) {                                                \
+    if (!rd<uint32_t>(fp, ip[1])) JUMP(static_cast<int32_t>(ip[2]));        \
+    else { ip += 3; SEGMENT_START(); }                                      \
+    DISPATCH();                                                             \
+  }
+    WZVM_JUMP_OPS_(, JUMP_BY)
+    WZVM_JUMP_OPS_(Back, JUMP_BACK)
+#undef WZVM_JUMP_OPS_
     CASE(Switch) {
       uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
       JUMP_ANY(static_cast<int32_t>(ip[3 + i]));
