@@ -99,5 +99,52 @@ TEST(Interrupt, StopsAnEndlessLoopAtASafePoint) {
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
+// (module
+//   (import "env" "stop" (func $stop))
+//   (func (export "run") (result i32)
+//     i32.const 7  call $stop  i32.const 1  i32.add))
+// $stop asks for an interrupt, as a timeout's watchdog would.
+const std::vector<uint8_t> kStopInCall = {
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x02, 0x60, 0x00, 0x00, 0x60, 0x00,
+    0x01, 0x7f, 0x02, 0x0c, 0x01, 0x03, 0x65, 0x6e, 0x76, 0x04, 0x73, 0x74, 0x6f, 0x70, 0x00, 0x00,
+    0x03, 0x02, 0x01, 0x01, 0x07, 0x07, 0x01, 0x03, 0x72, 0x75, 0x6e, 0x00, 0x01, 0x0a, 0x0b, 0x01,
+    0x09, 0x00, 0x41, 0x07, 0x10, 0x00, 0x41, 0x01, 0x6a, 0x0b};
+
+// The profiling loops take a request before the very next instruction,
+// not at the next loop or call, and count exactly what ran before it: here
+// the two instructions up to the call, never the add after it (the
+// segment was charged whole on entry; the interrupt takes the rest back).
+TEST(Interrupt, StopsBeforeTheNextInstructionWithExactCounts) {
+  for (bool counting : {false, true}) {
+    LoadOptions options;
+    options.count_instructions = counting;
+    auto module = load_module(kStopInCall, options);
+    ASSERT_TRUE(module.ok());
+    Store store;
+    Profiling p;
+    p.count_instructions = counting;
+    FuncInst* stop = store.add_host_func("env", "stop", FuncType{{}, {}},
+                                         [&p](HostContext&, std::span<const Value>, std::span<Value>) {
+                                           p.interrupt_requested = 1;
+                                           p.raise();
+                                           return Trap{};
+                                         });
+    Extern e;
+    e.func = stop;
+    auto inst = store.instantiate(*module, {e});
+    ASSERT_TRUE(inst.ok());
+    store.thread()->profiling = &p;
+    std::vector<Value> results;
+    Trap t = store.invoke((*inst)->exported_func("run"), {}, results);
+    EXPECT_EQ(t.code, TrapCode::Interrupted) << counting;
+    ASSERT_FALSE(t.backtrace.empty());
+    EXPECT_EQ(t.backtrace[0].name, "run");
+    if (!counting) continue;
+    uint64_t counted = 0;
+    for (uint64_t c : p.instruction_totals()) counted += c;
+    EXPECT_EQ(counted, 2u);
+  }
+}
+
 }  // namespace
 }  // namespace wzvm::vm

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 
 #include "vm/atomics.h"
 #include "vm/numerics.h"
@@ -235,9 +236,11 @@ constexpr uint32_t kNoKid = UINT32_MAX;
 
 // Counting builds charge a whole segment on entry; frames unwound by a trap
 // or proc_exit did not run the rest of theirs. `ip` is the current
-// instruction of the top frame, the others resume after their call.
+// instruction of the top frame, the others resume after their call. A
+// trapping instruction has run (it counts); with `top_not_run` (an
+// interrupt, taken before the instruction at `ip`) the top one has not.
 __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry, const Frame* top,
-                                               const uint32_t* ip) {
+                                               const uint32_t* ip, bool top_not_run) {
   for (const Frame* f = top; f >= entry; --f) {
     const CompiledFunc* code = f->func->code;
     if (code->count_marks.empty()) continue;
@@ -247,11 +250,15 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
     auto it = std::upper_bound(marks.begin(), marks.end(), pos,
                                [](uint32_t p, const CompiledFunc::CountMark& m) { return p < m.pos; });
     if (it != marks.begin() && std::prev(it)->seg != UINT32_MAX) {
-      const CompiledFunc::CountMark& m = *std::prev(it);
+      auto m = std::prev(it);
+      uint32_t ran = m->ran;
+      // Before the instruction: what ran up to the one before it (the mark
+      // before, within the segment), or none of the segment.
+      if (f == top && top_not_run) ran = m != marks.begin() && std::prev(m)->seg == m->seg ? std::prev(m)->ran : 0;
       // The segment was counted as a whole run on entry: make it a partial one.
-      f->counters[m.seg] -= 1;
-      p.partial.push_back({f->node, m.seg, m.ran});
-      if (code->charges_fuel) p.fuel += code->segment_size(m.seg) - m.ran;  // charged, never run
+      f->counters[m->seg] -= 1;
+      p.partial.push_back({f->node, m->seg, ran});
+      if (code->charges_fuel) p.fuel += code->segment_size(m->seg) - ran;  // charged, never run
     }
     if (f == entry) break;
   }
@@ -412,14 +419,35 @@ __attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc,
   p.sink->on_memory_grow(node_of(p, nc, frame), frame->func, offset, memory, old_bytes);
 }
 
+// A profiling loop's dispatch table (Profiling::dispatch): filled from the
+// loop's labels and published with its poll handler, on first use; put back
+// by the poll handler, before it tests the flag.
+__attribute__((noinline)) void publish_dispatch(Profiling::DispatchTable& table, const void* const* labels, size_t n,
+                                                const void* poll) {
+  for (size_t i = 0; i < n; ++i) __atomic_store_n(&table.entries[i], labels[i], __ATOMIC_RELAXED);
+  table.size = static_cast<uint32_t>(n);
+  __atomic_store_n(&table.poll, poll, __ATOMIC_SEQ_CST);
+}
+__attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table, const void* const* labels) {
+  for (uint32_t i = 0; i < table.size; ++i) __atomic_store_n(&table.entries[i], labels[i], __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+
 // The interpreter loop, instantiated three times (Mode): Plain has no hooks
 // at all; Sampled has the safe points, host-call and allocation hooks; Counted
 // adds per-frame call-tree nodes and the instruction counters. The choice is
 // made once per entry, never per instruction.
 enum class Mode { Plain, Sampled, Counted };
 
+// Never inlined or cloned: the profiling loops keep the addresses of their
+// labels in Profiling::dispatch, which must stay those of the one copy.
+#if defined(__clang__)
+#define WZVM_NOCLONE __attribute__((noinline))
+#else
+#define WZVM_NOCLONE __attribute__((noinline, noclone))
+#endif
 template <Mode kMode>
-Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   constexpr bool kProfiling = kMode != Mode::Plain;
   constexpr bool kCounting = kMode == Mode::Counted;
   Profiling* const prof = th.profiling;
@@ -455,46 +483,31 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
     mem = memory ? memory->data : nullptr;                              \
     memsize = memory ? memory->current_size() : 0;                      \
   } while (0)
-  // The frame limit a call checks: the profiling loops' is also their
-  // function-entry safe point (Profiling::call_limit).
-#define CALL_LIMIT() (kProfiling ? __atomic_load_n(&prof->call_limit, __ATOMIC_RELAXED) : frame_limit)
 #define TRAP(code)        \
   do {                    \
     trap_code = (code);   \
     goto on_trap;         \
   } while (0)
-  // Function entries and loop back-edges poll the sampling flag (profiling loop only).
+  // The profiling loops take a pending sample before the next instruction:
+  // the switch-dispatch build tests the flag at every dispatch, the
+  // computed-goto one only where raise() sent it (poll_sample). Not at the
+  // stub of a hooked return, which is in no function: at the op after it.
 #define SAFE_POINT()                                                        \
   do {                                                                      \
-    if (__builtin_expect(poll_flag(prof->sample_pending), 0) && take_sample(*prof, nc, frame, ip)) \
-      TRAP(TrapCode::Interrupted);                                                            \
+    if (__builtin_expect(poll_flag(prof->sample_pending), 0) && ip != kHookedReturnStub && \
+        take_sample(*prof, nc, frame, ip))                                  \
+      TRAP(TrapCode::Interrupted);                                          \
   } while (0)
   // A jump by `off` words. Lowering gives every backward jump, a loop's
-  // back-edge, its own op (FunctionCompiler::patch), so JUMP_BY is forward
-  // only and JUMP_BACK has the safe point, with no test of the direction;
-  // a jump by 0 is a back-edge too: `(loop (br 0))` lowers to a branch to
-  // itself, and without a safe point there nothing could ever stop it (fuzz
-  // finding, tests/regress/). br_table's targets go either way: JUMP_ANY.
+  // back-edge, its own op (FunctionCompiler::patch); br_table's targets go
+  // either way. They all jump alike now that no jump polls for samples.
 #define JUMP_BY(off)                                                        \
   do {                                                                      \
     ip += static_cast<int32_t>(off);                                        \
     SEGMENT_START();                                                        \
   } while (0)
-#define JUMP_BACK(off)                                                      \
-  do {                                                                      \
-    ip += static_cast<int32_t>(off);                                        \
-    if constexpr (kProfiling) SAFE_POINT();                                 \
-    SEGMENT_START();                                                        \
-  } while (0)
-#define JUMP_ANY(off)                                                       \
-  do {                                                                      \
-    int32_t off_ = (off);                                                   \
-    ip += off_;                                                             \
-    if constexpr (kProfiling) {                                             \
-      if (off_ <= 0) SAFE_POINT();                                          \
-    }                                                                       \
-    SEGMENT_START();                                                        \
-  } while (0)
+#define JUMP_BACK(off) JUMP_BY(off)
+#define JUMP_ANY(off) JUMP_BY(off)
   // Counting loop: where a branch goes, taken or not, a segment starts
   // (every branch and label ends one), so its CountInstr is nearly always
   // the next op. Doing it here spares that op's dispatch, an indirect jump,
@@ -534,10 +547,6 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       } else {
         frame->node = kUnknownNode;
       }
-      // Calls poll through the stack check (Profiling::call_limit); then the
-      // flag, in case raise() came before this store.
-      __atomic_store_n(&prof->call_limit, frame_limit, __ATOMIC_SEQ_CST);
-      SAFE_POINT();
     }
   }
 
@@ -547,9 +556,8 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // loop finds the callee's node with one compare; only counted call ops
   // have one (`counted`, a literal, so the choice is made at compile time),
   // the others pass kNoKid.
-  // The rest of CALL, once the frame fits (written out twice there: with
-  // and without the entry's safe point, so the common path tests nothing).
-#define ENTER_CALLEE(hook_expr, counted, at_entry)                                           \
+  // The rest of CALL, once the frame fits.
+#define ENTER_CALLEE(hook_expr, counted)                                                     \
   do {                                                                                       \
     init_frame(nfp, *code);                                                                  \
     frame->ip = next;                                                                        \
@@ -586,7 +594,6 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         frame[-1].ip = kHookedReturnStub;                                                    \
         hooked_call(*prof, nc, frame, memory);                                               \
       }                                                                                      \
-      at_entry;                                                                              \
     }                                                                                        \
     SEGMENT_START();                                                                         \
     DISPATCH();                                                                              \
@@ -616,22 +623,12 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
       DISPATCH();                                                                            \
     }                                                                                        \
     const CompiledFunc* code = callee->code;                                                 \
-    /* The profiling loops' function-entry safe point is in this check: */                  \
-    /* raise() drops the limit (Profiling::call_limit). */                                  \
-    if (__builtin_expect(frame + 1 >= CALL_LIMIT() || nfp + code->frame_slots > stack_end, 0)) { \
-      if (!kProfiling || frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end) {  \
-        trap_in_call = true;                                                                 \
-        frame->ip = next;                                                                    \
-        TRAP(TrapCode::StackExhausted);                                                      \
-      }                                                                                      \
-      /* raise() dropped the limit: restore it (the store is a full barrier, */             \
-      /* before SAFE_POINT reads the flag) and enter with a safe point */                   \
-      if constexpr (kProfiling) {                                                            \
-        __atomic_store_n(&prof->call_limit, frame_limit, __ATOMIC_SEQ_CST);                  \
-        ENTER_CALLEE(hook_expr, counted, SAFE_POINT());                                      \
-      }                                                                                      \
+    if (__builtin_expect(frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end, 0)) { \
+      trap_in_call = true;                                                                   \
+      frame->ip = next;                                                                      \
+      TRAP(TrapCode::StackExhausted);                                                        \
     }                                                                                        \
-    ENTER_CALLEE(hook_expr, counted, (void)0);                                               \
+    ENTER_CALLEE(hook_expr, counted);                                                        \
   } while (0)
 
   // tail-call: wasm function `callee` takes over the current frame, its
@@ -674,7 +671,6 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
         /* node for the hooked return */                                                     \
         frame->node = kUnknownNode;                                                          \
       }                                                                                      \
-      SAFE_POINT();                                                                          \
     }                                                                                        \
     DISPATCH();                                                                              \
   } while (0)
@@ -683,10 +679,14 @@ Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
 #define CASE(Name) case static_cast<uint32_t>(IOp::Name):
 #define DISPATCH() goto dispatch
 dispatch:
+  if constexpr (kProfiling) SAFE_POINT();
   switch (*ip) {
 #else
 #define CASE(Name) L_##Name:
-#define DISPATCH() goto* kLabels[*ip]
+  // The plain loop through kLabels; a profiling loop through its table in
+  // Profiling::dispatch (`labels`), which raise() may change at any time (an
+  // atomic load: a plain move on x86-64).
+#define DISPATCH() goto*(kProfiling ? __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED) : kLabels[*ip])
   static const void* const kLabels[] = {
 #define WZVM_OP(Name, ...) &&L_##Name,
 #include "vm/opcodes.def"
@@ -714,6 +714,16 @@ dispatch:
 #undef WZVM_CHAIN
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
+  static_assert(std::size(kLabels) <= Profiling::kDispatchSlots);
+  const void* const* labels = kLabels;
+  if constexpr (kProfiling) {
+    // The first entry fills the loop's table and publishes it; a raise()
+    // that came before could not patch it, so the flag is tested here.
+    Profiling::DispatchTable& table = prof->dispatch[kCounting ? 1 : 0];
+    if (!__atomic_load_n(&table.poll, __ATOMIC_ACQUIRE)) publish_dispatch(table, kLabels, std::size(kLabels), &&poll_sample);
+    labels = table.entries;
+    SAFE_POINT();
+  }
   DISPATCH();
   {
 #endif
@@ -1196,22 +1206,20 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
-    CASE(MemoryAtomicWait32) {
-      WZVM_ATOMIC_EA_(uint32_t, 2, 5);
-      (void)p;
-      if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
-      wr<uint32_t>(fp, ip[1], atomic_wait32(*memory, ea, rd<uint32_t>(fp, ip[3]), wait_timeout(store, rd<int64_t>(fp, ip[4]))));
-      ip += 6;
-      DISPATCH();
-    }
-    CASE(MemoryAtomicWait64) {
-      WZVM_ATOMIC_EA_(uint64_t, 2, 5);
-      (void)p;
-      if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);
-      wr<uint32_t>(fp, ip[1], atomic_wait64(*memory, ea, rd<uint64_t>(fp, ip[3]), wait_timeout(store, rd<int64_t>(fp, ip[4]))));
-      ip += 6;
-      DISPATCH();
-    }
+    // [wait dst addr expected timeout offset]: blocks only on a shared memory.
+#define WZVM_ATOMIC_WAIT_(Name, T, wait_fn)                                    \
+  CASE(Name) {                                                                 \
+    WZVM_ATOMIC_EA_(T, 2, 5);                                                  \
+    (void)p;                                                                   \
+    if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);     \
+    int64_t timeout = wait_timeout(store, rd<int64_t>(fp, ip[4]));             \
+    wr<uint32_t>(fp, ip[1], wait_fn(*memory, ea, rd<T>(fp, ip[3]), timeout));  \
+    ip += 6;                                                                   \
+    DISPATCH();                                                                \
+  }
+    WZVM_ATOMIC_WAIT_(MemoryAtomicWait32, uint32_t, atomic_wait32)
+    WZVM_ATOMIC_WAIT_(MemoryAtomicWait64, uint64_t, atomic_wait64)
+#undef WZVM_ATOMIC_WAIT_
     // ---- exception-handling: [throw tag base], [rethrow exn_slot].
     CASE(Throw) {
       exn = new_exception(th, inst->tags[ip[1]], fp + ip[2]);
@@ -1392,6 +1400,21 @@ dispatch:
   }
 #endif
 
+#if !defined(WZVM_SWITCH_DISPATCH)
+  // Every entry of a profiling loop's table leads here once raise() has
+  // run: the table is put back, then the flag tested (a raise() between
+  // the two patches the table again, so no request is lost), and the
+  // instruction at ip dispatched as usual. At a hooked return's stub, the
+  // op after it polls instead (the table stays patched).
+poll_sample: __attribute__((unused));
+  if constexpr (kProfiling) {
+    if (ip == kHookedReturnStub) goto* kLabels[*ip];
+    restore_dispatch(prof->dispatch[kCounting ? 1 : 0], kLabels);
+    SAFE_POINT();
+  }
+  DISPATCH();
+#endif
+
   // exception-handling: unwind to the handler of exception `exn` raised at
   // `ip`. Each frame is searched at its current instruction (the top one) or
   // its call; a frame without a handler is popped, and an exception that
@@ -1403,7 +1426,7 @@ on_throw:
     const TryRegion* region = nullptr;
     const TryRegion::Handler* h = find_handler(*code, static_cast<uint32_t>(at - code->code.data()),
                                                th.exceptions[exn - 1].tag, *inst, region);
-    if constexpr (kCounting) uncount_unwound(*prof, frame, frame, at);
+    if constexpr (kCounting) uncount_unwound(*prof, frame, frame, at, false);
     if (h) {
       if (h->tag != TryRegion::kCatchAll) {
         const std::vector<uint64_t>& values = th.exceptions[exn - 1].values;
@@ -1472,7 +1495,10 @@ on_host_trap:
   th.depth = saved_depth;
   if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
   if constexpr (kProfiling) {
-    if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip);
+    // An interrupt (only SAFE_POINT traps with one) comes before the
+    // instruction at ip; any other trap comes from it.
+    if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip,
+                                           trap_code == TrapCode::Interrupted);
     if (saved_depth == 0 && prof->cpu) {
       set_flag(prof->sample_pending, 1);
       take_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);

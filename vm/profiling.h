@@ -191,22 +191,35 @@ struct Profiling {
   // Report successful memory.grow to the sink (memory profiling). Tested
   // only in memory.grow's handler of the profiling loops.
   bool memory_grow = false;
-  // Set by the profiler's timer signal (through raise()); polled at safe
-  // points (function entry, loop back-edges). The handler does nothing else.
+  // Set by the profiler's timer signal (through raise()). The handler does
+  // nothing else; the loop takes the sample before the next instruction.
   volatile std::sig_atomic_t sample_pending = 0;
-  // Function entry polls through the stack check each call makes anyway:
-  // the profiling loops compare the new frame with `call_limit` (the
-  // thread's real frame limit, stored by the loop on entry), and raise()
-  // drops it to null, so the next call fails the check and its slow path,
-  // finding the stack not full, restores the limit and takes the sample.
-  // This saves a load and a test of `sample_pending` per call.
-  Frame* call_limit = nullptr;
-  // Asks the interpreter to stop at its next safe point (a sample; with
-  // interrupt_requested raised first, an interrupt). From the timer's
-  // signal handler or any thread: atomic stores only.
+  // How the profiling loops notice it without testing it anywhere: with
+  // computed-goto dispatch they jump through a table of their own here, and
+  // raise() points every entry at the loop's poll handler, which puts the
+  // table back and takes the sample. One table per profiling loop (a label
+  // of one cannot be jumped to from the other); `poll` is null until the
+  // loop has filled `entries`. The switch-dispatch build tests the flag at
+  // each dispatch instead. vm/interp.cc, docs/RATIONALE.md.
+  static constexpr uint32_t kDispatchSlots = 1024;  // >= IOp::Count (checked in vm/interp.cc)
+  struct DispatchTable {
+    const void* poll = nullptr;
+    uint32_t size = 0;
+    const void* entries[kDispatchSlots];
+  };
+  DispatchTable dispatch[2];  // the sampling loop's, the counting loop's
+  // Asks the interpreter to stop before its next instruction (a sample;
+  // with interrupt_requested raised first, an interrupt). From the timer's
+  // signal handler or any thread: atomic stores only. A table being filled
+  // meanwhile is not yet published (`poll` null); its loop tests the flag
+  // once it is.
   void raise() {
-    __atomic_store_n(&sample_pending, 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&call_limit, nullptr, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&sample_pending, 1, __ATOMIC_SEQ_CST);
+    for (DispatchTable& t : dispatch) {
+      const void* poll = __atomic_load_n(&t.poll, __ATOMIC_SEQ_CST);
+      if (!poll) continue;
+      for (uint32_t i = 0; i < t.size; ++i) __atomic_store_n(&t.entries[i], poll, __ATOMIC_RELAXED);
+    }
   }
   // Limits that reuse these hooks. Fuel: code lowered with LoadOptions::fuel
   // may run at most `fuel` more instructions (set it before running such
