@@ -1,8 +1,9 @@
 #pragma once
 // The VM's hook points for profilers (DESIGN.md, "Hook points"). vm/ knows
 // nothing of profile formats: it maintains the current call stack as a node
-// of an interned call tree, counts instructions per node, polls a sampling
-// flag at safe points and times host calls at their one boundary, and reports
+// of an interned call tree, counts instructions per node, takes a sample the
+// timer asked for before the next instruction, times host calls at their one
+// boundary, and reports
 // through ProfileSink. profiler/ attaches a Profiling to a Thread, owns the
 // timer that raises `sample_pending`, and turns what it receives into
 // profiles.
@@ -149,20 +150,6 @@ class ProfileSink {
 // sample_pending raised also sees the interrupt_requested raised before it.
 inline void set_flag(volatile std::sig_atomic_t& f, std::sig_atomic_t v) { __atomic_store_n(&f, v, __ATOMIC_RELEASE); }
 inline bool flag_set(const volatile std::sig_atomic_t& f) { return __atomic_load_n(&f, __ATOMIC_ACQUIRE) != 0; }
-// The same for the interpreter's safe points, one instruction shorter on
-// x86-64: GCC loads an atomic (or volatile) int into a register before
-// testing it, never `cmpl $0, mem`, and a loop back-edge is all this test.
-// The compare is a load: acquire on x86-64, as every load is.
-inline bool poll_flag(const volatile std::sig_atomic_t& f) {
-#if defined(__x86_64__) && defined(__GCC_ASM_FLAG_OUTPUTS__)
-  bool set;
-  asm volatile("cmpl $0, %1" : "=@ccne"(set) : "m"(f));
-  return set;
-#else
-  return flag_set(f);
-#endif
-}
-
 // Profiling state attached to a Thread (Thread::profiling).
 struct Profiling {
   CallTree tree;
