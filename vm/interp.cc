@@ -419,6 +419,7 @@ __attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc,
   p.sink->on_memory_grow(node_of(p, nc, frame), frame->func, offset, memory, old_bytes);
 }
 
+#if !defined(WZVM_SWITCH_DISPATCH)
 // A profiling loop's dispatch table (Profiling::dispatch): filled from the
 // loop's labels and published with its poll handler, on first use; put back
 // by the poll handler, before it tests the flag.
@@ -432,6 +433,7 @@ __attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table,
   for (uint32_t i = 0; i < table.size; ++i) __atomic_store_n(&table.entries[i], labels[i], __ATOMIC_RELAXED);
   __atomic_thread_fence(__ATOMIC_SEQ_CST);
 }
+#endif
 
 // The interpreter loop, instantiated three times (Mode): Plain has no hooks
 // at all; Sampled has the safe points, host-call and allocation hooks; Counted
