@@ -7,7 +7,7 @@
 #   bash scripts/dev.sh asan   the sanitizer build alone: clang-14, ASan + UBSan, switch
 #                              dispatch, into build-asan/, and its ctest
 # BUILD_DIR overrides build/, ASAN_BUILD_DIR build-asan/. The sanitizer build roughly
-# triples `test`'s time (about 15 minutes more on 2 cores), well inside CI's budget.
+# doubles `test`'s time on 2 cores, well inside CI's budget.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,12 +52,18 @@ run_tests() {
 # (issue 9). Switch dispatch: computed goto hides handler boundaries from the
 # sanitizers' reports. -O1 keeps the build and the interpreter fast enough for
 # CI; benchmarks are left out. Any report fails the test that triggered it
-# (halt_on_error, no UBSan recovery).
+# (halt_on_error, no UBSan recovery). -mllvm -disable-cgp: clang-14's
+# CodeGenPrepare is superlinear in the size of a function, and the switch-
+# dispatch loop is one function of thousands of blocks per instantiation:
+# vm/interp.cc alone took 23 minutes (37 in CI beside another compile), 8.5
+# without that pass, which only shapes code for the instruction selector
+# (docs/RATIONALE.md, Hardening).
 run_asan() {
   local dir=${ASAN_BUILD_DIR:-build-asan}
   local san="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+  local opt="-O1 -g -mllvm -disable-cgp"
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Asan \
-    -DCMAKE_C_FLAGS_ASAN="-O1 -g $san" -DCMAKE_CXX_FLAGS_ASAN="-O1 -g $san" \
+    -DCMAKE_C_FLAGS_ASAN="$opt $san" -DCMAKE_CXX_FLAGS_ASAN="$opt $san" \
     -DCMAKE_EXE_LINKER_FLAGS_ASAN="$san" -DCMAKE_SHARED_LINKER_FLAGS_ASAN="$san" \
     -DWZVM_SWITCH_DISPATCH=ON -DWZVM_BUILD_BENCH=OFF
   cmake --build "$dir" --parallel "$JOBS"
