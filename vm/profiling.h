@@ -192,7 +192,8 @@ struct Profiling {
   struct DispatchTable {
     const void* poll = nullptr;
     uint32_t size = 0;
-    const void* entries[kDispatchSlots];
+    const void** entries = nullptr;  // in `storage` (vm/interp.cc, publish_dispatch), set before `poll`
+    std::unique_ptr<const void*[]> storage;
   };
   DispatchTable dispatch[2];  // the sampling loop's, the counting loop's
   // Asks the interpreter to stop before its next instruction (a sample;
