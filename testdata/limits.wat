@@ -14,15 +14,15 @@
     local.get $i)
   ;; Never returns: only a limit stops it.
   (func (export "spin") (loop (br 0)))
-  ;; The same with each other kind of backward jump lowering makes (each
-  ;; once had a back-edge op of its own that polled for samples and
+  ;; The same with each other kind of back-edge lowering makes (a jump op
+  ;; of its own, where the profiling loops once polled for samples and
   ;; interrupts; now any instruction can stop): called with $x = 1, every
   ;; one loops forever.
-  (func (export "spin_br_if") (param $x i32)            ;; jump_if backward
+  (func (export "spin_br_if") (param $x i32)            ;; jump_if.back
     (loop $l (br_if $l (local.get $x))))
-  (func (export "spin_br_if_eqz") (param $x i32)        ;; jump_unless backward
+  (func (export "spin_br_if_eqz") (param $x i32)        ;; jump_unless.back
     (loop $l (br_if $l (i32.eqz (i32.sub (local.get $x) (i32.const 1))))))
-  (func (export "spin_br_if_lt") (param $x i32)         ;; jump_if(I32LtS) backward
+  (func (export "spin_br_if_lt") (param $x i32)         ;; jump_if.back(I32LtS)
     (loop $l (br_if $l (i32.lt_s (local.get $x) (i32.const 5)))))
   (func (export "spin_br_table") (param $x i32)         ;; switch, backward
     (block $out (loop $l (br_table $out $l $l (local.get $x)))))

@@ -37,7 +37,8 @@ namespace wzvm::vm {
 // (comparisons, and/or/sub, ...) followed by br_if or if becomes one
 // operation `JumpIf_X a b offset` / `JumpUnless_X a b offset`. Loops and
 // conditionals in compiled C are mostly this pair, so it saves a dispatch
-// and a slot write per branch.
+// and a slot write per branch. `JumpIfBack_X` is JumpIf_X as a loop's
+// back-edge (a `br_if` to a loop; see Jump/JumpBack in internal_ops.def).
 #define WZVM_FUSED_ROW_(X, Name, K, R, P1, Extra) WZVM_IF_KIND_##K(WZVM_IF_RESULT_##R(X(Name, R, P1, Extra)))
 // Fused address arithmetic: `i32.add` whose result only serves as the
 // address of the next load (a temporary, not a local) becomes part of that
@@ -84,7 +85,7 @@ enum class IOp : uint32_t {
 #define WZVM_IOP(Name, ...) Name,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
-#define WZVM_FUSED_ENUM_(Name, R, P1, Extra) JumpIf_##Name, JumpUnless_##Name,
+#define WZVM_FUSED_ENUM_(Name, R, P1, Extra) JumpIf_##Name, JumpUnless_##Name, JumpIfBack_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_ENUM_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP

@@ -90,6 +90,10 @@ struct OpTables {
   }
   // JumpIf_X / JumpUnless_X for each IOp X that can fuse with a following branch.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
+  // The back-edge form of each jump op that a backward jump can be (itself
+  // for Switch, which tests the direction, and for the back-edge forms);
+  // IOp::Count for the others.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> back_edge{};
   // LoadAdd_X for each load X (vm/code.h), IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
   // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h), and
@@ -113,8 +117,15 @@ struct OpTables {
 #undef WZVM_OP
 #undef WZVM_LOADADD_MAP_
     fused.fill({IOp::Count, IOp::Count});
+    back_edge.fill(IOp::Count);
+    for (IOp op : {IOp::Switch, IOp::JumpBack, IOp::JumpIfBack, IOp::JumpUnlessBack}) back_edge[static_cast<size_t>(op)] = op;
+    back_edge[static_cast<size_t>(IOp::Jump)] = IOp::JumpBack;
+    back_edge[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfBack;
+    back_edge[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessBack;
 #define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                      \
-  fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};
+  fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};         \
+  back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                 \
+  back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -308,10 +319,21 @@ class FunctionCompiler {
     last_op_ = UINT32_MAX;
     seg_pos_ = UINT32_MAX;
   }
-  // Sets a jump's offset. Backward jumps (loops) need nothing more: the
-  // profiling loops take samples at any instruction (vm/interp.cc, SAFE_POINT).
+  // Every jump offset is set here, so here a jump that goes backward (or
+  // to itself: `(loop (br 0))`) becomes its back-edge form (why these
+  // remain: vm/internal_ops.def).
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
+    if (target > op_pos) return;
+    IOp back = op_tables().back_edge[code_[op_pos]];
+    if (back == IOp::Count) {
+      // Not reachable: only br, br_if and br_table jump to a loop, and they
+      // lower to ops that have a back-edge form. Refusing the module beats
+      // a loop that no sampler or --timeout could stop.
+      fail(std::string("internal error: backward ") + iop_name(static_cast<IOp>(code_[op_pos])));
+      return;
+    }
+    code_[op_pos] = static_cast<uint32_t>(back);
   }
   // The instruction at `p` lost its destination word (p + 1): its other
   // operands moved one word down.
@@ -2036,7 +2058,7 @@ const char* iop_name(IOp op) {
 #define WZVM_IOP(Name, text) text,
 #include "vm/internal_ops.def"
 #undef WZVM_IOP
-#define WZVM_FUSED_NAMES_(Name, R, P1, Extra) "jump_if(" #Name ")", "jump_unless(" #Name ")",
+#define WZVM_FUSED_NAMES_(Name, R, P1, Extra) "jump_if(" #Name ")", "jump_unless(" #Name ")", "jump_if.back(" #Name ")",
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_NAMES_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
