@@ -114,9 +114,9 @@ TEST(CpuProfile, HostSleepIsHostTimeNotGuestCpu) {
 
 TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {
   CpuFixture fx;
-  // 0.8 s: the CPU timer ticks at about 250 Hz, and each switch between
-  // heavy and light (32) may give either up to a tick; 0.8 s keeps that
-  // noise a few percent of light's share.
+  // 0.8 s: a sample weighs the CPU time since the one before, so at each of
+  // the 32 switches between heavy and light one side may be credited with
+  // some of the other's time; a longer run makes that a smaller share.
   const uint32_t n = fx.calibrate(0.8);
   Profiler prof({.cpu = true});
   std::string why;

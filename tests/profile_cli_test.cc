@@ -194,9 +194,10 @@ uint32_t calibrate(double seconds) {
 }
 
 TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
-  // 0.8 s of work: the CPU timer ticks at about 250 Hz here, and each of the
-  // 32 switches between heavy and light may give either up to a tick (4 ms);
-  // at 0.3 s that noise alone once pushed the 3:1 ratio past 3.6.
+  // 0.8 s of work: a sample weighs the CPU time since the one before, so at
+  // each of the 32 switches between heavy and light one side may be credited
+  // with some of the other's time (more under load, when samples come
+  // late); at 0.3 s this once pushed the 3:1 ratio to 3.68.
   const uint32_t n = calibrate(0.8);
   Output r = wzvm("--profile=cpu,instructions --profile-out out --invoke sleep_then_work '" + testdata("prof_wasi.wasm") +
                "' 1000 " + std::to_string(n));

@@ -523,8 +523,6 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     ip += static_cast<int32_t>(off);                                        \
     SEGMENT_START();                                                        \
   } while (0)
-#define JUMP_BACK(off) JUMP_BY(off)
-#define JUMP_ANY(off) JUMP_BY(off)
   // Counting loop: where a branch goes, taken or not, a segment starts
   // (every branch and label ends one), so its CountInstr is nearly always
   // the next op. Doing it here spares that op's dispatch, an indirect jump,
@@ -731,7 +729,6 @@ dispatch:
 #undef WZVM_CHAIN
   };
   static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
-  static_assert(std::size(kLabels) <= Profiling::kDispatchSlots);
   const void* const* labels = kLabels;
   if constexpr (kProfiling) {
     // The first entry fills the loop's table and publishes it; a raise()
@@ -829,19 +826,19 @@ dispatch:
 #undef WZVM_OP
 
     // ---- Fused compare-and-branch: [op a b offset].
-#define WZVM_GEN_FUSED_ONE_(Op, Name, R, P1, F, taken, JUMP)             \
+#define WZVM_GEN_FUSED_ONE_(Op, Name, R, P1, F, taken)                   \
   CASE(Op##_##Name) {                                                     \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c == (taken)) JUMP(static_cast<int32_t>(ip[3]));                  \
+    if (c == (taken)) JUMP_BY(static_cast<int32_t>(ip[3]));               \
     else { ip += 4; SEGMENT_START(); }                                    \
     DISPATCH();                                                           \
   }
 #define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
-  WZVM_GEN_FUSED_ONE_(JumpIf, Name, R, P1, F, true, JUMP_BY)              \
-  WZVM_GEN_FUSED_ONE_(JumpUnless, Name, R, P1, F, false, JUMP_BY)         \
-  WZVM_GEN_FUSED_ONE_(JumpIfBack, Name, R, P1, F, true, JUMP_BACK)
+  WZVM_GEN_FUSED_ONE_(JumpIf, Name, R, P1, F, true)                     \
+  WZVM_GEN_FUSED_ONE_(JumpUnless, Name, R, P1, F, false)                 \
+  WZVM_GEN_FUSED_ONE_(JumpIfBack, Name, R, P1, F, true)
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -972,28 +969,28 @@ dispatch:
       DISPATCH();
     }
 
-    // ---- Control: the forward jumps, then the back-edges.
-#define WZVM_JUMP_OPS_(Suffix, JUMP)                                        \
+    // ---- Control: the jumps, and their back-edge forms (vm/internal_ops.def).
+#define WZVM_JUMP_OPS_(Suffix)                                              \
   CASE(Jump##Suffix) {                                                      \
-    JUMP(static_cast<int32_t>(ip[1]));                                      \
+    JUMP_BY(static_cast<int32_t>(ip[1]));                                      \
     DISPATCH();                                                             \
   }                                                                         \
   CASE(JumpIf##Suffix) {                                                    \
-    if (rd<uint32_t>(fp, ip[1])) JUMP(static_cast<int32_t>(ip[2]));         \
+    if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));         \
     else { ip += 3; SEGMENT_START(); }                                      \
     DISPATCH();                                                             \
   }                                                                         \
   CASE(JumpUnless##Suffix) {                                                \
-    if (!rd<uint32_t>(fp, ip[1])) JUMP(static_cast<int32_t>(ip[2]));        \
+    if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));        \
     else { ip += 3; SEGMENT_START(); }                                      \
     DISPATCH();                                                             \
   }
-    WZVM_JUMP_OPS_(, JUMP_BY)
-    WZVM_JUMP_OPS_(Back, JUMP_BACK)
+    WZVM_JUMP_OPS_()
+    WZVM_JUMP_OPS_(Back)
 #undef WZVM_JUMP_OPS_
     CASE(Switch) {
       uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      JUMP_ANY(static_cast<int32_t>(ip[3 + i]));
+      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
       DISPATCH();
     }
     CASE(CountInstr) {
@@ -1524,8 +1521,6 @@ on_host_trap:
   return host_trap;
 
 #undef JUMP_BY
-#undef JUMP_BACK
-#undef JUMP_ANY
 #undef SEGMENT_START
 #undef SAFE_POINT
 #undef TAIL_CALL

@@ -203,7 +203,6 @@ struct Profiling {
   // of one cannot be jumped to from the other); `poll` is null until the
   // loop has filled `entries`. The switch-dispatch build tests the flag at
   // each dispatch instead. vm/interp.cc, docs/RATIONALE.md.
-  static constexpr uint32_t kDispatchSlots = 1024;  // >= IOp::Count (checked in vm/interp.cc)
   struct DispatchTable {
     const void* poll = nullptr;
     uint32_t size = 0;
