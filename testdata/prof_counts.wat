@@ -61,4 +61,18 @@
     i32.const 1
     i32.const 0
     i32.div_u)
+
+  ;; Recursion n deep: dive(n) = n in 9 n + 4 instructions. When the call
+  ;; stack runs out first, each of the k frames entered has run 7 (the
+  ;; failing call included): 7 k.
+  (func $dive (export "dive") (param $n i32) (result i32)
+    local.get $n
+    i32.eqz
+    if (result i32)
+      i32.const 0
+    else
+      local.get $n  i32.const 1  i32.sub  call $dive
+      i32.const 1
+      i32.add
+    end)
 )

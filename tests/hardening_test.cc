@@ -225,11 +225,12 @@ TEST(HardeningCli, TimeoutStopsAnEndlessLoop) {
 }
 
 TEST(HardeningCli, TimeoutStopsEveryKindOfBackEdgeInEveryLoop) {
-  // Lowering gives backward jumps ops of their own, and only those poll in
-  // the profiling loops (vm/compile.cc, patch): a back-edge left in a
-  // forward form would loop forever here. The plain run uses the sampling
-  // loop too (--timeout needs its safe points); the other two modes add the
-  // CPU sampler and the counting loop.
+  // Every kind of backward jump lowering makes (testdata/limits.wat): the
+  // profiling loops once polled only on back-edge ops, and now stop before
+  // any instruction once asked (vm/interp.cc, poll_sample); a loop that no
+  // request could stop would run forever here. The plain run uses the
+  // sampling loop too (--timeout needs its safe points); the other two
+  // modes add the CPU sampler and the counting loop.
   std::string prof = ::testing::TempDir() + "timeout_backedge.pb.gz";
   for (std::string mode : {"", "--profile=cpu", "--profile=instructions"}) {
     if (!mode.empty()) mode += " --profile-out '" + prof + "' ";

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "vm/interp.h"
@@ -143,6 +145,50 @@ TEST(Interrupt, StopsBeforeTheNextInstructionWithExactCounts) {
     uint64_t counted = 0;
     for (uint64_t c : p.instruction_totals()) counted += c;
     EXPECT_EQ(counted, 2u);
+  }
+}
+
+// Counts stay exact when the call stack runs out: the failing call has run,
+// the callee it could not enter has not. Fuel's lowering (CountFuel, charged
+// before a segment runs) must agree with counting's (CountInstr).
+TEST(Counting, ExactWhenTheCallStackRunsOut) {
+  std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm", std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty());
+  for (bool fuel : {false, true}) {
+    SCOPED_TRACE(fuel ? "fuel" : "counting");
+    LoadOptions options;
+    options.count_instructions = true;
+    options.fuel = fuel;
+    auto module = load_module(bytes, options);
+    ASSERT_TRUE(module.ok());
+    StoreLimits limits;
+    limits.max_call_depth = 300;
+    Store store(limits);
+    auto inst = store.instantiate(*module, {});
+    ASSERT_TRUE(inst.ok());
+    Profiling p;
+    p.count_instructions = true;
+    constexpr uint64_t kBudget = uint64_t{1} << 40;
+    p.fuel = kBudget;
+    store.thread()->profiling = &p;
+    std::vector<Value> results;
+    // dive(100) = 100 in 9 * 100 + 4 instructions (testdata/prof_counts.wat).
+    Value arg = Value::from_i32(100);
+    Trap t = store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(results.at(0).i32, 100u);
+    // Then 7 per frame entered before the stack ran out.
+    arg = Value::from_i32(100000);
+    t = store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results);
+    ASSERT_EQ(t.code, TrapCode::StackExhausted);
+    const uint64_t frames = t.backtrace.size();
+    EXPECT_GT(frames, 250u);
+    EXPECT_LE(frames, 300u);
+    uint64_t counted = 0;
+    for (uint64_t c : p.instruction_totals()) counted += c;
+    EXPECT_EQ(counted, 904 + 7 * frames);
+    if (fuel) EXPECT_EQ(kBudget - p.fuel, counted);  // charged is what ran
   }
 }
 

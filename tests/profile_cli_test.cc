@@ -263,6 +263,28 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   EXPECT_EQ(static_cast<uint64_t>(i["heavy"]), 3 * static_cast<uint64_t>(i["light"]) - 160);
 }
 
+// Direct calls are counted by the callers' segments, every other entry by
+// the callee (vm/code.h, CompiledFunc::CallSlot); --fuel's lowering counts
+// every entry at the callee. On compiled C and C++ (calls through tables,
+// recursion, a proc_exit that unwinds frames) both give the same counts.
+TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
+  std::vector<std::string> runs = {"--invoke demo '" + testdata("example.wasm") + "' 20"};
+  if (fs::exists(testdata("wasi/calc.wasm"))) {
+    std::ofstream(path("f.calc")) << "fn f(n) { if n < 2 { return n; } return f(n - 1) + f(n - 2); }\n"
+                                     "print f(15);\nexit f(5);\n";
+    runs.push_back("--dir .::/s '" + testdata("wasi/calc.wasm") + "' /s/f.calc");
+  }
+  for (const std::string& run : runs) {
+    SCOPED_TRACE(run);
+    Output counted = wzvm("--profile-text " + run);
+    Output fueled = wzvm("--profile-text --fuel 1000000000000 " + run);
+    EXPECT_THAT(counted.err, HasSubstr(" total\n"));
+    EXPECT_EQ(counted.err, fueled.err);
+    EXPECT_EQ(counted.out, fueled.out);
+    EXPECT_EQ(counted.status, fueled.status);
+  }
+}
+
 TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
   Output r = wzvm("--profile=cpu --cpu-hz 250 --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
   EXPECT_EQ(r.status, 3);
