@@ -57,7 +57,7 @@ LoopRun run_loop(int32_t n, bool fuel_limited, uint64_t fuel, std::chrono::milli
   if (interrupt_after.count() > 0)
     interrupter = std::thread([&p, interrupt_after] {
       std::this_thread::sleep_for(interrupt_after);
-      p.interrupt_requested = 1;
+      set_flag(p.interrupt_requested, 1);
       p.raise();
     });
   Value arg = Value::from_i32(static_cast<uint32_t>(n));
@@ -127,7 +127,7 @@ TEST(Interrupt, StopsBeforeTheNextInstructionWithExactCounts) {
     p.count_instructions = counting;
     FuncInst* stop = store.add_host_func("env", "stop", FuncType{{}, {}},
                                          [&p](HostContext&, std::span<const Value>, std::span<Value>) {
-                                           p.interrupt_requested = 1;
+                                           set_flag(p.interrupt_requested, 1);
                                            p.raise();
                                            return Trap{};
                                          });

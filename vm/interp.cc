@@ -359,7 +359,11 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
 // as) a sampling tick: the caller then traps.
 __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, Frame* frame,
                                            const uint32_t* ip) {
-  set_flag(p.sample_pending, 0);
+  // Cleared with a full barrier before interrupt_requested is read: with a
+  // plain (release) store, x86-64 may read interrupt_requested before the
+  // clear is visible, and a raise() in between (interrupt_requested, then
+  // sample_pending) would have its flag cleared and its interrupt missed.
+  __atomic_exchange_n(&p.sample_pending, 0, __ATOMIC_SEQ_CST);
   if (!p.cpu) return flag_set(p.interrupt_requested);
   charge_guest_cpu(p);
   const CompiledFunc* code = frame->func->code;
@@ -1425,6 +1429,11 @@ poll_sample: __attribute__((unused));
     if (ip == kHookedReturnStub) goto* kLabels[*ip];
     restore_dispatch(prof->dispatch[kCounting ? 1 : 0], kLabels);
     SAFE_POINT();
+    // This instruction runs whatever happens to the table meanwhile: a
+    // raise() since the test patched it again (its request is not lost, the
+    // next instruction polls), and ticks faster than one poll cannot stop
+    // the loop from making progress.
+    goto* kLabels[*ip];
   }
   DISPATCH();
 #endif
@@ -1477,10 +1486,12 @@ done:
   th.depth = saved_depth;
   if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
   if constexpr (kProfiling) {
-    // The guest time since the last sample belongs in the profile too.
+    // The guest time since the last sample belongs in the profile too. An
+    // interrupt that came after the last instruction stays asked for (the
+    // next entry takes it): the run itself finished.
     if (saved_depth == 0 && prof->cpu) {
       set_flag(prof->sample_pending, 1);
-      take_sample(*prof, nc, frame, ip);
+      if (take_sample(*prof, nc, frame, ip)) prof->raise();
     }
   }
   return {};

@@ -217,6 +217,9 @@ struct Profiling {
   // once it is.
   void raise() {
     __atomic_store_n(&sample_pending, 1, __ATOMIC_SEQ_CST);
+    // The flag before any patched entry, on every architecture: a poll that
+    // restores the table must then see the flag (x86-64 orders stores anyway).
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
     for (DispatchTable& t : dispatch) {
       const void* poll = __atomic_load_n(&t.poll, __ATOMIC_SEQ_CST);
       if (!poll) continue;
