@@ -148,6 +148,35 @@ TEST(Interrupt, StopsBeforeTheNextInstructionWithExactCounts) {
   }
 }
 
+// Code lowered for counting without fuel has ops only the counting loop
+// runs (vm/counted_ops.def): a store holding it refuses a thread that does
+// not count, with an error that says so, instead of running it wrong.
+TEST(Counting, CountedCodeRunsOnlyWhileCounting) {
+  LoadOptions options;
+  options.count_instructions = true;
+  auto module = load_module(kLoop, options);
+  ASSERT_TRUE(module.ok());
+  Store store;
+  auto inst = store.instantiate(*module, {});
+  ASSERT_TRUE(inst.ok());
+  Value arg = Value::from_i32(10);
+  std::vector<Value> results;
+  Trap t = store.invoke((*inst)->exported_func("run"), {&arg, 1}, results);
+  EXPECT_EQ(t.code, TrapCode::HostError);
+  EXPECT_EQ(t.message,
+            "code lowered for instruction counting (LoadOptions::count_instructions) runs only on a thread that "
+            "counts (Profiling::count_instructions)");
+  Profiling p;
+  p.count_instructions = true;
+  store.thread()->profiling = &p;
+  t = store.invoke((*inst)->exported_func("run"), {&arg, 1}, results);
+  ASSERT_FALSE(t) << t.message;
+  EXPECT_EQ(results.at(0).i32, 10u);
+  uint64_t counted = 0;
+  for (uint64_t c : p.instruction_totals()) counted += c;
+  EXPECT_EQ(counted, 155u);  // 12 * 10 + 5 + 3 * 10
+}
+
 // Counts stay exact when the call stack runs out: the failing call has run,
 // the callee it could not enter has not. Fuel's lowering (CountFuel, charged
 // before a segment runs) must agree with counting's (CountInstr).
@@ -188,7 +217,9 @@ TEST(Counting, ExactWhenTheCallStackRunsOut) {
     uint64_t counted = 0;
     for (uint64_t c : p.instruction_totals()) counted += c;
     EXPECT_EQ(counted, 904 + 7 * frames);
-    if (fuel) EXPECT_EQ(kBudget - p.fuel, counted);  // charged is what ran
+    if (fuel) {
+      EXPECT_EQ(kBudget - p.fuel, counted);  // charged is what ran
+    }
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -263,16 +264,24 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   EXPECT_EQ(static_cast<uint64_t>(i["heavy"]), 3 * static_cast<uint64_t>(i["light"]) - 160);
 }
 
-// Direct calls are counted by the callers' segments, every other entry by
-// the callee (vm/code.h, CompiledFunc::CallSlot); --fuel's lowering counts
-// every entry at the callee. On compiled C and C++ (calls through tables,
-// recursion, a proc_exit that unwinds frames) both give the same counts.
+// Counting's lowering lets a segment run on past a forward br_if and counts
+// the branch's exits (CompiledFunc::num_exits); --fuel's charges segments
+// before they run, so it ends them at every branch. On compiled C and C++
+// (loops, calls through tables, recursion, a proc_exit that unwinds frames)
+// both give the same counts, per function and per instruction: the same
+// profile, byte for byte.
 TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
   std::vector<std::string> runs = {"--invoke demo '" + testdata("example.wasm") + "' 20"};
   if (fs::exists(testdata("wasi/calc.wasm"))) {
     std::ofstream(path("f.calc")) << "fn f(n) { if n < 2 { return n; } return f(n - 1) + f(n - 2); }\n"
                                      "print f(15);\nexit f(5);\n";
     runs.push_back("--dir .::/s '" + testdata("wasi/calc.wasm") + "' /s/f.calc");
+  }
+  // bench/suite's programs at their quick sizes, when built (not in the sanitizer build).
+  const std::string suite = fs::path(WZVM_BINARY).parent_path().string() + "/bench/suite/";
+  for (const char* p : {"lz 64", "intmix 300", "interp 1", "sha256 1", "calls 20"}) {
+    const std::string name(p, std::strchr(p, ' '));
+    if (fs::exists(suite + name + ".wasm")) runs.push_back("'" + suite + name + ".wasm'" + std::strchr(p, ' '));
   }
   for (const std::string& run : runs) {
     SCOPED_TRACE(run);
@@ -282,6 +291,9 @@ TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
     EXPECT_EQ(counted.err, fueled.err);
     EXPECT_EQ(counted.out, fueled.out);
     EXPECT_EQ(counted.status, fueled.status);
+    ASSERT_EQ(wzvm("--profile=instructions --profile-out c.pb.gz " + run).status, counted.status);
+    ASSERT_EQ(wzvm("--profile=instructions --profile-out f.pb.gz --fuel 1000000000000 " + run).status, counted.status);
+    EXPECT_EQ(slurp(path("c.pb.gz")), slurp(path("f.pb.gz")));
   }
 }
 

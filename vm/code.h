@@ -39,6 +39,9 @@ namespace wzvm::vm {
 // conditionals in compiled C are mostly this pair, so it saves a dispatch
 // and a slot write per branch. `JumpIfBack_X` is JumpIf_X as a loop's
 // back-edge (a `br_if` to a loop; see Jump/JumpBack in internal_ops.def).
+// `JumpIfExit_X a b offset exit` is JumpIf_X as a forward br_if in code
+// counted without fuel: a taken branch counts the exit of its segment
+// (CompiledFunc::num_exits; vm/counted_ops.def).
 #define WZVM_FUSED_ROW_(X, Name, K, R, P1, Extra) WZVM_IF_KIND_##K(WZVM_IF_RESULT_##R(X(Name, R, P1, Extra)))
 // Fused address arithmetic: `i32.add` whose result only serves as the
 // address of the next load (a temporary, not a local) becomes part of that
@@ -103,8 +106,22 @@ enum class IOp : uint32_t {
 #define WZVM_CHAIN(Name, ...) Name,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+#define WZVM_COUNTED_IOP(Name, ...) Name,
+#include "vm/counted_ops.def"
+#undef WZVM_COUNTED_IOP
+#define WZVM_FUSED_EXIT_ENUM_(Name, R, P1, Extra) JumpIfExit_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_ENUM_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_EXIT_ENUM_
   Count
 };
+
+// Ops that only code counted without fuel has: vm/counted_ops.def, then
+// JumpIfExit_X, the enum's last groups.
+constexpr bool counted_only(uint32_t op) {
+  return op >= static_cast<uint32_t>(IOp::JumpIfExit) && op < static_cast<uint32_t>(IOp::Count);
+}
 
 const char* iop_name(IOp op);
 
@@ -149,6 +166,13 @@ struct CompiledFunc {
   std::vector<uint32_t> seg_offsets;
   uint32_t num_segments() const { return seg_begin.empty() ? 0 : static_cast<uint32_t>(seg_begin.size() - 1); }
   uint32_t segment_size(uint32_t s) const { return seg_begin[s + 1] - seg_begin[s]; }
+  // The last num_exits segments are exits: a forward br_if does not end its
+  // segment in code lowered for counting without fuel (JumpIfExit and the
+  // like), since it is mostly not taken; when taken, it counts its exit,
+  // whose instructions are those of its segment after the br_if. They ran
+  // once less per exit: an exit's runs count negatively (exit_sign).
+  uint32_t num_exits = 0;
+  int64_t exit_sign(uint32_t s) const { return s + num_exits >= num_segments() ? -1 : 1; }
   // Calls in counted code (CallFuncCounted, CallHookedCounted,
   // CallTableCounted): each has a slot, its entry in the caller's call-tree
   // node block after the segment counters (vm/profiling.h), so that finding

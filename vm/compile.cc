@@ -100,6 +100,9 @@ struct OpTables {
   // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
   std::array<IOp, static_cast<size_t>(IOp::Count)> store_bin_load{};
+  // The exit form (JumpIfExit...) of each op a forward br_if can be,
+  // IOp::Count for the others.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> exit{};
   void init_fused() {
     f64_mem.fill({IOp::Count, IOp::Count});
     store_bin_load.fill(IOp::Count);
@@ -122,10 +125,14 @@ struct OpTables {
     back_edge[static_cast<size_t>(IOp::Jump)] = IOp::JumpBack;
     back_edge[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfBack;
     back_edge[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessBack;
+    exit.fill(IOp::Count);
+    exit[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfExit;
+    exit[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessExit;
 #define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                      \
   fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};         \
   back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                 \
-  back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;
+  back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;             \
+  exit[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfExit_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -374,6 +381,20 @@ class FunctionCompiler {
     src_word(cond.src);
     word(0);
     return {op, op + 2};
+  }
+
+  // A forward br_if just lowered to the jump at `op`, its offset word at `w`
+  // (code counted without fuel): its segment goes on past it, and a taken
+  // branch counts an exit (CompiledFunc::num_exits) whose operand becomes
+  // its counter's index once the segments are known (compile()).
+  void add_exit(uint32_t op, uint32_t w) {
+    if (!counting_ || fuel_ || seg_pos_ == UINT32_MAX || here() != w + 1) return;
+    const IOp e = op_tables().exit[code_[op]];
+    if (e == IOp::Count) return;
+    code_[op] = static_cast<uint32_t>(e);
+    exits_.push_back({here(), code_[seg_pos_ + 1], code_[seg_pos_]});
+    word(0);
+    kept_segment_ = true;
   }
 
   void emit_copy(uint32_t dst, uint32_t src, ValType t) {
@@ -766,6 +787,16 @@ class FunctionCompiler {
   };
   std::vector<CountMark> count_marks_;
   std::vector<uint32_t> call_slot_words_;  // the slot operand of each counted call, by slot
+  // Exits of segments (CompiledFunc::num_exits), by exit: where its operand
+  // is, its segment and how many of the segment's instructions come before
+  // the ones it skips.
+  struct Exit {
+    uint32_t word;
+    uint32_t seg;
+    uint32_t ran;
+  };
+  std::vector<Exit> exits_;
+  bool kept_segment_ = false;  // the instruction just lowered left its segment open (add_exit)
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -838,9 +869,24 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
   }
   out.charges_fuel = fuel_;
-  // A counted call's entry follows the node block's segment counters.
+  // Exits are segments after the real ones, each listing the instructions
+  // of its segment that it skips.
   const auto nsegs = static_cast<uint32_t>(seg_begin_.size());
-  for (uint32_t pos : call_slot_words_) code_[pos] = nsegs + 3 * code_[pos];
+  if (!exits_.empty()) {
+    std::vector<uint32_t> seg_end(nsegs);
+    for (uint32_t s = 0; s < nsegs; ++s)
+      seg_end[s] = s + 1 < nsegs ? seg_begin_[s + 1] : static_cast<uint32_t>(seg_offsets_.size());
+    for (size_t k = 0; k < exits_.size(); ++k) {
+      const Exit& e = exits_[k];
+      code_[e.word] = nsegs + static_cast<uint32_t>(k);
+      seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
+      for (uint32_t i = seg_begin_[e.seg] + e.ran; i < seg_end[e.seg]; ++i) seg_offsets_.push_back(seg_offsets_[i]);
+    }
+    out.num_exits = static_cast<uint32_t>(exits_.size());
+  }
+  // A counted call's entry follows the node block's segment counters.
+  const auto nall = static_cast<uint32_t>(seg_begin_.size());
+  for (uint32_t pos : call_slot_words_) code_[pos] = nall + 3 * code_[pos];
   out.call_slots = static_cast<uint32_t>(call_slot_words_.size());
   if (!seg_begin_.empty()) {
     seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
@@ -1144,11 +1190,13 @@ bool FunctionCompiler::instruction() {
   // Instruction counting (LoadOptions::count_instructions): each straight-line
   // segment starts with a CountInstr whose operand is the number of
   // instructions in it. A segment ends wherever control may branch (branches,
-  // labels); calls stay inside it, since they return. When a trap or
-  // proc_exit cuts a segment short, the interpreter takes back what did not
-  // run using CompiledFunc::count_marks, so counts stay exact. Each segment
-  // has one run counter per call-tree node; its instructions' offsets
-  // (CompiledFunc::seg_offsets) turn runs into per-instruction counts.
+  // labels); calls stay inside it, since they return, and so do forward
+  // br_ifs when counting without fuel: a taken one counts an exit instead
+  // (add_exit). When a trap or proc_exit cuts a segment short, the
+  // interpreter takes back what did not run using CompiledFunc::count_marks,
+  // so counts stay exact. Each segment has one run counter per call-tree
+  // node; its instructions' offsets (CompiledFunc::seg_offsets) turn runs
+  // into per-instruction counts.
   const bool counted = info->op != IOp::Block && info->op != IOp::Loop && info->op != IOp::Else &&
                        info->op != IOp::End && info->op != IOp::Try && info->op != IOp::Catch &&
                        info->op != IOp::CatchAll && info->op != IOp::Delegate;
@@ -1163,9 +1211,13 @@ bool FunctionCompiler::instruction() {
     ++code_[seg_pos_];
     seg_offsets_.push_back(static_cast<uint32_t>(instr_offset_));
   }
+  kept_segment_ = false;
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
   switch (info->op) {
-    case IOp::Br: case IOp::BrIf: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
+    case IOp::BrIf:
+      if (!kept_segment_) seg_pos_ = UINT32_MAX;
+      break;
+    case IOp::Br: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
     case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect: case IOp::Throw: case IOp::Rethrow:
       seg_pos_ = UINT32_MAX;
       break;
@@ -1347,8 +1399,12 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
         if (!needs_moves(depth, vs)) {
           auto [op, w] = emit_cond_jump(true, cond);
-          if (target.opcode == 0x03) patch(op, w, target.loop_start);
-          else target.fixups.emplace_back(op, w);
+          if (target.opcode == 0x03) {
+            patch(op, w, target.loop_start);
+          } else {
+            target.fixups.emplace_back(op, w);
+            add_exit(op, w);
+          }
         } else {
           auto [skip, w] = emit_cond_jump(false, cond);
           std::vector<Operand> moved = vs;
@@ -2076,6 +2132,14 @@ const char* iop_name(IOp op) {
 #define WZVM_CHAIN(Name, First, Second, T, text) text,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+#define WZVM_COUNTED_IOP(Name, text) text,
+#include "vm/counted_ops.def"
+#undef WZVM_COUNTED_IOP
+#define WZVM_FUSED_EXIT_NAMES_(Name, R, P1, Extra) "jump_if.exit(" #Name ")",
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_NAMES_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_FUSED_EXIT_NAMES_
   };
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);

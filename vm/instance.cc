@@ -373,6 +373,7 @@ Instance* Store::add_instance(std::shared_ptr<const Module> module) {
 // https://webassembly.github.io/spec/core/exec/modules.html#instantiation
 Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const std::vector<Extern>& imports) {
   const Module& m = *module;
+  needs_counting_ |= m.needs_counting;
 
   // 1. Imports: one extern per import, each matching its declared type.
   if (imports.size() != m.imports.size()) {

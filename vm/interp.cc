@@ -696,49 +696,45 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 
 #if defined(WZVM_SWITCH_DISPATCH)
 #define CASE(Name) case static_cast<uint32_t>(IOp::Name):
+#define CASE_COUNTED(Name) CASE(Name)
 #define DISPATCH() goto dispatch
 dispatch:
   if constexpr (kProfiling) SAFE_POINT();
   switch (*ip) {
 #else
 #define CASE(Name) L_##Name:
+#define CASE_COUNTED(Name) L_##Name:
   // The plain loop through kLabels; a profiling loop through its table in
   // Profiling::dispatch (`labels`), which raise() may change at any time (an
   // atomic load: a plain move on x86-64).
 #define DISPATCH() goto*(kProfiling ? __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED) : kLabels[*ip])
   static const void* const kLabels[] = {
-#define WZVM_OP(Name, ...) &&L_##Name,
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#define WZVM_IOP(Name, ...) &&L_##Name,
-#include "vm/internal_ops.def"
-#undef WZVM_IOP
-#define WZVM_FUSED_LABELS_(Name, R, P1, Extra) &&L_JumpIf_##Name, &&L_JumpUnless_##Name, &&L_JumpIfBack_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_LABELS_, Name, K, R, P1, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_FUSED_LABELS_
-#define WZVM_LOADADD_LABELS_(Name, R, Extra) &&L_LoadAdd_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_LABELS_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_LOADADD_LABELS_
-#define WZVM_F64BIN_LABELS_(Name, Extra) &&L_BinLoad_##Name, &&L_StoreBin_##Name, &&L_StoreBinLoad_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_LABELS_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_F64BIN_LABELS_
-#define WZVM_CHAIN(Name, ...) &&L_##Name,
-#include "vm/chains.def"
-#undef WZVM_CHAIN
+#define WZVM_COUNTED_LABEL_(Name) &&L_Else
+#include "vm/interp_labels.inc"
+#undef WZVM_COUNTED_LABEL_
   };
-  static_assert(sizeof(kLabels) / sizeof(kLabels[0]) == static_cast<size_t>(IOp::Count));
+  static_assert(std::size(kLabels) == static_cast<size_t>(IOp::Count));
+  // Ops of code counted without fuel (vm/counted_ops.def) have handlers in
+  // the counting loop only, which dispatches through its table, filled from
+  // kCountedLabels; kLabels, the plain loop's, sends them to the
+  // unlowered-instruction report. So the other loops' code is what it was
+  // before these ops existed: where its handlers sit decides their speed
+  // (docs/RATIONALE.md, "Profiling overhead").
+  const void* const* table_labels = kLabels;  // what the profiling table holds when not polling
+  if constexpr (kCounting) {
+    static const void* const kCountedLabels[] = {
+#define WZVM_COUNTED_LABEL_(Name) &&L_##Name
+#include "vm/interp_labels.inc"
+#undef WZVM_COUNTED_LABEL_
+    };
+    table_labels = kCountedLabels;
+  }
   const void* const* labels = kLabels;
   if constexpr (kProfiling) {
     // The first entry fills the loop's table and publishes it; a raise()
     // that came before could not patch it, so the flag is tested here.
     Profiling::DispatchTable& table = prof->dispatch[kCounting ? 1 : 0];
-    if (!__atomic_load_n(&table.poll, __ATOMIC_ACQUIRE)) publish_dispatch(table, kLabels, std::size(kLabels), &&poll_sample);
+    if (!__atomic_load_n(&table.poll, __ATOMIC_ACQUIRE)) publish_dispatch(table, table_labels, static_cast<size_t>(IOp::Count), &&poll_sample);
     labels = table.entries;
     SAFE_POINT();
   }
@@ -1381,6 +1377,58 @@ dispatch:
     CASE(Block)
     CASE(Loop)
     CASE(If)
+    // ---- A forward br_if in code counted without fuel: [op cond offset
+    // exit], [op a b offset exit] (vm/counted_ops.def). Not
+    // taken, its segment goes on; taken, the segment's exit counts. In the
+    // counting loop only (kCountedLabels; the switch-dispatch build has them
+    // everywhere).
+#define COUNT_EXIT(w)                                                       \
+  do {                                                                      \
+    if constexpr (kCounting) counters[w] += 1;                              \
+  } while (0)
+#if !defined(WZVM_SWITCH_DISPATCH)
+    if constexpr (kCounting) {
+#endif
+    CASE_COUNTED(JumpIfExit) {
+      if (rd<uint32_t>(fp, ip[1])) {
+        COUNT_EXIT(ip[3]);
+        JUMP_BY(static_cast<int32_t>(ip[2]));
+      } else {
+        ip += 4;
+      }
+      DISPATCH();
+    }
+    CASE_COUNTED(JumpUnlessExit) {
+      if (!rd<uint32_t>(fp, ip[1])) {
+        COUNT_EXIT(ip[3]);
+        JUMP_BY(static_cast<int32_t>(ip[2]));
+      } else {
+        ip += 4;
+      }
+      DISPATCH();
+    }
+#define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                              \
+  CASE_COUNTED(JumpIfExit_##Name) {                                               \
+    bool c;                                                               \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
+    if (c) {                                                              \
+      COUNT_EXIT(ip[4]);                                                  \
+      JUMP_BY(static_cast<int32_t>(ip[3]));                               \
+    } else {                                                              \
+      ip += 5;                                                            \
+    }                                                                     \
+    DISPATCH();                                                           \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_EXIT_, Name, K, R, P1, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_FUSED_EXIT_
+#undef COUNT_EXIT
+#if !defined(WZVM_SWITCH_DISPATCH)
+    }
+#endif
+
     CASE(Else)
     CASE(End)
     CASE(Br)
@@ -1426,14 +1474,14 @@ dispatch:
   // op after it polls instead (the table stays patched).
 poll_sample: __attribute__((unused));
   if constexpr (kProfiling) {
-    if (ip == kHookedReturnStub) goto* kLabels[*ip];
-    restore_dispatch(prof->dispatch[kCounting ? 1 : 0], kLabels);
+    if (ip == kHookedReturnStub) goto* table_labels[*ip];
+    restore_dispatch(prof->dispatch[kCounting ? 1 : 0], table_labels);
     SAFE_POINT();
     // This instruction runs whatever happens to the table meanwhile: a
     // raise() since the test patched it again (its request is not lost, the
     // next instruction polls), and ticks faster than one poll cannot stop
     // the loop from making progress.
-    goto* kLabels[*ip];
+    goto* table_labels[*ip];
   }
   DISPATCH();
 #endif
@@ -1538,6 +1586,7 @@ on_host_trap:
 #undef CALL
 #undef ENTER_CALLEE
 #undef CASE
+#undef CASE_COUNTED
 #undef DISPATCH
 #undef TRAP
 #undef CALL_LIMIT
@@ -1548,6 +1597,11 @@ on_host_trap:
 
 Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
+  // Only the counting loop has handlers for vm/counted_ops.def.
+  if (store.needs_counting() && !(th.profiling && th.profiling->count_instructions))
+    return Trap::make(TrapCode::HostError,
+                      "code lowered for instruction counting (LoadOptions::count_instructions) runs only on a "
+                      "thread that counts (Profiling::count_instructions)");
   if (!th.profiling) return run<Mode::Plain>(store, th, func, args);
   // Frames in use: a host function calls back into wasm (ProfileSink::on_reentry).
   ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;

@@ -40,6 +40,7 @@ Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes, co
   std::unique_ptr<Module> module = std::move(decoded.value());
   if (Status s = validate_module(*module); !s) return s.error();
   if (Status s = compile_functions(*module, options); !s) return s.error();
+  module->needs_counting = options.count_instructions && !options.fuel;
   return std::shared_ptr<const Module>(std::move(module));
 }
 

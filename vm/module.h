@@ -216,6 +216,9 @@ struct Module {
 
   // Lowered code of each defined function (same order as `functions`), filled by compile.
   std::vector<CompiledFunc> code;
+  // Lowered for counting without fuel (vm/counted_ops.def): only a thread
+  // that counts instructions may run it (a Store holding it refuses others).
+  bool needs_counting = false;
   // LoadOptions::call_hook of every function (imports included); empty when none is hooked.
   std::vector<uint8_t> call_hooks;
 

@@ -121,6 +121,7 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
       int64_t r = static_cast<int64_t>(runs[s]);
       if (since && flat + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[flat + s]);
       if (r == 0) continue;
+      r *= code->exit_sign(s);  // an exit's instructions ran once less per exit
       for (uint32_t i = code->seg_begin[s]; i < code->seg_begin[s + 1]; ++i) node_counts.emplace_back(code->seg_offsets[i], r);
     }
     flat += segs;
@@ -148,7 +149,8 @@ std::vector<uint64_t> Profiling::instruction_totals() const {
     const uint64_t* runs = tree.node(n).counters;
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
-    for (uint32_t s = 0; s < code->num_segments(); ++s) totals[n] += runs[s] * code->segment_size(s);
+    for (uint32_t s = 0; s < code->num_segments(); ++s)
+      totals[n] += runs[s] * code->segment_size(s) * static_cast<uint64_t>(code->exit_sign(s));  // mod 2^64
   }
   for (const Partial& p : partial)
     if (p.node < totals.size()) totals[p.node] += p.ran;

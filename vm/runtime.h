@@ -200,6 +200,9 @@ class Store {
   Store& operator=(const Store&) = delete;
 
   const StoreLimits& limits() const { return limits_; }
+  // Some instance's code was lowered for counting without fuel
+  // (Module::needs_counting): threads that do not count may not run wasm.
+  bool needs_counting() const { return needs_counting_; }
 
   // Canonical id of a function type (structural equality).
   uint32_t intern_type(const FuncType& type);
@@ -228,6 +231,7 @@ class Store {
 
  private:
   StoreLimits limits_;
+  bool needs_counting_ = false;
   std::vector<std::unique_ptr<FuncInst>> funcs_;
   std::vector<std::unique_ptr<MemInst>> memories_;
   std::vector<std::unique_ptr<TableInst>> tables_;
