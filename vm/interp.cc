@@ -1372,16 +1372,11 @@ dispatch:
 #undef WZVM_SIMD_LOAD_LANE_
 #undef WZVM_SIMD_STORE_LANE_
 
-    // Instructions that lowering always rewrites; reaching one is a compiler bug.
-    CASE(Nop)
-    CASE(Block)
-    CASE(Loop)
-    CASE(If)
     // ---- A forward br_if in code counted without fuel: [op cond offset
-    // exit], [op a b offset exit] (vm/counted_ops.def). Not
-    // taken, its segment goes on; taken, the segment's exit counts. In the
-    // counting loop only (kCountedLabels; the switch-dispatch build has them
-    // everywhere).
+    // exit], [op a b offset exit] (vm/counted_ops.def). Not taken, its
+    // segment goes on; taken, the segment's exit counts. In the counting
+    // loop only (kCountedLabels; the switch-dispatch build has them in every
+    // loop).
 #define COUNT_EXIT(w)                                                       \
   do {                                                                      \
     if constexpr (kCounting) counters[w] += 1;                              \
@@ -1408,7 +1403,7 @@ dispatch:
       DISPATCH();
     }
 #define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                              \
-  CASE_COUNTED(JumpIfExit_##Name) {                                               \
+  CASE_COUNTED(JumpIfExit_##Name) {                                       \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
@@ -1429,6 +1424,11 @@ dispatch:
     }
 #endif
 
+    // Instructions that lowering always rewrites; reaching one is a compiler bug.
+    CASE(Nop)
+    CASE(Block)
+    CASE(Loop)
+    CASE(If)
     CASE(Else)
     CASE(End)
     CASE(Br)
