@@ -117,12 +117,6 @@ enum class IOp : uint32_t {
   Count
 };
 
-// Ops that only code counted without fuel has: vm/counted_ops.def, then
-// JumpIfExit_X, the enum's last groups.
-constexpr bool counted_only(uint32_t op) {
-  return op >= static_cast<uint32_t>(IOp::JumpIfExit) && op < static_cast<uint32_t>(IOp::Count);
-}
-
 const char* iop_name(IOp op);
 
 // exception-handling: a `try` body, the code words [start, end) of its
