@@ -171,7 +171,7 @@ struct CompiledFunc {
   // CallTableCounted): each has a slot, its entry in the caller's call-tree
   // node block after the segment counters (vm/profiling.h), so that finding
   // the callee's node is one compare. The op's operand is the entry's word
-  // index in the block: num_segments() + 3 * slot.
+  // index in the block: num_segments() + 2 * slot.
   uint32_t call_slots = 0;
   // Word offset -> how many instructions of its segment, counted on entry to
   // the segment, have run once the instruction there has (sorted by word;

@@ -886,7 +886,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   }
   // A counted call's entry follows the node block's segment counters.
   const auto nall = static_cast<uint32_t>(seg_begin_.size());
-  for (uint32_t pos : call_slot_words_) code_[pos] = nall + 3 * code_[pos];
+  for (uint32_t pos : call_slot_words_) code_[pos] = nall + 2 * code_[pos];
   out.call_slots = static_cast<uint32_t>(call_slot_words_.size());
   if (!seg_begin_.empty()) {
     seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));

@@ -257,7 +257,7 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
       if (f == top && top_not_run) ran = m != marks.begin() && std::prev(m)->seg == m->seg ? std::prev(m)->ran : 0;
       // The segment was counted as a whole run on entry: make it a partial one.
       f->counters[m->seg] -= 1;
-      p.partial.push_back({f->node, m->seg, ran});
+      p.partial.push_back({Profiling::block_node(f->counters), m->seg, ran});
       if (code->charges_fuel) p.fuel += code->segment_size(m->seg) - ran;  // charged, never run
     }
     if (f == entry) break;
@@ -328,23 +328,25 @@ void charge_guest_cpu(Profiling& p) {
 }
 
 // Where the current call stack sits in the call tree. The counting loop keeps
-// every frame's node up to date (its counts need it on every segment). The
-// sampling loop only marks each new frame's node unknown (one store per
-// call) and fills nodes in when a sample, a host call, an allocation or a
-// memory.grow needs one: from the nearest frame below that has its node, up
-// to the frame asked about, so the frames below are looked up once per frame
-// and not again for every allocation they make (a loop calling malloc costs
-// one call-tree lookup per call, not a walk from the entry).
+// every frame's node block up to date (its counts need it on every segment),
+// which names the node (Profiling::block_node). The sampling loop only marks
+// each new frame's node unknown (one store per call) and fills nodes in
+// when a sample, a host call, an allocation or a memory.grow needs one: from
+// the nearest frame below that has its node, up to the frame asked about, so
+// the frames below are looked up once per frame and not again for every
+// allocation they make (a loop calling malloc costs one call-tree lookup per
+// call, not a walk from the entry).
 struct NodeContext {
   Frame* entry;   // first frame of this entry into the VM
   uint32_t base;  // call-tree node the entry hangs from (Thread::entry_node)
-  bool eager;     // frames carry their node (counting loop)
+  bool eager;     // frames carry their node's block (counting loop)
   // For host_boundary_profiled, which must take at most six arguments (see
   // there): the store the loop runs in.
   Store* store;
 };
 uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
-  if (nc.eager || frame->node != kUnknownNode) return frame->node;
+  if (nc.eager) return Profiling::block_node(frame->counters);
+  if (frame->node != kUnknownNode) return frame->node;
   Frame* f = frame;
   while (f > nc.entry && f[-1].node == kUnknownNode) --f;
   uint32_t node = f == nc.entry ? nc.base : f[-1].node;
@@ -410,8 +412,8 @@ __attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, 
   const uint32_t node = node_of(p, nc, frame);
   if (p.sink) p.sink->on_hooked_call(frame->call_hook, node, frame->fp, memory);
 }
-__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_return(frame->call_hook, frame->node, frame->fp, memory);
+__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, uint32_t node, MemInst* memory) {
+  if (p.sink) p.sink->on_hooked_return(frame->call_hook, node, frame->fp, memory);
 }
 
 // memory.grow made `memory` larger than `old_bytes` (memory profiling).
@@ -559,10 +561,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       // Time the embedder spent before this entry is not guest time.
       if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
       if constexpr (kCounting) {
-        auto e = prof->enter_counted(th.entry_node, func, nullptr);
-        frame->node = e.node;
-        frame->counters = e.counters;
-        counters = e.counters;
+        counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr).counters;
       } else {
         frame->node = kUnknownNode;
       }
@@ -591,19 +590,17 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     }                                                                                        \
     if constexpr (kProfiling) {                                                              \
       if constexpr (kCounting) {                                                             \
-        Profiling::Entered e;                                                                \
+        /* `counters` is the caller's, still: its block names the caller's node */          \
         if constexpr (!(counted)) {                                                          \
-          e = prof->enter_counted(frame[-1].node, callee, next);                             \
+          counters = prof->enter_counted(Profiling::block_node(counters), callee, next).counters; \
         } else {                                                                             \
-          uint64_t* k = counters + kid; /* the caller's, still */                            \
+          uint64_t* k = counters + kid;                                                      \
           if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))              \
-            e = {static_cast<uint32_t>(k[1]), reinterpret_cast<uint64_t*>(k[2])};            \
+            counters = reinterpret_cast<uint64_t*>(k[1]);                                    \
           else                                                                               \
-            e = prof->enter_call_site(frame[-1].node, callee, next, k);                      \
+            counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k).counters; \
         }                                                                                    \
-        frame->node = e.node;                                                                \
-        frame->counters = e.counters;                                                        \
-        counters = e.counters;                                                               \
+        frame->counters = counters;                                                          \
       } else {                                                                               \
         frame->node = kUnknownNode; /* found when needed: node_of */                         \
       }                                                                                      \
@@ -681,10 +678,9 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
         /* the caller's frame still resumes after the call that entered the */            \
         /* replaced frame: the callee shows under that call site */                         \
         auto e = frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)       \
-                                : prof->enter_counted(frame[-1].node, tcallee, resume_ip(frame - 1)); \
-        frame->node = e.node;                                                                \
-        frame->counters = e.counters;                                                        \
-        counters = e.counters;                                                               \
+                                : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
+                                                      resume_ip(frame - 1));                 \
+        counters = frame->counters = e.counters;                                             \
       } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
         /* the caller's cached node is not the callee's; a hooked frame keeps its */        \
         /* node for the hooked return */                                                     \
@@ -696,7 +692,14 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 
 #if defined(WZVM_SWITCH_DISPATCH)
 #define CASE(Name) case static_cast<uint32_t>(IOp::Name):
-#define CASE_COUNTED(Name) CASE(Name)
+// A case label cannot sit inside an `if constexpr`, so every loop has the
+// counted-only ops' cases; the others leave at once for the report, and
+// clang emits no code for the unreachable body after the goto. That keeps
+// the sanitizer build's compile of this file from growing with the ops
+// (the switch function's size is what its analyses are superlinear in).
+#define CASE_COUNTED(Name) \
+  CASE(Name)               \
+  if constexpr (!kCounting) goto unlowered_op;
 #define DISPATCH() goto dispatch
 dispatch:
   if constexpr (kProfiling) SAFE_POINT();
@@ -1030,7 +1033,8 @@ dispatch:
     }
     CASE(HookedReturn) {
       // Reached through kHookedReturnStub: frame[1] is the hooked callee that just returned.
-      if constexpr (kProfiling) hooked_return(*prof, frame + 1, memory);
+      if constexpr (kProfiling)
+        hooked_return(*prof, frame + 1, kCounting ? Profiling::block_node(frame[1].counters) : frame[1].node, memory);
       ip = frame[1].hook_ret;
       frame->ip = ip;
       DISPATCH();
@@ -1375,8 +1379,8 @@ dispatch:
     // ---- A forward br_if in code counted without fuel: [op cond offset
     // exit], [op a b offset exit] (vm/counted_ops.def). Not taken, its
     // segment goes on; taken, the segment's exit counts. In the counting
-    // loop only (kCountedLabels; the switch-dispatch build has them in every
-    // loop).
+    // loop only (kCountedLabels; in the switch-dispatch build, CASE_COUNTED
+    // sends the other loops to the report).
 #define COUNT_EXIT(w)                                                       \
   do {                                                                      \
     if constexpr (kCounting) counters[w] += 1;                              \
@@ -1452,6 +1456,7 @@ dispatch:
     CASE(CatchAll)
     CASE(Delegate)
     CASE(RefNull) {
+    unlowered_op: __attribute__((unused));
       host_trap = Trap::make(TrapCode::HostError, std::string("internal error: unlowered instruction ") +
                                                       iop_name(static_cast<IOp>(*ip)));
       goto on_host_trap;

@@ -21,15 +21,16 @@ struct Frame {
   FuncInst* func;        // the function running in this frame
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
-  // Call-tree node of this frame (only while profiling): kept up to date by
-  // the counting loop; kUnknownNode in the sampling loop until a sample, a
-  // host call or a hook needs it (vm/interp.cc, node_of).
+  // Call-tree node of this frame, in the sampling loop: kUnknownNode until
+  // a sample, a host call or a hook needs it (vm/interp.cc, node_of). The
+  // counting loop leaves it alone: there a frame's node is that of its
+  // `counters` (Profiling::block_node).
   uint32_t node;
   // Entered by a hooked call while profiling (memory profiling): the hook id
   // and the caller's real resume point (the caller's `ip` is then the stub
   // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.
   uint8_t call_hook;
-  uint64_t* counters;    // while counting: the node's segment run counters (Profiling)
+  uint64_t* counters;    // while counting: the node's segment run counters (Profiling), never null
   const uint32_t* hook_ret;
 };
 

@@ -65,11 +65,16 @@ uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_
   const size_t before = tree.size();
   uint32_t id = tree.call(parent, f, call_site(tree.node(parent).func, ret));
   if (tree.size() != before && count_instructions) {
-    // A new node: its function's segments and call sites get their block
-    // (none for host functions or code lowered without counting).
+    // A new node: its function's segments and call sites get their block,
+    // after the node's id (block_node); every wasm function has one, also
+    // code lowered without counting (a header alone): frames find their
+    // node there. Host functions have no frames, so no block.
     const FuncInst* g = tree.node(id).func;
-    if (size_t n = g && g->code ? g->code->num_segments() + 3 * size_t{g->code->call_slots} : 0)
-      tree.node(id).counters = alloc_counters(n);
+    if (g && g->code) {
+      uint64_t* block = alloc_counters(1 + g->code->num_segments() + 2 * size_t{g->code->call_slots});
+      block[0] = id;
+      tree.node(id).counters = block + 1;
+    }
   }
   CallTree::Node& n = tree.node(parent);
   // The older entry goes: the newer one is the likelier to be called again.
@@ -88,8 +93,7 @@ Profiling::Entered Profiling::enter_call_site(uint32_t parent, const FuncInst* f
                                               uint64_t* kid) {
   Entered e = enter_counted(parent, f, ret);
   kid[0] = reinterpret_cast<uintptr_t>(f);
-  kid[1] = e.node;
-  kid[2] = reinterpret_cast<uintptr_t>(e.counters);
+  kid[1] = reinterpret_cast<uintptr_t>(e.counters);
   return e;
 }
 

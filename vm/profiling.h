@@ -60,10 +60,12 @@ class CallTree {
     uint32_t cached_child[2] = {};
     // Instruction counting: this node's block in Profiling's chunks (which
     // never move): its function's segment run counters
-    // (CompiledFunc::num_segments), then a three-word entry per call site of
-    // counted code (CompiledFunc::call_slots: callee, child node, child's
-    // counters), which makes a counted call's lookup one compare. Also the
-    // cached children's counters, for the calls that find them here.
+    // (CompiledFunc::num_segments), then a two-word entry per call site of
+    // counted code (CompiledFunc::call_slots: callee, child's counters),
+    // which makes a counted call's lookup one compare. The word before the
+    // block holds the node's id (Profiling::block_node), so a frame of the
+    // counting loop keeps only its counters: a call stores one word less.
+    // Also the cached children's counters, for the calls that find them here.
     uint64_t* counters = nullptr;
     uint64_t* cached_counters[2] = {};
   };
@@ -190,6 +192,10 @@ struct Profiling {
   // each call; without it nodes are found only when a sample, host call or
   // allocation needs one.
   bool count_instructions = false;
+  // The node whose block `counters` is (CallTree::Node::counters): while
+  // counting, every node of a wasm function has one, and a frame's node is
+  // that of its counters (the counting loop stores no Frame::node).
+  static uint32_t block_node(const uint64_t* counters) { return static_cast<uint32_t>(counters[-1]); }
   // Report successful memory.grow to the sink (memory profiling). Tested
   // only in memory.grow's handler of the profiling loops.
   bool memory_grow = false;
@@ -263,7 +269,7 @@ struct Profiling {
     if (n.cached_func[1] == f && n.cached_ret[1] == ret) return n.cached_child[1];
     return enter_slow(parent, f, ret);
   }
-  // A counted call op's miss in its call-site entry `kid` (three words in
+  // A counted call op's miss in its call-site entry `kid` (two words in
   // the caller's node block, see CallTree::Node::counters): looks the child
   // up as enter_counted does and keeps it in the entry.
   Entered enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret, uint64_t* kid);
