@@ -144,7 +144,8 @@ struct CompiledFunc {
   uint32_t const_base = 0;
   std::vector<uint64_t> consts;
   // What a call copies to fp[param_slots..]: zeros for the declared locals,
-  // then `consts` (const_base == local_slots).
+  // then `consts` (const_base == local_slots), then zeros up to an even
+  // size of at least two (calls copy it two words at a time).
   std::vector<uint64_t> frame_init;
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.

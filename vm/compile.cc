@@ -896,11 +896,16 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.const_base = local_slots_;
   out.frame_init.assign(local_slots_ - param_slots, 0);
   out.frame_init.insert(out.frame_init.end(), consts_.begin(), consts_.end());
+  // Calls copy the image two words at a time, at least once (vm/interp.cc,
+  // init_frame): an odd or empty one gets zeros up to an even size of at
+  // least two, which land on the first value-stack slots (nothing is there
+  // yet) and which the frame must cover.
+  out.frame_init.resize(std::max<size_t>(2, (out.frame_init.size() + 1) & ~size_t{1}), 0);
   out.consts = std::move(consts_);
   out.code = std::move(code_);
   out.param_slots = param_slots;
   out.local_slots = local_slots_;
-  out.frame_slots = max_slot_ + nconsts + nexn;
+  out.frame_slots = std::max<uint32_t>(max_slot_ + nconsts + nexn, param_slots + out.frame_init.size());
   out.result_slots = result_slots;
   out.source_map = std::move(source_map_);
   return Status();
