@@ -578,15 +578,17 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // loop finds the callee's node with one compare; only counted call ops
   // have one (`counted`, a literal, so the choice is made at compile time),
   // the others pass kNoKid.
-  // The rest of CALL, once the frame fits.
+  // The rest of CALL, once the frame fits. The frame image is copied after
+  // the frame record is written, from `fp`: fewer values are live across the
+  // copy loop, and GCC spills less around it (calls -0.7% instructions).
 #define ENTER_CALLEE(hook_expr, counted)                                                     \
   do {                                                                                       \
-    init_frame(nfp, *code);                                                                  \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
     frame->func = callee;                                                                    \
     frame->fp = nfp;                                                                         \
     fp = nfp;                                                                                \
+    init_frame(fp, *code);                                                                   \
     ip = code->code.data();                                                                  \
     if (callee->instance != inst) {                                                          \
       inst = callee->instance;                                                               \
