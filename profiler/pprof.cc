@@ -44,16 +44,33 @@ class Builder {
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
     s->mutable_location_id()->Reserve(static_cast<int>(tree.node(node).depth) + 1);
     s->add_location_id(leaf);
-    if (cached_tree_ != &tree) {
-      caller_location_.clear();
-      cached_tree_ = &tree;
-    }
-    if (caller_location_.size() < tree.size()) caller_location_.resize(tree.size(), 0);
+    use_tree(tree);
     for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent) {
       uint64_t& id = caller_location_[c];
       if (!id) id = location(tree.node(n).func, site_of(tree, c));
       s->add_location_id(id);
     }
+  }
+  // Interns the caller Locations of `node`'s stack before any sample's leaf:
+  // a writer calls it for every sample's node first, so the few call sites
+  // that recursions repeat thousands of times per stack get the low ids,
+  // which take one byte each (a varint) instead of two. For `calls`' 12 000
+  // samples of up to 410 frames that halves the profile before gzip.
+  void intern_callers(uint32_t node, const vm::CallTree& tree) {
+    use_tree(tree);
+    // A cached node's callers are all cached: every walk goes to the root
+    // or stops at a cached node.
+    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot && !caller_location_[c];
+         c = n, n = tree.node(n).parent)
+      caller_location_[c] = location(tree.node(n).func, site_of(tree, c));
+  }
+
+  void use_tree(const vm::CallTree& tree) {
+    if (cached_tree_ != &tree) {
+      caller_location_.clear();
+      cached_tree_ = &tree;
+    }
+    if (caller_location_.size() < tree.size()) caller_location_.resize(tree.size(), 0);
   }
 
   // threads: the label of a sample from thread `tid` (0: main), in runs
@@ -207,7 +224,11 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   b.value_type(p.add_sample_type(), "host", "nanoseconds");
   const unsigned hz = profiler.options().cpu_hz ? profiler.options().cpu_hz : 1000;
   for (const auto& [tid, prof] : per_thread(profiler)) {
-    for (const CpuSite& s : prof->cpu_sites()) {
+    const std::vector<CpuSite> cpu_sites = prof->cpu_sites();
+    const std::vector<HostSite> host_sites = prof->host_sites();
+    for (const CpuSite& s : cpu_sites) b.intern_callers(s.node, prof->tree());
+    for (const HostSite& h : host_sites) b.intern_callers(h.node, prof->tree());
+    for (const CpuSite& s : cpu_sites) {
       pb::Sample* ps = p.add_sample();
       b.add_stack(ps, b.location(s.func, s.offset), s.node, prof->tree());
       ps->add_value(static_cast<int64_t>(s.count));
@@ -215,7 +236,7 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
       ps->add_value(0);
       b.thread_label(ps, tid);
     }
-    for (const HostSite& h : prof->host_sites()) {
+    for (const HostSite& h : host_sites) {
       pb::Sample* ps = p.add_sample();
       b.add_stack(ps, b.location(prof->tree().node(h.node).func, -1), h.node, prof->tree());
       ps->add_value(0);
@@ -248,7 +269,9 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   // profile stays deterministic wherever each thread's work is.
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
-    for (const vm::Profiling::InstructionCount& c : prof->instruction_counts()) {
+    const std::vector<vm::Profiling::InstructionCount> counts = prof->instruction_counts();
+    for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
+    for (const vm::Profiling::InstructionCount& c : counts) {
       pb::Sample* ps = p.add_sample();
       b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node, tree);
       ps->add_value(static_cast<int64_t>(c.count));
