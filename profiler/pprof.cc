@@ -42,14 +42,26 @@ class Builder {
   // cache starts over when the tree changes (the writers go thread by thread).
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
-    s->mutable_location_id()->Reserve(static_cast<int>(tree.node(node).depth) + 1);
-    s->add_location_id(leaf);
-    use_tree(tree);
-    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent) {
-      uint64_t& id = caller_location_[c];
-      if (!id) id = location(tree.node(n).func, site_of(tree, c));
-      s->add_location_id(id);
+    auto* ids = s->mutable_location_id();
+    ids->Reserve(static_cast<int>(tree.node(node).depth) + 1);
+    ids->Add(leaf);
+    // The writers go node by node (each node's sites are sorted by offset),
+    // so a node's samples follow each other: the next one copies the
+    // callers instead of walking them again (calls 37: 12 000 samples, 498
+    // distinct caller stacks).
+    if (last_sample_ && last_tree_ == &tree && last_node_ == node) {
+      ids->Add(last_sample_->location_id().begin() + 1, last_sample_->location_id().end());
+    } else {
+      use_tree(tree);
+      for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent) {
+        uint64_t& id = caller_location_[c];
+        if (!id) id = location(tree.node(n).func, site_of(tree, c));
+        ids->Add(id);
+      }
     }
+    last_sample_ = s;
+    last_tree_ = &tree;
+    last_node_ = node;
   }
   // Interns the caller Locations of `node`'s stack before any sample's leaf:
   // a writer calls it for every sample's node first, so the few call sites
@@ -204,6 +216,10 @@ class Builder {
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
   const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
+  // The sample add_stack filled last, and its node in its tree.
+  const pb::Sample* last_sample_ = nullptr;
+  const vm::CallTree* last_tree_ = nullptr;
+  uint32_t last_node_ = 0;
 };
 
 // The main thread's profiler (tid 0), then each spawned thread's in tid order.
