@@ -565,7 +565,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       // Time the embedder spent before this entry is not guest time.
       if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
       if constexpr (kCounting) {
-        counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr).counters;
+        counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr);
       } else {
         frame->node = kUnknownNode;
       }
@@ -598,13 +598,13 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       if constexpr (kCounting) {                                                             \
         /* `counters` is the caller's, still: its block names the caller's node */          \
         if constexpr (!(counted)) {                                                          \
-          counters = prof->enter_counted(Profiling::block_node(counters), callee, next).counters; \
+          counters = prof->enter_counted(Profiling::block_node(counters), callee, next); \
         } else {                                                                             \
           uint64_t* k = counters + kid;                                                      \
           if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))              \
             counters = reinterpret_cast<uint64_t*>(k[1]);                                    \
           else                                                                               \
-            counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k).counters; \
+            counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k); \
         }                                                                                    \
         frame->counters = counters;                                                          \
       } else {                                                                               \
@@ -683,10 +683,10 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       if constexpr (kCounting) {                                                             \
         /* the caller's frame still resumes after the call that entered the */            \
         /* replaced frame: the callee shows under that call site */                         \
-        auto e = frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)       \
-                                : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
-                                                      resume_ip(frame - 1));                 \
-        counters = frame->counters = e.counters;                                             \
+        counters = frame->counters =                                                         \
+            frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)            \
+                           : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
+                                                 resume_ip(frame - 1));                      \
       } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
         /* the caller's cached node is not the callee's; a hooked frame keeps its */        \
         /* node for the hooked return */                                                     \

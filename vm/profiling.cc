@@ -89,12 +89,11 @@ uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_
   return id;
 }
 
-Profiling::Entered Profiling::enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret,
-                                              uint64_t* kid) {
-  Entered e = enter_counted(parent, f, ret);
+uint64_t* Profiling::enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret, uint64_t* kid) {
+  uint64_t* counters = enter_counted(parent, f, ret);
   kid[0] = reinterpret_cast<uintptr_t>(f);
-  kid[1] = reinterpret_cast<uintptr_t>(e.counters);
-  return e;
+  kid[1] = reinterpret_cast<uintptr_t>(counters);
+  return counters;
 }
 
 Profiling::Snapshot Profiling::snapshot() const {

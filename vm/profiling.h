@@ -247,21 +247,16 @@ struct Profiling {
   uint64_t cpu_mark = 0;
   uint64_t guest_cpu = 0;  // accumulated since the last sample
 
-  // The call-tree node for calling `f` from `parent`, where `ret` is the
-  // return point of the call in the parent's function (the code word after
-  // the call op; null when there is no call site: the parent is the root or
-  // a host function), and where its segment counters start. The
-  // interpreter's hook on calls while profiling.
-  struct Entered {
-    uint32_t node;
-    uint64_t* counters;
-  };
-  Entered enter_counted(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
+  // The counter block of the call-tree node for calling wasm function `f`
+  // from `parent`, where `ret` is the return point of the call in the
+  // parent's function (the code word after the call op; null when there is
+  // no call site: the parent is the root or a host function). The node is
+  // block_node() of it. The counting loop's hook on calls.
+  uint64_t* enter_counted(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
     CallTree::Node& n = tree.node(parent);
-    if (n.cached_func[0] == f && n.cached_ret[0] == ret) return {n.cached_child[0], n.cached_counters[0]};
-    if (n.cached_func[1] == f && n.cached_ret[1] == ret) return {n.cached_child[1], n.cached_counters[1]};
-    uint32_t id = enter_slow(parent, f, ret);
-    return {id, tree.node(id).counters};
+    if (n.cached_func[0] == f && n.cached_ret[0] == ret) return n.cached_counters[0];
+    if (n.cached_func[1] == f && n.cached_ret[1] == ret) return n.cached_counters[1];
+    return tree.node(enter_slow(parent, f, ret)).counters;
   }
   uint32_t enter(uint32_t parent, const FuncInst* f, const uint32_t* ret = nullptr) {
     CallTree::Node& n = tree.node(parent);
@@ -272,7 +267,7 @@ struct Profiling {
   // A counted call op's miss in its call-site entry `kid` (two words in
   // the caller's node block, see CallTree::Node::counters): looks the child
   // up as enter_counted does and keeps it in the entry.
-  Entered enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret, uint64_t* kid);
+  uint64_t* enter_call_site(uint32_t parent, const FuncInst* f, const uint32_t* ret, uint64_t* kid);
 
   // What counting measured. A snapshot marks a point to count from (the
   // live endpoint's windows); counts are never below zero (a segment charged
