@@ -333,7 +333,7 @@ void charge_guest_cpu(Profiling& p) {
 
 // Where the current call stack sits in the call tree. The counting loop keeps
 // every frame's node block up to date (its counts need it on every segment),
-// which names the node (Profiling::block_node). The sampling loop only marks
+// which names the node (Profiling::block_node). The plain loop only marks
 // each new frame's node unknown (one store per call) and fills nodes in
 // when a sample, a host call, an allocation or a memory.grow needs one: from
 // the nearest frame below that has its node, up to the frame asked about, so
@@ -386,8 +386,8 @@ __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, 
 // At most six arguments, all in registers: with a seventh passed on the
 // stack, GCC gives each profiling loop a frame pointer, which takes the
 // register that held `fp`, so every handler reloaded `fp` from the stack
-// (callgrind: one more instruction per dispatch, the sampling loop ~13%
-// slower on gemm than the plain one). The caller's instance is the calling
+// (callgrind: one more instruction per dispatch, the then separate sampling
+// loop ~13% slower on gemm than the plain one). The caller's instance is the calling
 // frame's, and the store comes with `nc`.
 __attribute__((noinline)) bool host_boundary_profiled(Thread& th, FuncInst* f, uint64_t* slots, Trap& trap,
                                                       const NodeContext& nc, Frame* frame) {
@@ -435,8 +435,9 @@ __attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc,
 // by the poll handler, before it tests the flag. The table sits at the page
 // offset of the loop's own label table, so its entries fall in the same L1
 // cache sets and alias (4K) the same stores as the plain loop's: placed
-// wherever malloc put it, it made the sampling loop 12% slower than the
-// plain one on bench/suite intmix (0.67 s vs 0.60 s CPU; callgrind +1.5%).
+// wherever malloc put it, it made the then separate sampling loop 12%
+// slower than the plain one on bench/suite intmix (0.67 s vs 0.60 s CPU;
+// callgrind +1.5%).
 __attribute__((noinline)) void publish_dispatch(Profiling::DispatchTable& table, const void* const* labels, size_t n,
                                                 const void* poll) {
   constexpr uintptr_t kPage = 4096;
@@ -455,11 +456,15 @@ __attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table,
 }
 #endif
 
-// The interpreter loop, instantiated three times (Mode): Plain has no hooks
-// at all; Sampled has the safe points, host-call and allocation hooks; Counted
-// adds per-frame call-tree nodes and the instruction counters. The choice is
-// made once per entry, never per instruction.
-enum class Mode { Plain, Sampled, Counted };
+// The interpreter loop, instantiated twice (Mode). Plain runs with or without
+// a Profiling attached: the CPU sampler, host-call timing and allocation
+// hooks cost it nothing per instruction (a sample request patches its
+// dispatch table; host calls and hooked calls test `prof`), so a sampled run
+// executes the very code of an unprofiled one. Counted adds per-frame
+// call-tree nodes and the instruction counters. The choice is made once per
+// entry, never per instruction (docs/RATIONALE.md, "One loop for off and
+// --profile=cpu").
+enum class Mode { Plain, Counted };
 
 // Never inlined or cloned: the profiling loops keep the addresses of their
 // labels in Profiling::dispatch, which must stay those of the one copy.
@@ -474,9 +479,12 @@ enum class Mode { Plain, Sampled, Counted };
 #endif
 template <Mode kMode>
 WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
-  constexpr bool kProfiling = kMode != Mode::Plain;
   constexpr bool kCounting = kMode == Mode::Counted;
+  // Null only in the plain loop with nothing attached: then no sample, host
+  // call or allocation hook is reported. Tested per call into the host, per
+  // hooked call and per entry, never per instruction.
   Profiling* const prof = th.profiling;
+  const bool profiled = kCounting || prof != nullptr;
 
   Frame* const frames = th.frames.data();
   Frame* const entry = frames + th.depth;
@@ -561,14 +569,12 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     ip = code->code.data();
     inst = func->instance;
     LOAD_MEM();
-    if constexpr (kProfiling) {
-      // Time the embedder spent before this entry is not guest time.
-      if (saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-      if constexpr (kCounting) {
-        counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr);
-      } else {
-        frame->node = kUnknownNode;
-      }
+    // Time the embedder spent before this entry is not guest time.
+    if (profiled && saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    if constexpr (kCounting) {
+      counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr);
+    } else {
+      frame->node = kUnknownNode;
     }
   }
 
@@ -594,7 +600,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       inst = callee->instance;                                                               \
       LOAD_MEM();                                                                            \
     }                                                                                        \
-    if constexpr (kProfiling) {                                                              \
+    {                                                                                        \
       if constexpr (kCounting) {                                                             \
         /* `counters` is the caller's, still: its block names the caller's node */          \
         if constexpr (!(counted)) {                                                          \
@@ -608,9 +614,10 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
         }                                                                                    \
         frame->counters = counters;                                                          \
       } else {                                                                               \
-        frame->node = kUnknownNode; /* found when needed: node_of */                         \
+        /* found when needed (node_of); stored unprofiled too: one store per call */         \
+        frame->node = kUnknownNode;                                                          \
       }                                                                                      \
-      if (uint8_t hook = (hook_expr)) {                                                      \
+      if (uint8_t hook = (hook_expr); hook && profiled) {                                    \
         frame->call_hook = hook;                                                             \
         frame->hook_ret = next;                                                              \
         frame[-1].ip = kHookedReturnStub;                                                    \
@@ -631,7 +638,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       frame->ip = next;                                                                      \
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
       bool ok;                                                                               \
-      if constexpr (kProfiling)                                                              \
+      if (profiled)                                                                          \
         ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);                  \
       else                                                                                   \
         ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
@@ -655,7 +662,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 
   // tail-call: wasm function `callee` takes over the current frame, its
   // arguments (`nargs` slots at `args`) moved down to fp[0..]. The profilers
-  // see the caller replaced: the sampling loop finds the node by walking the
+  // see the caller replaced: the plain loop finds the node by walking the
   // frames, the counting loop gives the frame the callee's node under the
   // caller's parent. Host callees, and hooked ones when profiling, cannot
   // take over a frame: they are called as usual and resume at `ret_ip`, a
@@ -666,9 +673,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     uint64_t* targs = (args_expr);                                                           \
     const uint32_t* ret_ip = (ret_ip_expr);                                                  \
     if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false);                    \
-    if constexpr (kProfiling) {                                                              \
-      if (tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false);  \
-    }                                                                                        \
+    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false); \
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
     std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
@@ -679,7 +684,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       inst = tcallee->instance;                                                               \
       LOAD_MEM();                                                                            \
     }                                                                                        \
-    if constexpr (kProfiling) {                                                              \
+    {                                                                                        \
       if constexpr (kCounting) {                                                             \
         /* the caller's frame still resumes after the call that entered the */            \
         /* replaced frame: the callee shows under that call site */                         \
@@ -708,15 +713,15 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   if constexpr (!kCounting) goto unlowered_op;
 #define DISPATCH() goto dispatch
 dispatch:
-  if constexpr (kProfiling) SAFE_POINT();
+  if (profiled) SAFE_POINT();
   switch (*ip) {
 #else
 #define CASE(Name) L_##Name:
 #define CASE_COUNTED(Name) L_##Name:
-  // The plain loop through kLabels; a profiling loop through its table in
-  // Profiling::dispatch (`labels`), which raise() may change at any time (an
-  // atomic load: a plain move on x86-64).
-#define DISPATCH() goto*(kProfiling ? __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED) : kLabels[*ip])
+  // Through `labels`: kLabels when nothing profiles, else the loop's table in
+  // Profiling::dispatch, which raise() may change at any time (an atomic
+  // load: a plain move on x86-64).
+#define DISPATCH() goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED)
   static const void* const kLabels[] = {
 #define WZVM_COUNTED_LABEL_(Name) &&L_Else
 #include "vm/interp_labels.inc"
@@ -726,7 +731,7 @@ dispatch:
   // Ops of code counted without fuel (vm/counted_ops.def) have handlers in
   // the counting loop only, which dispatches through its table, filled from
   // kCountedLabels; kLabels, the plain loop's, sends them to the
-  // unlowered-instruction report. So the other loops' code is what it was
+  // unlowered-instruction report. So the plain loop's code is what it was
   // before these ops existed: where its handlers sit decides their speed
   // (docs/RATIONALE.md, "Profiling overhead").
   const void* const* table_labels = kLabels;  // what the profiling table holds when not polling
@@ -739,7 +744,7 @@ dispatch:
     table_labels = kCountedLabels;
   }
   const void* const* labels = kLabels;
-  if constexpr (kProfiling) {
+  if (profiled) {
     // The first entry fills the loop's table and publishes it; a raise()
     // that came before could not patch it, so the flag is tested here.
     Profiling::DispatchTable& table = prof->dispatch[kCounting ? 1 : 0];
@@ -1039,7 +1044,7 @@ dispatch:
     }
     CASE(HookedReturn) {
       // Reached through kHookedReturnStub: frame[1] is the hooked callee that just returned.
-      if constexpr (kProfiling)
+      if (profiled)
         hooked_return(*prof, frame + 1, kCounting ? Profiling::block_node(frame[1].counters) : frame[1].node, memory);
       ip = frame[1].hook_ret;
       frame->ip = ip;
@@ -1187,7 +1192,7 @@ dispatch:
     CASE(MemoryGrow) {
       int64_t old = memory->grow(rd<uint32_t>(fp, ip[2]));
       wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
-      if constexpr (kProfiling) {
+      if (profiled) {
         // memsize is still the size before the grow.
         if (prof->memory_grow && memory->current_size() > memsize) memory_grown(*prof, nc, frame, ip, memory, memsize);
       }
@@ -1484,7 +1489,8 @@ dispatch:
   // instruction at ip dispatched as usual. At a hooked return's stub, the
   // op after it polls instead (the table stays patched).
 poll_sample: __attribute__((unused));
-  if constexpr (kProfiling) {
+  // Only a Profiling's table leads here: `prof` is set.
+  {
     if (ip == kHookedReturnStub) goto* table_labels[*ip];
     restore_dispatch(prof->dispatch[kCounting ? 1 : 0], table_labels);
     SAFE_POINT();
@@ -1533,7 +1539,7 @@ on_throw:
   add_backtrace(host_trap, entry, frame, ip);
   th.depth = saved_depth;
   if (saved_depth == 0) th.exceptions.clear();
-  if constexpr (kProfiling) {
+  if (profiled) {
     if (saved_depth == 0 && prof->cpu) {
       set_flag(prof->sample_pending, 1);
       take_sample(*prof, nc, frame, ip);
@@ -1544,7 +1550,7 @@ on_throw:
 done:
   th.depth = saved_depth;
   if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
-  if constexpr (kProfiling) {
+  if (profiled) {
     // The guest time since the last sample belongs in the profile too. An
     // interrupt that came after the last instruction stays asked for (the
     // next entry takes it): the run itself finished.
@@ -1559,12 +1565,8 @@ on_trap:
   // threads: another thread may have grown a shared memory since this one
   // cached its size. Bounds are checked before anything is written, so the
   // instruction can run again with the new size; sizes only grow, so it
-  // cannot loop. Only in the profiling loops, which every thread of a
-  // wasi-threads run uses (wasi/threads.h): in the plain loop this extra
-  // way back into dispatch cost 1.5% on call-heavy code (callgrind, fib),
-  // and it sees another thread's growth at its next host call or call
-  // into another instance (LOAD_MEM).
-  if constexpr (kProfiling) {
+  // cannot loop.
+  {
     if (trap_code == TrapCode::MemoryOutOfBounds && memory && memory->type.limits.shared &&
         memory->current_size() != memsize) {
       memsize = memory->current_size();
@@ -1578,7 +1580,7 @@ on_host_trap:
   add_backtrace(host_trap, entry, frame, trap_in_call ? frame->ip - 1 : ip);
   th.depth = saved_depth;
   if (saved_depth == 0 && !th.exceptions.empty()) th.exceptions.clear();
-  if constexpr (kProfiling) {
+  if (profiled) {
     // An interrupt (only SAFE_POINT traps with one) comes before the
     // instruction at ip; any other trap comes from it.
     if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip,
@@ -1618,7 +1620,7 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;
   if (nested) nested->on_reentry(true);
   Trap t = th.profiling->count_instructions ? run<Mode::Counted>(store, th, func, args)
-                                            : run<Mode::Sampled>(store, th, func, args);
+                                            : run<Mode::Plain>(store, th, func, args);
   if (nested) nested->on_reentry(false);
   return t;
 }

@@ -14,15 +14,16 @@
 namespace wzvm::vm {
 
 // One activation of a wasm function.
-// Frame::node not looked up yet (the sampling loop finds nodes lazily).
+// Frame::node not looked up yet (the plain loop finds nodes lazily).
 constexpr uint32_t kUnknownNode = UINT32_MAX;
 
 struct Frame {
   FuncInst* func;        // the function running in this frame
   uint64_t* fp;          // its slots: params, locals, value stack
   const uint32_t* ip;    // resume point when this frame is not the top one
-  // Call-tree node of this frame, in the sampling loop: kUnknownNode until
-  // a sample, a host call or a hook needs it (vm/interp.cc, node_of). The
+  // Call-tree node of this frame, in the plain loop: kUnknownNode until a
+  // sample, a host call or a hook needs it (vm/interp.cc, node_of); stored
+  // also when nothing profiles, one store per call. The
   // counting loop leaves it alone: there a frame's node is that of its
   // `counters` (Profiling::block_node).
   uint32_t node;

@@ -8,9 +8,12 @@
 // timer that raises `sample_pending`, and turns what it receives into
 // profiles.
 //
-// With no Profiling attached the interpreter runs its plain loop, which has
-// none of this; with one attached it runs a second instantiation of the same
-// loop that has the hooks (vm/interp.cc).
+// Sampling, host-call timing and allocation hooks run in the interpreter's
+// plain loop, which pays nothing for them per instruction: with no Profiling
+// attached it tests `prof` per host call and per hooked call only, and a
+// sample request reaches it by patching its dispatch table. Instruction
+// counting runs a second instantiation of the loop that keeps each frame's
+// counters (vm/interp.cc).
 
 #include <atomic>
 #include <csignal>
@@ -215,7 +218,7 @@ struct Profiling {
     const void** entries = nullptr;  // in `storage` (vm/interp.cc, publish_dispatch), set before `poll`
     std::unique_ptr<const void*[]> storage;
   };
-  DispatchTable dispatch[2];  // the sampling loop's, the counting loop's
+  DispatchTable dispatch[2];  // the plain loop's, the counting loop's
   // Asks the interpreter to stop before its next instruction (a sample;
   // with interrupt_requested raised first, an interrupt). From the timer's
   // signal handler or any thread: atomic stores only. A table being filled
