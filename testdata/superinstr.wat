@@ -37,5 +37,16 @@
     (local.set 2 (local.get 3))
     (i32.add (i32.mul (local.get 0) (i32.const 100))
              (i32.add (i32.mul (local.get 1) (i32.const 10)) (local.get 2))))
+  ;; Two i32.adds whose results go into locals: add2, in order (the second
+  ;; reads the local the first wrote).
+  (func (export "add_pair") (param i32 i32) (result i32)
+    (local.set 0 (i32.add (local.get 0) (i32.const 8)))
+    (local.set 1 (i32.add (local.get 1) (local.get 0)))
+    (i32.sub (local.get 0) (local.get 1)))
+  ;; add2, then a load that traps.
+  (func (export "add_pair_trap") (param i32 i32) (result i32)
+    (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+    (local.set 1 (i32.add (local.get 1) (i32.const 2)))
+    (i32.load (local.get 1)))
   (func (export "store_f64") (param i32 f64)
     (f64.store (local.get 0) (local.get 1))))

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "profiler/instruction_profile.h"
+#include "vm/code.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 
@@ -77,6 +78,19 @@ TEST(SuperInstructions, Results) {
   EXPECT_EQ(r.at(0).i32, 231u);
 }
 
+// Two i32.adds into locals become one op (vm/compile.cc, merge_add_pair),
+// which does them in order: the second sees the first's result.
+TEST(SuperInstructions, AddPairIsOneOpInOrder) {
+  Fixture f;
+  const vm::CompiledFunc* code = f.inst->exported_func("add_pair")->code;
+  ASSERT_NE(code, nullptr);
+  EXPECT_EQ(code->code.at(0), static_cast<uint32_t>(vm::IOp::I32Add2)) << vm::iop_name(static_cast<vm::IOp>(code->code.at(0)));
+  std::vector<Value> r;
+  // local 0 = 0xFFFFFFFC + 8 = 4 (wraps), local 1 = 5 + 4 = 9, then 4 - 9.
+  ASSERT_FALSE(f.call("add_pair", {Value::from_i32(0xFFFFFFFCu), Value::from_i32(5)}, r));
+  EXPECT_EQ(r.at(0).i32, 0xFFFFFFFBu);
+}
+
 TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   Fixture f;
   std::vector<Value> r;
@@ -110,6 +124,7 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
       {"store_bin", {Value::from_i32(65536 - 8), f64(1.0), f64(2.0)}, 5},  // get get get div store
       {"accumulate", {Value::from_i32(0), Value::from_i32(65536 - 1), f64(1.0)}, 4},  // get get get load
       {"accumulate", {Value::from_i32(65536 - 1), Value::from_i32(0), f64(1.0)}, 6},  // ... add store
+      {"add_pair_trap", {Value::from_i32(0), Value::from_i32(65536 - 2)}, 10},  // (get const add set) x2, get load
   };
   for (const Case& c : cases) {
     auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args);

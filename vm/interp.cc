@@ -948,6 +948,12 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
+    CASE(I32Add2) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
+      ip += 7;
+      DISPATCH();
+    }
     CASE(CopyN) {
       std::memmove(fp + ip[1], fp + ip[2], ip[3] * sizeof(uint64_t));
       ip += 4;
