@@ -8,6 +8,9 @@
     (i32.load (i32.add (local.get 0) (local.get 1))))
   (func (export "load_add_8s") (param i32) (result i32)
     (i32.load8_s offset=1 (i32.add (local.get 0) (i32.const 2))))
+  ;; base + (i << 2) feeding a load: the i32.shl+add chain, then load_shl_add.
+  (func (export "load_index") (param i32 i32) (result i32)
+    (i32.load offset=4 (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 2)))))
   ;; f64.load feeding an f64 binary as its second operand: bin_load.
   (func (export "bin_load") (param i32 f64) (result f64)
     (f64.sub (local.get 1) (f64.load (local.get 0))))

@@ -67,6 +67,11 @@ TEST(SuperInstructions, Results) {
   EXPECT_EQ(r.at(0).i32, 0u) << "bits of 2.5 at 64: low word";
   ASSERT_FALSE(f.call("load_add", {Value::from_i32(0xFFFFFFF0u), Value::from_i32(0x10 + 68)}, r));
   EXPECT_EQ(r.at(0).i32, 0x40040000u) << "bits of 2.5 at 64: high word";
+  // (x << 2) + base + 4, wrapping like the i32.shl and i32.add it replaces.
+  ASSERT_FALSE(f.call("load_index", {Value::from_i32(56), Value::from_i32(1)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u) << "bits of 2.5 at 64: low word";
+  ASSERT_FALSE(f.call("load_index", {Value::from_i32(0xFFFFFFFCu), Value::from_i32(0x40000011u)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x40040000u) << "0x44 + 0xFFFFFFFC + 4 = 68: high word";
   ASSERT_FALSE(f.call("load_add_8s", {Value::from_i32(64 + 7 - 3)}, r));
   EXPECT_EQ(r.at(0).i32, 0x40u);
   uint32_t a = 0x87654321u, b = 5, c = 0x0F0F0F0Fu;
@@ -80,11 +85,15 @@ TEST(SuperInstructions, Results) {
 
 // Two i32.adds into locals become one op (vm/compile.cc, merge_add_pair),
 // which does them in order: the second sees the first's result.
-TEST(SuperInstructions, AddPairIsOneOpInOrder) {
+TEST(SuperInstructions, PairsBecomeOneOp) {
   Fixture f;
   const vm::CompiledFunc* code = f.inst->exported_func("add_pair")->code;
   ASSERT_NE(code, nullptr);
   EXPECT_EQ(code->code.at(0), static_cast<uint32_t>(vm::IOp::I32Add2)) << vm::iop_name(static_cast<vm::IOp>(code->code.at(0)));
+  // and an indexed load is one op too (the chain's temporary is its address)
+  const vm::CompiledFunc* index = f.inst->exported_func("load_index")->code;
+  ASSERT_NE(index, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(index->code.at(0))), "load_shl_add(I32Load)");
   std::vector<Value> r;
   // local 0 = 0xFFFFFFFC + 8 = 4 (wraps), local 1 = 5 + 4 = 9, then 4 - 9.
   ASSERT_FALSE(f.call("add_pair", {Value::from_i32(0xFFFFFFFCu), Value::from_i32(5)}, r));
@@ -97,6 +106,9 @@ TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   vm::Trap t = f.call("load_add", {Value::from_i32(65536 - 2), Value::from_i32(0)}, r);
   EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  t = f.call("load_index", {Value::from_i32(65536 - 8), Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load of load_index";
   t = f.call("bin_load", {Value::from_i32(65536 - 4), f64(1.0)}, r);
   EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(f.trap_opcode(t), 0x2B) << "f64.load";
@@ -124,6 +136,7 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
       {"store_bin", {Value::from_i32(65536 - 8), f64(1.0), f64(2.0)}, 5},  // get get get div store
       {"accumulate", {Value::from_i32(0), Value::from_i32(65536 - 1), f64(1.0)}, 4},  // get get get load
       {"accumulate", {Value::from_i32(65536 - 1), Value::from_i32(0), f64(1.0)}, 6},  // ... add store
+      {"load_index", {Value::from_i32(65536 - 8), Value::from_i32(1)}, 6},  // get get const shl add load
       {"add_pair_trap", {Value::from_i32(0), Value::from_i32(65536 - 2)}, 10},  // (get const add set) x2, get load
   };
   for (const Case& c : cases) {

@@ -49,6 +49,9 @@ namespace wzvm::vm {
 // + offset. Compiled C computes most addresses this way (`p + 8`, `base +
 // i`); this takes one dispatch and one slot round trip off each such access.
 // Every scalar load row gets one (v128 loads are rare in these sequences).
+// Likewise `LoadShlAdd_X dst x k c offset`, reading at (x << k) + c + offset:
+// the chained `i32.shl+add` (vm/chains.def) of array indexing, `base + (i <<
+// k)`, feeding a load (bench/suite interp: 14% of its ops were such pairs).
 #define WZVM_IF_LOAD_Special(...)
 #define WZVM_IF_LOAD_Unary(...)
 #define WZVM_IF_LOAD_Binary(...)
@@ -93,7 +96,7 @@ enum class IOp : uint32_t {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_ENUM_
-#define WZVM_LOADADD_ENUM_(Name, R, Extra) LoadAdd_##Name,
+#define WZVM_LOADADD_ENUM_(Name, R, Extra) LoadAdd_##Name, LoadShlAdd_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_ENUM_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP

@@ -94,8 +94,9 @@ struct OpTables {
   // for Switch, which tests the direction, and for the back-edge forms);
   // IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> back_edge{};
-  // LoadAdd_X for each load X (vm/code.h), IOp::Count for the others.
+  // LoadAdd_X and LoadShlAdd_X for each load X (vm/code.h), IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
+  std::array<IOp, static_cast<size_t>(IOp::Count)> load_shl_add{};
   // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h), and
   // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
@@ -114,7 +115,10 @@ struct OpTables {
 #undef WZVM_OP
 #undef WZVM_F64BIN_MAP_
     load_add.fill(IOp::Count);
-#define WZVM_LOADADD_MAP_(Name, R, Extra) load_add[static_cast<size_t>(IOp::Name)] = IOp::LoadAdd_##Name;
+    load_shl_add.fill(IOp::Count);
+#define WZVM_LOADADD_MAP_(Name, R, Extra)                                  \
+  load_add[static_cast<size_t>(IOp::Name)] = IOp::LoadAdd_##Name; \
+  load_shl_add[static_cast<size_t>(IOp::Name)] = IOp::LoadShlAdd_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_MAP_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -965,8 +969,7 @@ bool FunctionCompiler::simple(const OpInfo& info) {
           code_[p + 1] = dst;
           src_word(other.src);
           retarget_fused(p);
-          mark_dst(p + 1);
-          last_op_ = UINT32_MAX;  // a chain is not a binary op: no further merging
+          mark_dst(p + 1);  // last_op_ stays p: a load may take an i32.shl+add as its address
           return true;
         }
         IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
@@ -1005,6 +1008,18 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset]
         uint32_t p = last_op_;
         code_[p] = static_cast<uint32_t>(load_add);
+        code_[p + 1] = dst;
+        word(static_cast<uint32_t>(offset));
+        retarget_fused(p);
+        mark_dst(p + 1);
+        last_op_ = UINT32_MAX;
+        return true;
+      }
+      IOp load_shl_add = op_tables().load_shl_add[static_cast<size_t>(info.op)];
+      if (emitting() && mem == 0 && load_shl_add != IOp::Count && last_op_is(IOp::I32ShlAdd, 5, addr)) {
+        // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset]
+        uint32_t p = last_op_;
+        code_[p] = static_cast<uint32_t>(load_shl_add);
         code_[p + 1] = dst;
         word(static_cast<uint32_t>(offset));
         retarget_fused(p);
@@ -2152,7 +2167,7 @@ const char* iop_name(IOp op) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_NAMES_
-#define WZVM_LOADADD_NAMES_(Name, R, Extra) "load_add(" #Name ")",
+#define WZVM_LOADADD_NAMES_(Name, R, Extra) "load_add(" #Name ")", "load_shl_add(" #Name ")",
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_NAMES_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP

@@ -859,9 +859,9 @@ dispatch:
 #undef WZVM_GEN_FUSED_
 #undef WZVM_GEN_FUSED_ONE_
 
-    // ---- Loads at a + b + offset: [op dst a b offset] (vm/code.h). The sum
-    // wraps to 32 bits like the i32.add it replaces; the bounds check is the
-    // load's own.
+    // ---- Loads at a + b + offset: [op dst a b offset], and at (x << k) + c +
+    // offset: [op dst x k c offset] (vm/code.h). The address wraps to 32 bits
+    // like the i32 arithmetic it replaces; the bounds check is the load's own.
 #define WZVM_GEN_LOADADD_(Name, R, T)                                           \
   CASE(LoadAdd_##Name) {                                                        \
     uint32_t addr = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);          \
@@ -871,6 +871,18 @@ dispatch:
     std::memcpy(&v, mem + ea, sizeof(T));                                       \
     wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
     ip += 5;                                                                    \
+    DISPATCH();                                                                 \
+  }                                                                             \
+  CASE(LoadShlAdd_##Name) {                                                     \
+    using Shl = BinaryFunctor<IOp::I32Shl>::F;                                  \
+    uint32_t addr = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])) + \
+                    rd<uint32_t>(fp, ip[4]);                                    \
+    uint64_t ea = static_cast<uint64_t>(addr) + ip[5];                          \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    T v;                                                                        \
+    std::memcpy(&v, mem + ea, sizeof(T));                                       \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
+    ip += 6;                                                                    \
     DISPATCH();                                                                 \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_GEN_LOADADD_, Name, K, R, Extra)
