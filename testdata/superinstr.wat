@@ -51,5 +51,12 @@
     (local.set 0 (i32.add (local.get 0) (i32.const 1)))
     (local.set 1 (i32.add (local.get 1) (i32.const 2)))
     (i32.load (local.get 1)))
+  ;; A loop closed by a step and a test: i32.add+jump_if.back(I32Ne).
+  (func (export "count_up") (param i32) (result i32)
+    (local i32 i32)
+    (loop
+      (local.set 2 (i32.xor (local.get 2) (local.get 1)))
+      (br_if 0 (i32.ne (local.tee 1 (i32.add (local.get 1) (i32.const 1))) (local.get 0))))
+    (local.get 2))
   (func (export "store_f64") (param i32 f64)
     (f64.store (local.get 0) (local.get 1))))

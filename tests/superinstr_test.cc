@@ -83,10 +83,12 @@ TEST(SuperInstructions, Results) {
   EXPECT_EQ(r.at(0).i32, 231u);
 }
 
-// Two i32.adds into locals become one op (vm/compile.cc, merge_add_pair),
-// which does them in order: the second sees the first's result.
+// Pairs that lowering merges into one op (vm/compile.cc): two i32.adds into
+// locals, which run in order (the second sees the first's result); an
+// indexed load; a loop's closing step and test.
 TEST(SuperInstructions, PairsBecomeOneOp) {
   Fixture f;
+  std::vector<Value> r;
   const vm::CompiledFunc* code = f.inst->exported_func("add_pair")->code;
   ASSERT_NE(code, nullptr);
   EXPECT_EQ(code->code.at(0), static_cast<uint32_t>(vm::IOp::I32Add2)) << vm::iop_name(static_cast<vm::IOp>(code->code.at(0)));
@@ -94,7 +96,17 @@ TEST(SuperInstructions, PairsBecomeOneOp) {
   const vm::CompiledFunc* index = f.inst->exported_func("load_index")->code;
   ASSERT_NE(index, nullptr);
   EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(index->code.at(0))), "load_shl_add(I32Load)");
-  std::vector<Value> r;
+  // and so is a loop's closing step and test, after the loop body's xor
+  const vm::CompiledFunc* loop = f.inst->exported_func("count_up")->code;
+  ASSERT_NE(loop, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(loop->code.at(4))), "i32.add+jump_if.back(I32Ne)");
+  ASSERT_FALSE(f.call("count_up", {Value::from_i32(5)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u ^ 1 ^ 2 ^ 3 ^ 4);
+  // 3 iterations of 11 instructions (get get xor set get const add tee get
+  // ne br_if) and the local.get after the loop; `loop` itself counts nothing.
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "count_up", {Value::from_i32(3)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->total(), 34u);
   // local 0 = 0xFFFFFFFC + 8 = 4 (wraps), local 1 = 5 + 4 = 9, then 4 - 9.
   ASSERT_FALSE(f.call("add_pair", {Value::from_i32(0xFFFFFFFCu), Value::from_i32(5)}, r));
   EXPECT_EQ(r.at(0).i32, 0xFFFFFFFBu);

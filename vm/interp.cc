@@ -966,6 +966,12 @@ dispatch:
       ip += 7;
       DISPATCH();
     }
+    CASE(I32AddJumpIfNeBack) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
+      else { ip += 7; SEGMENT_START(); }
+      DISPATCH();
+    }
     CASE(CopyN) {
       std::memmove(fp + ip[1], fp + ip[2], ip[3] * sizeof(uint64_t));
       ip += 4;
