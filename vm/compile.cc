@@ -1024,29 +1024,23 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       Operand addr;
       if (!pop(addr_type(mem), addr)) return false;
       uint32_t dst = push(info.result);
-      IOp load_add = op_tables().load_add[static_cast<size_t>(info.op)];
-      if (emitting() && mem == 0 && load_add != IOp::Count && last_op_is(IOp::I32Add, 4, addr)) {
-        // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset]
-        uint32_t p = last_op_;
-        code_[p] = static_cast<uint32_t>(load_add);
-        code_[p + 1] = dst;
-        word(static_cast<uint32_t>(offset));
-        retarget_fused(p);
-        mark_dst(p + 1);
-        last_op_ = UINT32_MAX;
-        return true;
-      }
-      IOp load_shl_add = op_tables().load_shl_add[static_cast<size_t>(info.op)];
-      if (emitting() && mem == 0 && load_shl_add != IOp::Count && last_op_is(IOp::I32ShlAdd, 5, addr)) {
-        // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset]
-        uint32_t p = last_op_;
-        code_[p] = static_cast<uint32_t>(load_shl_add);
-        code_[p + 1] = dst;
-        word(static_cast<uint32_t>(offset));
-        retarget_fused(p);
-        mark_dst(p + 1);
-        last_op_ = UINT32_MAX;
-        return true;
+      if (emitting() && mem == 0) {
+        // The op just emitted computed the address: the load takes it over,
+        // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset],
+        // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset].
+        IOp fused = IOp::Count;
+        if (last_op_is(IOp::I32Add, 4, addr)) fused = op_tables().load_add[static_cast<size_t>(info.op)];
+        else if (last_op_is(IOp::I32ShlAdd, 5, addr)) fused = op_tables().load_shl_add[static_cast<size_t>(info.op)];
+        if (fused != IOp::Count) {
+          uint32_t p = last_op_;
+          code_[p] = static_cast<uint32_t>(fused);
+          code_[p + 1] = dst;
+          word(static_cast<uint32_t>(offset));
+          retarget_fused(p);
+          mark_dst(p + 1);
+          last_op_ = UINT32_MAX;
+          return true;
+        }
       }
       use_memory(mem);
       uint32_t a = address(mem, addr, offset);

@@ -862,33 +862,31 @@ dispatch:
     // ---- Loads at a + b + offset: [op dst a b offset], and at (x << k) + c +
     // offset: [op dst x k c offset] (vm/code.h). The address wraps to 32 bits
     // like the i32 arithmetic it replaces; the bounds check is the load's own.
-#define WZVM_GEN_LOADADD_(Name, R, T)                                           \
-  CASE(LoadAdd_##Name) {                                                        \
-    uint32_t addr = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);          \
-    uint64_t ea = static_cast<uint64_t>(addr) + ip[4];                          \
+    // The load at 32-bit address `addr` + ip[off], then ip += off + 1.
+#define WZVM_LOAD_AT_(addr, off, R, T)                                          \
+  do {                                                                          \
+    uint64_t ea = static_cast<uint64_t>(addr) + ip[off];                        \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
     T v;                                                                        \
     std::memcpy(&v, mem + ea, sizeof(T));                                       \
     wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
-    ip += 5;                                                                    \
+    ip += (off) + 1;                                                            \
     DISPATCH();                                                                 \
+  } while (0)
+#define WZVM_GEN_LOADADD_(Name, R, T)                                           \
+  CASE(LoadAdd_##Name) {                                                        \
+    WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]), 4, R, T);  \
   }                                                                             \
   CASE(LoadShlAdd_##Name) {                                                     \
     using Shl = BinaryFunctor<IOp::I32Shl>::F;                                  \
-    uint32_t addr = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])) + \
-                    rd<uint32_t>(fp, ip[4]);                                    \
-    uint64_t ea = static_cast<uint64_t>(addr) + ip[5];                          \
-    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T v;                                                                        \
-    std::memcpy(&v, mem + ea, sizeof(T));                                       \
-    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
-    ip += 6;                                                                    \
-    DISPATCH();                                                                 \
+    uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])); \
+    WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[4]), 5, R, T);                        \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_GEN_LOADADD_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_LOADADD_
+#undef WZVM_LOAD_AT_
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):
     // [BinLoad_X dst a addr offset]: fp[dst] = a X f64 at addr + offset;
