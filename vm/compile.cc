@@ -329,7 +329,7 @@ class FunctionCompiler {
   // nothing can fuse with it any more (every fusion takes a result still on
   // the stack), and the pair costs one dispatch instead of two. Compiled
   // loops step their induction variables and pointers in such pairs
-  // (bench/suite: 18% of gemm's ops, 4-5% of nbody's, sha256's, interp's).
+  // (bench/suite: 18% of gemm's ops, 3.5-4.6% of nbody's, sha256's, interp's).
   // Neither add traps, so a position captured between the two (a try
   // region's bound) only decides whether a non-throwing op is inside it.
   void merge_add_pair() {
@@ -337,16 +337,25 @@ class FunctionCompiler {
     if (p == UINT32_MAX || q != p + 4 || here() != q + 4 || code_[p] != static_cast<uint32_t>(IOp::I32Add) ||
         code_[q] != static_cast<uint32_t>(IOp::I32Add))
       return;
+    if (absorb_last_op(q, 3)) code_[p] = static_cast<uint32_t>(IOp::I32Add2);
+  }
+  // The op at `q`, the last one emitted, with `nslots` slot operands right
+  // after its op word, becomes part of the op just before it: its op word
+  // goes, its operands follow that op's. No instruction boundary is left at
+  // q, so q's source offset and count mark go too (a sample or a count at
+  // the merged op is before its first instruction): only for a `q` that
+  // cannot trap. False, changing nothing, when q's operands are not where expected.
+  bool absorb_last_op(uint32_t q, size_t nslots) {
     const size_t n = slot_words_.size();
-    if (n < 3 || slot_words_[n - 3] != q + 1 || slot_words_[n - 2] != q + 2 || slot_words_[n - 1] != q + 3) return;
-    code_.erase(code_.begin() + q);  // the second op word: its operands follow the first's
-    for (size_t i = n - 3; i < n; ++i) --slot_words_[i];
-    code_[p] = static_cast<uint32_t>(IOp::I32Add2);
-    // No instruction boundary is left at q: a sample or a count at the pair
-    // is before the first add (neither can trap).
+    if (n < nslots) return false;
+    for (size_t i = 0; i < nslots; ++i)
+      if (slot_words_[n - nslots + i] != q + 1 + i) return false;
+    code_.erase(code_.begin() + q);
+    for (size_t i = n - nslots; i < n; ++i) --slot_words_[i];
     if (!source_map_.empty() && source_map_.back().first == q) source_map_.pop_back();
     if (counting_ && !count_marks_.empty() && count_marks_.back().pos == q) count_marks_.pop_back();
-    last_op_ = prev_op_ = UINT32_MAX;
+    last_op_ = prev_op_ = last_dst_ = UINT32_MAX;
+    return true;
   }
   // [i32.add d a b] [jump_if.back(I32Ne) x y offset] -> [i32.add+jump_if.back(I32Ne)
   // d a b x y offset]: the step and test that close most of clang's loops
@@ -357,17 +366,10 @@ class FunctionCompiler {
     if (p == UINT32_MAX || last_op_ != q || q != p + 4 || here() != q + 4 ||
         code_[p] != static_cast<uint32_t>(IOp::I32Add) || code_[q] != static_cast<uint32_t>(IOp::JumpIfBack_I32Ne))
       return;
-    const size_t n = slot_words_.size();
-    if (n < 5 || slot_words_[n - 2] != q + 1 || slot_words_[n - 1] != q + 2 || slot_words_[n - 3] != p + 3) return;
-    code_.erase(code_.begin() + q);
-    for (size_t i = n - 2; i < n; ++i) --slot_words_[i];
+    if (!absorb_last_op(q, 2)) return;
     code_[p] = static_cast<uint32_t>(IOp::I32AddJumpIfNeBack);
+    // The offset was relative to the jump's op word, now to the add's.
     code_[p + 6] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(p));
-    // Neither part traps: a sample or a count at the op is before the add.
-    if (!source_map_.empty() && source_map_.back().first == q) source_map_.pop_back();
-    if (counting_ && !count_marks_.empty() && count_marks_.back().pos == q) count_marks_.pop_back();
-    last_op_ = prev_op_ = UINT32_MAX;
-    last_dst_ = UINT32_MAX;
   }
   // A branch target: no instruction may be merged across it, and an
   // instruction-count segment ends here.

@@ -600,29 +600,27 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       inst = callee->instance;                                                               \
       LOAD_MEM();                                                                            \
     }                                                                                        \
-    {                                                                                        \
-      if constexpr (kCounting) {                                                             \
-        /* `counters` is the caller's, still: its block names the caller's node */          \
-        if constexpr (!(counted)) {                                                          \
-          counters = prof->enter_counted(Profiling::block_node(counters), callee, next); \
-        } else {                                                                             \
-          uint64_t* k = counters + kid;                                                      \
-          if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))              \
-            counters = reinterpret_cast<uint64_t*>(k[1]);                                    \
-          else                                                                               \
-            counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k); \
-        }                                                                                    \
-        frame->counters = counters;                                                          \
+    if constexpr (kCounting) {                                                               \
+      /* `counters` is the caller's, still: its block names the caller's node */            \
+      if constexpr (!(counted)) {                                                            \
+        counters = prof->enter_counted(Profiling::block_node(counters), callee, next);       \
       } else {                                                                               \
-        /* found when needed (node_of); stored unprofiled too: one store per call */         \
-        frame->node = kUnknownNode;                                                          \
+        uint64_t* k = counters + kid;                                                        \
+        if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))                \
+          counters = reinterpret_cast<uint64_t*>(k[1]);                                      \
+        else                                                                                 \
+          counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k); \
       }                                                                                      \
-      if (uint8_t hook = (hook_expr); hook && profiled) {                                    \
-        frame->call_hook = hook;                                                             \
-        frame->hook_ret = next;                                                              \
-        frame[-1].ip = kHookedReturnStub;                                                    \
-        hooked_call(*prof, nc, frame, memory);                                               \
-      }                                                                                      \
+      frame->counters = counters;                                                            \
+    } else {                                                                                 \
+      /* found when needed (node_of); stored unprofiled too: one store per call */           \
+      frame->node = kUnknownNode;                                                            \
+    }                                                                                        \
+    if (uint8_t hook = profiled ? (hook_expr) : 0) {                                         \
+      frame->call_hook = hook;                                                               \
+      frame->hook_ret = next;                                                                \
+      frame[-1].ip = kHookedReturnStub;                                                      \
+      hooked_call(*prof, nc, frame, memory);                                                 \
     }                                                                                        \
     SEGMENT_START();                                                                         \
     DISPATCH();                                                                              \
@@ -684,19 +682,17 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       inst = tcallee->instance;                                                               \
       LOAD_MEM();                                                                            \
     }                                                                                        \
-    {                                                                                        \
-      if constexpr (kCounting) {                                                             \
-        /* the caller's frame still resumes after the call that entered the */            \
-        /* replaced frame: the callee shows under that call site */                         \
-        counters = frame->counters =                                                         \
-            frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)            \
-                           : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
-                                                 resume_ip(frame - 1));                      \
-      } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                      \
-        /* the caller's cached node is not the callee's; a hooked frame keeps its */        \
-        /* node for the hooked return */                                                     \
-        frame->node = kUnknownNode;                                                          \
-      }                                                                                      \
+    if constexpr (kCounting) {                                                               \
+      /* the caller's frame still resumes after the call that entered the */              \
+      /* replaced frame: the callee shows under that call site */                           \
+      counters = frame->counters =                                                           \
+          frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)              \
+                         : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
+                                               resume_ip(frame - 1));                        \
+    } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                        \
+      /* the caller's cached node is not the callee's; a hooked frame keeps its */          \
+      /* node for the hooked return */                                                       \
+      frame->node = kUnknownNode;                                                            \
     }                                                                                        \
     DISPATCH();                                                                              \
   } while (0)
@@ -1512,17 +1508,14 @@ dispatch:
   // op after it polls instead (the table stays patched).
 poll_sample: __attribute__((unused));
   // Only a Profiling's table leads here: `prof` is set.
-  {
-    if (ip == kHookedReturnStub) goto* table_labels[*ip];
-    restore_dispatch(prof->dispatch[kCounting ? 1 : 0], table_labels);
-    SAFE_POINT();
-    // This instruction runs whatever happens to the table meanwhile: a
-    // raise() since the test patched it again (its request is not lost, the
-    // next instruction polls), and ticks faster than one poll cannot stop
-    // the loop from making progress.
-    goto* table_labels[*ip];
-  }
-  DISPATCH();
+  if (ip == kHookedReturnStub) goto* table_labels[*ip];
+  restore_dispatch(prof->dispatch[kCounting ? 1 : 0], table_labels);
+  SAFE_POINT();
+  // This instruction runs whatever happens to the table meanwhile: a
+  // raise() since the test patched it again (its request is not lost, the
+  // next instruction polls), and ticks faster than one poll cannot stop
+  // the loop from making progress.
+  goto* table_labels[*ip];
 #endif
 
   // exception-handling: unwind to the handler of exception `exn` raised at
@@ -1588,12 +1581,10 @@ on_trap:
   // cached its size. Bounds are checked before anything is written, so the
   // instruction can run again with the new size; sizes only grow, so it
   // cannot loop.
-  {
-    if (trap_code == TrapCode::MemoryOutOfBounds && memory && memory->type.limits.shared &&
-        memory->current_size() != memsize) {
-      memsize = memory->current_size();
-      DISPATCH();
-    }
+  if (trap_code == TrapCode::MemoryOutOfBounds && memory && memory->type.limits.shared &&
+      memory->current_size() != memsize) {
+    memsize = memory->current_size();
+    DISPATCH();
   }
   host_trap = Trap::make(trap_code);
 on_host_trap:
