@@ -75,4 +75,40 @@
       i32.const 1
       i32.add
     end)
+
+  ;; Callees whose bodies start with a loop, whose back-edge re-runs the
+  ;; loop's first instruction and not the function's entry, and one with no
+  ;; instructions at all, called directly (counted code enters them with
+  ;; call_local.counted, which counts the entry itself: vm/counted_ops.def).
+  ;; spin(k), k >= 1: 5 per iteration, k iterations.
+  (func $spin (param $k i32)
+    (loop $l
+      local.get $k   ;; 1
+      i32.const 1    ;; 2
+      i32.sub        ;; 3
+      local.tee $k   ;; 4
+      br_if $l))     ;; 5
+  (func $empty)
+  ;; entry_loops(n) = 4 own + 5 n in spin; empty counts nothing.
+  (func $entry_loops (export "entry_loops") (param $n i32)
+    local.get $n     ;; 1
+    call $spin       ;; 2
+    call $empty      ;; 3
+    call $empty)     ;; 4
+  ;; spin_trap(k) goes round k times (9 each) and traps at the division of
+  ;; the next: 9 k + 3; entry_loops_trap(n) adds its own 2: 9 n + 5.
+  (func $spin_trap (param $k i32)
+    (loop $l
+      i32.const 10   ;; 1
+      local.get $k   ;; 2
+      i32.div_u      ;; 3
+      drop           ;; 4
+      local.get $k   ;; 5
+      i32.const 1    ;; 6
+      i32.sub        ;; 7
+      local.set $k   ;; 8
+      br $l))        ;; 9
+  (func $entry_loops_trap (export "entry_loops_trap") (param $n i32)
+    local.get $n     ;; 1
+    call $spin_trap) ;; 2
 )

@@ -354,6 +354,26 @@ TEST(InstructionCounts, CallTreePerFunctionAndPerStack) {
                         {"tree", 5}, {"mid;tree", 6}, {"leaf;mid;tree", 12}, {"leaf;tree", 3}}));
 }
 
+// Callees entered with call_local.counted, which counts their first segment
+// at the call: one that starts with a loop, one with an empty body, and a
+// trap in a loop that the entry's segment does not cover.
+TEST(InstructionCounts, CalleesThatStartWithALoopOrAreEmpty) {
+  for (uint32_t n : {1u, 7u}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "entry_loops", {vm::Value::from_i32(n)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    ASSERT_FALSE(p->trap()) << p->trap().message;
+    EXPECT_EQ(p->total(), 5u * n + 4) << "n = " << n;
+    EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"spin", 5 * n}, {"entry_loops", 4}})) << "n = " << n;
+
+    auto t = InstructionProfile::run_and_count_file(counts_path(), "entry_loops_trap", {vm::Value::from_i32(n)});
+    ASSERT_TRUE(t) << t.error().to_string();
+    EXPECT_EQ(t->trap().code, vm::TrapCode::IntegerDivideByZero);
+    EXPECT_EQ(t->total(), 9u * n + 5) << "n = " << n;
+    EXPECT_EQ(t->counts(), (std::map<std::string, uint64_t>{{"spin_trap", 9 * n + 3}, {"entry_loops_trap", 2}}))
+        << "n = " << n;
+  }
+}
+
 TEST(InstructionCounts, StructureMarkersDoNotCount) {
   for (uint32_t arg : {0u, 1u}) {
     auto p = InstructionProfile::run_and_count_file(counts_path(), "pick", {vm::Value::from_i32(arg)});

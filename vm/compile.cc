@@ -251,6 +251,14 @@ class FunctionCompiler {
     return pos;
   }
   void word(uint32_t w) { code_.push_back(w); }
+  // Starts an instruction-count segment here, of no instructions yet.
+  void open_segment() {
+    emit_op(fuel_ ? IOp::CountFuel : IOp::CountInstr);
+    seg_pos_ = here();
+    word(0);
+    word(static_cast<uint32_t>(seg_begin_.size()));  // the segment's index
+    seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
+  }
   // An operand word naming a frame slot. The constant area sits between the
   // locals and the value stack, and its size is known only at the end, so
   // every slot word is recorded and renumbered then (see compile()).
@@ -873,6 +881,11 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   max_slot_ = std::max(max_slot_, result_slots);  // results are written to fp[0..]
 
   instr_offset_ = fn_.body_offset;
+  // Code counted without fuel starts with segment 0's CountInstr, also when
+  // the body starts with a label or is empty (a segment of no instructions):
+  // a call with CallLocalCounted then counts the entry without looking at
+  // the callee's first op (vm/interp.cc, ENTER_CALLEE).
+  if (counting_ && !fuel_) open_segment();
   ctrls_.push_back({});
   ctrls_.back().opcode = 0;
   ctrls_.back().results = type_.results;
@@ -1182,7 +1195,13 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     } else {
       // Calls to hooked functions (memory profiling) get their own op, so the
       // plain CallFunc never tests for a hook.
-      if (counting_) emit_op(hooked ? IOp::CallHookedCounted : IOp::CallFuncCounted);
+      // A function of this module (not an import) is wasm code of this
+      // instance, lowered like this one: CallLocalCounted skips the tests
+      // for a host function and for another instance, and counts the
+      // callee's first segment itself (see compile()).
+      const bool local = index >= m_.num_imported_funcs;
+      if (counting_ && !fuel_ && local && !hooked) emit_op(IOp::CallLocalCounted);
+      else if (counting_) emit_op(hooked ? IOp::CallHookedCounted : IOp::CallFuncCounted);
       else emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
       word(index);
       slot_word(base);
@@ -1265,13 +1284,7 @@ bool FunctionCompiler::instruction() {
                        info->op != IOp::End && info->op != IOp::Try && info->op != IOp::Catch &&
                        info->op != IOp::CatchAll && info->op != IOp::Delegate;
   if (counted && emitting()) {
-    if (seg_pos_ == UINT32_MAX) {
-      emit_op(fuel_ ? IOp::CountFuel : IOp::CountInstr);
-      seg_pos_ = here();
-      word(0);
-      word(static_cast<uint32_t>(seg_begin_.size()));  // the segment's index
-      seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
-    }
+    if (seg_pos_ == UINT32_MAX) open_segment();
     ++code_[seg_pos_];
     seg_offsets_.push_back(static_cast<uint32_t>(instr_offset_));
   }

@@ -587,7 +587,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // The rest of CALL, once the frame fits. The frame image is copied after
   // the frame record is written, from `fp`: fewer values are live across the
   // copy loop, and GCC spills less around it (calls -0.7% instructions).
-#define ENTER_CALLEE(hook_expr, counted)                                                     \
+#define ENTER_CALLEE(hook_expr, counted, local)                                              \
   do {                                                                                       \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
@@ -596,7 +596,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     fp = nfp;                                                                                \
     init_frame(fp, *code);                                                                   \
     ip = code->code.data();                                                                  \
-    if (callee->instance != inst) {                                                          \
+    if (!(local) && callee->instance != inst) {                                              \
       inst = callee->instance;                                                               \
       LOAD_MEM();                                                                            \
     }                                                                                        \
@@ -622,17 +622,23 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       frame[-1].ip = kHookedReturnStub;                                                      \
       hooked_call(*prof, nc, frame, memory);                                                 \
     }                                                                                        \
-    SEGMENT_START();                                                                         \
+    if constexpr (kCounting && (local)) {                                                    \
+      /* the callee's code starts with its segment 0 (CallLocalCounted) */                   \
+      counters[0] += 1;                                                                      \
+      ip += 3;                                                                               \
+    } else {                                                                                 \
+      SEGMENT_START();                                                                       \
+    }                                                                                        \
     DISPATCH();                                                                              \
   } while (0)
 
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted)                 \
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local)          \
   do {                                                                                       \
     FuncInst* callee = (callee_expr);                                                        \
     uint64_t* nfp = (nfp_expr);                                                              \
     const uint32_t* next = (next_expr);                                                      \
     [[maybe_unused]] const uint32_t kid = (kid_expr);                                        \
-    if (callee->is_host()) {                                                                 \
+    if (!(local) && callee->is_host()) {                                                     \
       frame->ip = next;                                                                      \
       th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
       bool ok;                                                                               \
@@ -655,7 +661,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       frame->ip = next;                                                                      \
       TRAP(TrapCode::StackExhausted);                                                        \
     }                                                                                        \
-    ENTER_CALLEE(hook_expr, counted);                                                        \
+    ENTER_CALLEE(hook_expr, counted, local);                                                 \
   } while (0)
 
   // tail-call: wasm function `callee` takes over the current frame, its
@@ -670,8 +676,8 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     FuncInst* tcallee = (callee_expr);                                                          \
     uint64_t* targs = (args_expr);                                                           \
     const uint32_t* ret_ip = (ret_ip_expr);                                                  \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false);                    \
-    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false); \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false);              \
+    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false); \
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
     std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
@@ -1068,10 +1074,10 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false); }
-    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false); }
-    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true); }
-    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true); }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false, false); }
+    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false); }
+    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false); }
+    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false); }
     CASE(CallTable) {
       TableInst* table = inst->tables[ip[1]];
       uint32_t i = rd<uint32_t>(fp, ip[3]);
@@ -1080,7 +1086,7 @@ dispatch:
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
       // Indirect calls to hooked functions are found here, at run time.
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false);
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false);
     }
     CASE(CallTableCounted) {
       TableInst* table = inst->tables[ip[1]];
@@ -1089,7 +1095,7 @@ dispatch:
       FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
-      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true);
+      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true, false);
     }
     // [return_call func base nargs][ret base nres]
     CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
@@ -1453,6 +1459,7 @@ dispatch:
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_EXIT_
 #undef COUNT_EXIT
+    CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true); }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }
 #endif
