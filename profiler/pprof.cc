@@ -5,6 +5,9 @@
 #include <map>
 #include <unordered_map>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
+
 #include "profiler/output.h"
 #include "profiler/symbolize.h"
 
@@ -12,6 +15,25 @@ namespace wzvm::profiler {
 namespace {
 
 namespace pb = perftools::profiles;
+
+// Per mapping id: {value at leaf Locations with a line, total value}
+// (modules_without_lines).
+using LineWeights = std::map<uint64_t, std::pair<int64_t, int64_t>>;
+
+void weigh_lines(std::pair<int64_t, int64_t>& w, const pb::Location& leaf, int64_t value) {
+  w.second += value;
+  if (leaf.line_size() > 0 && leaf.line(0).line() > 0) w.first += value;
+}
+
+std::vector<std::string> without_lines(const LineWeights& weights, const pb::Profile& profile) {
+  std::vector<std::string> out;
+  for (const pb::Mapping& m : profile.mapping()) {
+    auto it = weights.find(m.id());
+    if (it == weights.end() || it->second.second == 0) continue;
+    if (2 * it->second.first < it->second.second) out.push_back(profile.string_table(static_cast<int>(m.filename())));
+  }
+  return out;
+}
 
 // Interns strings, mappings, functions and locations of one profile. Ids are
 // handed out in order of first use, so a deterministic walk gives
@@ -21,6 +43,55 @@ class Builder {
   explicit Builder(const Profiler& profiler) : prof_(profiler) { str(""); }
 
   pb::Profile& profile() { return p_; }
+
+  // Samples go to p_, or, once stream_samples() is called, are serialized
+  // one by one as they are made (end_sample) and never held: a deep
+  // recursion's instruction profile has thousands of samples of hundreds of
+  // frames each (calls 37: 12 000 samples, 2 M location ids, which as a
+  // message are 16 MB of 8-byte ids to allocate, size, serialize and free).
+  // One Sample is reused; the bytes are those of Profile.sample fields.
+  void stream_samples(int weight_index) {
+    streaming_ = true;
+    weight_index_ = weight_index;
+  }
+  pb::Sample* new_sample() {
+    if (!streaming_) return p_.add_sample();
+    // The location ids stay: add_stack replaces them, or only the leaf
+    // when the node is the last one's.
+    scratch_.clear_value();
+    scratch_.clear_label();
+    return &scratch_;
+  }
+  void end_sample(const pb::Sample* s) {
+    if (!streaming_) return;
+    if (s->location_id_size() > 0 && weight_index_ < s->value_size()) {
+      const pb::Location& leaf = p_.location(static_cast<int>(s->location_id(0) - 1));
+      if (leaf.mapping_id()) weigh_lines(weights_[leaf.mapping_id()], leaf, s->value(weight_index_));
+    }
+    // The field: tag, length, the Sample. Written in place at the end of
+    // samples_ (which grows by doubling), at most 10 bytes of tag and length.
+    using WFL = google::protobuf::internal::WireFormatLite;
+    const size_t size = s->ByteSizeLong();
+    const size_t at = samples_.size();
+    samples_.resize(at + 10 + size);
+    auto* base = reinterpret_cast<uint8_t*>(samples_.data());
+    uint8_t* p = WFL::WriteTagToArray(pb::Profile::kSampleFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, base + at);
+    p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+    p = s->SerializeWithCachedSizesToArray(p);
+    samples_.resize(static_cast<size_t>(p - base));
+  }
+  // What p_ serializes to with the streamed samples in place: field 1
+  // (sample_type) comes before them and the rest after, as in the
+  // serialization of the whole message. Then p_ is spent.
+  std::string take_serialized() {
+    pb::Profile head;
+    head.mutable_sample_type()->Swap(p_.mutable_sample_type());
+    std::string out = head.SerializeAsString();
+    out += samples_;
+    p_.AppendToString(&out);
+    return out;
+  }
+  const LineWeights& line_weights() const { return weights_; }
 
   int64_t str(const std::string& s) {
     auto [it, inserted] = strings_.try_emplace(s, static_cast<int64_t>(strings_.size()));
@@ -43,6 +114,11 @@ class Builder {
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
     auto* ids = s->mutable_location_id();
+    if (s == last_sample_ && last_tree_ == &tree && last_node_ == node && !ids->empty()) {
+      ids->Set(0, leaf);  // the reused sample of stream_samples(): the callers are there
+      return;
+    }
+    ids->Clear();
     ids->Reserve(static_cast<int>(tree.node(node).depth) + 1);
     ids->Add(leaf);
     // The writers go node by node (each node's sites are sorted by offset),
@@ -220,6 +296,12 @@ class Builder {
   const pb::Sample* last_sample_ = nullptr;
   const vm::CallTree* last_tree_ = nullptr;
   uint32_t last_node_ = 0;
+  // stream_samples()
+  bool streaming_ = false;
+  int weight_index_ = 0;
+  pb::Sample scratch_;
+  std::string samples_;
+  LineWeights weights_;
 };
 
 // The main thread's profiler (tid 0), then each spawned thread's in tid order.
@@ -275,8 +357,10 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   return std::move(p);
 }
 
-pb::Profile build_instructions_profile(const Profiler& profiler) {
-  Builder b(profiler);
+namespace {
+
+// build_instructions_profile's, into `b` (streaming its samples or not).
+void instructions_profile(Builder& b, const Profiler& profiler) {
   pb::Profile& p = b.profile();
   b.value_type(p.add_sample_type(), "instructions", "count");
   // One sample per call stack and instruction: pprof sums them per line
@@ -288,17 +372,33 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
     const std::vector<vm::Profiling::InstructionCount> counts = prof->instruction_counts();
     for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
     for (const vm::Profiling::InstructionCount& c : counts) {
-      pb::Sample* ps = p.add_sample();
+      pb::Sample* ps = b.new_sample();
       b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node, tree);
       ps->add_value(static_cast<int64_t>(c.count));
       b.thread_label(ps, tid);
+      b.end_sample(ps);
     }
   }
   // Every instruction is counted: the period is 1.
   b.value_type(p.mutable_period_type(), "instructions", "count");
   p.set_period(1);
   p.set_default_sample_type(b.str("instructions"));
-  return std::move(p);
+}
+
+}  // namespace
+
+pb::Profile build_instructions_profile(const Profiler& profiler) {
+  Builder b(profiler);
+  instructions_profile(b, profiler);
+  return std::move(b.profile());
+}
+
+std::string serialize_instructions_profile(const Profiler& profiler, std::vector<std::string>* modules_without_lines) {
+  Builder b(profiler);
+  b.stream_samples(0);  // the one sample type, instructions
+  instructions_profile(b, profiler);
+  if (modules_without_lines) *modules_without_lines = without_lines(b.line_weights(), b.profile());
+  return b.take_serialized();
 }
 
 pb::Profile build_memory_profile(const Profiler& profiler, const char* default_type) {
@@ -372,30 +472,27 @@ std::vector<std::string> modules_without_lines(const pb::Profile& profile) {
   if (index < 0) return {};
   std::unordered_map<uint64_t, const pb::Location*> locations;
   for (const pb::Location& l : profile.location()) locations[l.id()] = &l;
-  std::map<uint64_t, std::pair<int64_t, int64_t>> weight;  // mapping id -> {with a line, total}
+  LineWeights weights;
   for (const pb::Sample& s : profile.sample()) {
     if (s.location_id_size() == 0 || index >= s.value_size() || s.value(index) == 0) continue;
     auto it = locations.find(s.location_id(0));
     if (it == locations.end() || it->second->mapping_id() == 0) continue;
-    auto& [lined, total] = weight[it->second->mapping_id()];
-    total += s.value(index);
-    if (it->second->line_size() > 0 && it->second->line(0).line() > 0) lined += s.value(index);
+    weigh_lines(weights[it->second->mapping_id()], *it->second, s.value(index));
   }
-  std::vector<std::string> out;
-  for (const pb::Mapping& m : profile.mapping()) {
-    auto it = weight.find(m.id());
-    if (it == weight.end() || it->second.second == 0) continue;
-    if (2 * it->second.first < it->second.second) out.push_back(profile.string_table(static_cast<int>(m.filename())));
-  }
-  return out;
+  return without_lines(weights, profile);
 }
 
 bool write_profile(const pb::Profile& profile, const std::string& path, std::string& why) {
-  std::string raw, gz;
+  std::string raw;
   if (!profile.SerializeToString(&raw)) {
     why = "cannot serialize the profile";
     return false;
   }
+  return write_serialized_profile(raw, path, why);
+}
+
+bool write_serialized_profile(std::string_view raw, const std::string& path, std::string& why) {
+  std::string gz;
   if (!gzip(raw, gz, why)) return false;
   return write_file_atomic(path, gz, why);
 }

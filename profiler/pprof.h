@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -33,6 +34,13 @@ perftools::profiles::Profile build_cpu_profile(const Profiler& profiler);
 // and every id and repeated field in call-tree order, which follows the
 // program's execution; the same run gives the same bytes.
 perftools::profiles::Profile build_instructions_profile(const Profiler& profiler);
+
+// The bytes build_instructions_profile(profiler) serializes to, made without
+// holding the samples as messages (the cost of a deep recursion's profile
+// is in its samples: profiler/pprof.cc, Builder::stream_samples). Sets
+// `*modules_without_lines`, if given, to modules_without_lines() of it.
+std::string serialize_instructions_profile(const Profiler& profiler,
+                                           std::vector<std::string>* modules_without_lines = nullptr);
 
 // alloc_objects/count, alloc_space/bytes, inuse_objects/count,
 // inuse_space/bytes (default), like Go's heap profile: per allocating stack
@@ -55,6 +63,8 @@ std::vector<std::string> modules_without_lines(const perftools::profiles::Profil
 
 // Serialize, gzip and write atomically.
 bool write_profile(const perftools::profiles::Profile& profile, const std::string& path, std::string& why);
+// Gzip a serialized Profile and write it atomically.
+bool write_serialized_profile(std::string_view raw, const std::string& path, std::string& why);
 
 // Instructions executed in each function's own code (self), summed over
 // stacks and merged by name; sorted by count (descending), then name.

@@ -254,6 +254,7 @@ TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {
     EXPECT_EQ(pr.time_nanos(), 0);
     EXPECT_EQ(pr.duration_nanos(), 0);
     EXPECT_TRUE(pr.SerializeToString(&bytes));
+    EXPECT_EQ(serialize_instructions_profile(prof), bytes);  // what the CLI writes
     return pr;
   };
   std::string a, b;
@@ -277,6 +278,44 @@ TEST(ProfilerWriter, InstructionsProfileIsDeterministic) {
   EXPECT_NE(pr.sample(1).location_id(0), pr.sample(2).location_id(0));
   EXPECT_EQ(pr.location(static_cast<int>(pr.sample(2).location_id(0)) - 1).address(),
             pr.location(static_cast<int>(pr.sample(1).location_id(0)) - 1).address() + 2);
+}
+
+// The CLI writes instruction profiles serialized sample by sample
+// (serialize_instructions_profile): the bytes must be those of the message,
+// also for deep stacks where consecutive samples share a node or do not,
+// nodes that return to an earlier depth, and modules without lines.
+TEST(ProfilerWriter, StreamedInstructionsProfileIsTheMessagesBytes) {
+  Fixture fx;
+  Profiler prof({.instructions = true});
+  prof.add_module(fx.module.get(), "prof_counts.wasm");
+  vm::Profiling& p = prof.profiling();
+  vm::CallTree& t = p.tree;
+  const uint32_t loop_at = fx.func("loop")->code->source_map.front().second;
+  const uint32_t tree_at = fx.func("tree")->code->source_map.front().second;
+  std::vector<vm::Profiling::InstructionCount> counts;
+  uint32_t node = p.enter(vm::CallTree::kRoot, fx.func("tree"));
+  counts.push_back({node, tree_at, 1});
+  std::vector<uint32_t> chain;
+  for (uint32_t depth = 0; depth < 300; ++depth) {
+    node = t.call(node, fx.func(depth % 3 ? "loop" : "tree"), depth % 5 ? loop_at + 1 : tree_at + 1);
+    chain.push_back(node);
+    for (uint32_t i = 0; i < depth % 4 + 1; ++i) counts.push_back({node, (depth % 3 ? loop_at : tree_at) + i, depth + i + 1});
+  }
+  // A sibling branch from the middle of the chain: the next sample's node
+  // is shallower than the last one's.
+  uint32_t side = t.call(chain[150], fx.func("pick"), loop_at + 2);
+  counts.push_back({side, fx.func("pick")->code->source_map.front().second, 7});
+  counts.push_back({chain[10], loop_at + 3, 2});
+  prof.set_instruction_counts(counts);
+
+  pb::Profile message = build_instructions_profile(prof);
+  std::string bytes;
+  ASSERT_TRUE(message.SerializeToString(&bytes));
+  std::vector<std::string> without;
+  EXPECT_EQ(serialize_instructions_profile(prof, &without), bytes);
+  EXPECT_EQ(without, modules_without_lines(message));
+  EXPECT_EQ(message.sample_size(), static_cast<int>(counts.size()));
+  EXPECT_EQ(message.sample(static_cast<int>(counts.size()) - 3).location_id_size(), 301);
 }
 
 TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
