@@ -111,4 +111,29 @@
   (func $entry_loops_trap (export "entry_loops_trap") (param $n i32)
     local.get $n     ;; 1
     call $spin_trap) ;; 2
+
+  ;; br_table and early returns: classify(0) = classify(1) = 4, else 3.
+  (func $classify (export "classify") (param $x i32) (result i32)
+    (block $b2
+      (block $b1
+        (block $b0
+          local.get $x            ;; 1
+          br_table $b0 $b1 $b2)   ;; 2
+        i32.const 10              ;; 3  (x = 0)
+        return)                   ;; 4
+      i32.const 20                ;; 3  (x = 1)
+      return)                     ;; 4
+    i32.const 30)                 ;; 3  (otherwise)
+  ;; n tail calls of 7 instructions, then 4: countdown(n) = 7 n + 4, all in
+  ;; countdown (a tail call replaces its caller).
+  (func $countdown (export "countdown") (param $n i32) (result i32)
+    (block
+      local.get $n                ;; 1
+      i32.eqz                     ;; 2
+      br_if 0                     ;; 3
+      local.get $n                ;; 4
+      i32.const 1                 ;; 5
+      i32.sub                     ;; 6
+      return_call $countdown)     ;; 7
+    i32.const 0)                  ;; 4  (n = 0)
 )

@@ -413,6 +413,23 @@ TEST(InstructionCounts, CalleesThatStartWithALoopOrAreEmpty) {
   }
 }
 
+// Counted code's jumps count their edges (vm/counted_ops.def): br_table's
+// targets, returns that leave the rest of the body, tail calls.
+TEST(InstructionCounts, BrTableEarlyReturnsAndTailCalls) {
+  for (uint32_t x : {0u, 1u, 2u, 9u}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "classify", {vm::Value::from_i32(x)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->results().at(0).i32, x == 0 ? 10u : x == 1 ? 20u : 30u);
+    EXPECT_EQ(p->total(), x < 2 ? 4u : 3u) << "x = " << x;
+  }
+  for (uint32_t n : {0u, 1u, 25u}) {
+    auto p = InstructionProfile::run_and_count_file(counts_path(), "countdown", {vm::Value::from_i32(n)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->total(), 7u * n + 4) << "n = " << n;
+    EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"countdown", 7 * n + 4}})) << "n = " << n;
+  }
+}
+
 TEST(InstructionCounts, StructureMarkersDoNotCount) {
   for (uint32_t arg : {0u, 1u}) {
     auto p = InstructionProfile::run_and_count_file(counts_path(), "pick", {vm::Value::from_i32(arg)});

@@ -39,9 +39,10 @@ namespace wzvm::vm {
 // conditionals in compiled C are mostly this pair, so it saves a dispatch
 // and a slot write per branch. `JumpIfBack_X` is JumpIf_X as a loop's
 // back-edge (a `br_if` to a loop; see Jump/JumpBack in internal_ops.def).
-// `JumpIfExit_X a b offset exit` is JumpIf_X as a forward br_if in code
-// counted without fuel: a taken branch counts the exit of its segment
-// (CompiledFunc::num_exits; vm/counted_ops.def).
+// `JumpIfExit_X a b offset edge`, `JumpUnlessExit_X a b offset edge` and
+// `JumpIfBackExit_X a b offset edge` are JumpIf_X, JumpUnless_X and
+// JumpIfBack_X in code counted without fuel: a taken branch counts its edge
+// (CompiledFunc::counters; vm/counted_ops.def).
 #define WZVM_FUSED_ROW_(X, Name, K, R, P1, Extra) WZVM_IF_KIND_##K(WZVM_IF_RESULT_##R(X(Name, R, P1, Extra)))
 // Fused address arithmetic: `i32.add` whose result only serves as the
 // address of the next load (a temporary, not a local) becomes part of that
@@ -113,7 +114,7 @@ enum class IOp : uint32_t {
 #define WZVM_COUNTED_IOP(Name, ...) Name,
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP
-#define WZVM_FUSED_EXIT_ENUM_(Name, R, P1, Extra) JumpIfExit_##Name,
+#define WZVM_FUSED_EXIT_ENUM_(Name, R, P1, Extra) JumpIfExit_##Name, JumpUnlessExit_##Name, JumpIfBackExit_##Name,
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_ENUM_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -155,33 +156,35 @@ struct CompiledFunc {
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   // Instruction-counting builds only (LoadOptions::count_instructions).
-  // Segment s (the operand of its CountInstr) holds the counted wasm
-  // instructions whose module byte offsets are
-  // seg_offsets[seg_begin[s] .. seg_begin[s + 1]), in execution order: a
-  // profile multiplies the segment's run count over them, which gives exact
-  // per-instruction (so per-line) counts from one counter per segment.
-  std::vector<uint32_t> seg_begin;    // num_segments() + 1 entries, or none
+  // seg_offsets: the module byte offsets of the counted wasm instructions,
+  // in the order of the function's body. Counter s of a call-tree node's
+  // block (vm/profiling.h) counts runs of counters[s]: the instructions
+  // seg_offsets[lo .. hi), each run adding `sign` to each; a profile sums
+  // them into exact per-instruction (so per-line) counts. With fuel,
+  // counters are the straight-line segments, in order (CountFuel's operand);
+  // without, counter 0 is the whole body and the others are the edges of
+  // jumps (vm/counted_ops.def), some negative.
+  struct CountRange {
+    uint32_t lo, hi;
+    int32_t sign;
+  };
+  std::vector<CountRange> counters;
   bool charges_fuel = false;          // segments start with CountFuel (LoadOptions::fuel)
   std::vector<uint32_t> seg_offsets;
-  uint32_t num_segments() const { return seg_begin.empty() ? 0 : static_cast<uint32_t>(seg_begin.size() - 1); }
-  uint32_t segment_size(uint32_t s) const { return seg_begin[s + 1] - seg_begin[s]; }
-  // The last num_exits segments are exits: a forward br_if does not end its
-  // segment in code lowered for counting without fuel (JumpIfExit and the
-  // like), since it is mostly not taken; when taken, it counts its exit,
-  // whose instructions are those of its segment after the br_if. They ran
-  // once less per exit: an exit's runs count negatively (exit_sign).
-  uint32_t num_exits = 0;
-  int64_t exit_sign(uint32_t s) const { return s + num_exits >= num_segments() ? -1 : 1; }
+  uint32_t num_segments() const { return static_cast<uint32_t>(counters.size()); }
+  uint32_t segment_size(uint32_t s) const { return counters[s].hi - counters[s].lo; }
   // Calls in counted code (CallFuncCounted, CallHookedCounted,
   // CallTableCounted): each has a slot, its entry in the caller's call-tree
   // node block after the segment counters (vm/profiling.h), so that finding
   // the callee's node is one compare. The op's operand is the entry's word
   // index in the block: num_segments() + 2 * slot.
   uint32_t call_slots = 0;
-  // Word offset -> how many instructions of its segment, counted on entry to
-  // the segment, have run once the instruction there has (sorted by word;
-  // seg UINT32_MAX: the op is in no segment). When a trap or proc_exit ends a
-  // segment early the rest are taken back.
+  // Word offset -> how many instructions of its segment (counter), counted
+  // on entry to the segment, have run once the instruction there has
+  // (sorted by word; seg UINT32_MAX: nothing to take back there). When a
+  // trap or proc_exit ends a segment early the rest are taken back; without
+  // fuel the segment is counter 0 and `ran` the instruction's place in the
+  // body, whatever jumps led there (each counted its edge).
   struct CountMark {
     uint32_t pos;
     uint32_t seg;

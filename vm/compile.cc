@@ -101,9 +101,9 @@ struct OpTables {
   // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
   std::array<IOp, static_cast<size_t>(IOp::Count)> store_bin_load{};
-  // The exit form (JumpIfExit...) of each op a forward br_if can be,
-  // IOp::Count for the others.
-  std::array<IOp, static_cast<size_t>(IOp::Count)> exit{};
+  // The counted form (JumpIfExit, JumpCounted, ...) of each jump, for code
+  // counted without fuel (vm/counted_ops.def); IOp::Count for the others.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> counted{};
   void init_fused() {
     f64_mem.fill({IOp::Count, IOp::Count});
     store_bin_load.fill(IOp::Count);
@@ -129,14 +129,26 @@ struct OpTables {
     back_edge[static_cast<size_t>(IOp::Jump)] = IOp::JumpBack;
     back_edge[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfBack;
     back_edge[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessBack;
-    exit.fill(IOp::Count);
-    exit[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfExit;
-    exit[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessExit;
+    counted.fill(IOp::Count);
+    // A jump's counted form, and the counted form's back-edge form (patch()
+    // runs after add_edge), as for the plain ones; back = Count: none.
+    auto count_as = [&](IOp plain, IOp back, IOp c, IOp c_back) {
+      counted[static_cast<size_t>(plain)] = c;
+      back_edge[static_cast<size_t>(c)] = c_back;
+      if (back == IOp::Count) return;
+      counted[static_cast<size_t>(back)] = c_back;
+      back_edge[static_cast<size_t>(c_back)] = c_back;
+    };
+    count_as(IOp::Jump, IOp::JumpBack, IOp::JumpCounted, IOp::JumpBackCounted);
+    count_as(IOp::JumpIf, IOp::JumpIfBack, IOp::JumpIfExit, IOp::JumpIfBackExit);
+    count_as(IOp::JumpUnless, IOp::JumpUnlessBack, IOp::JumpUnlessExit, IOp::JumpUnlessBackExit);
+    count_as(IOp::Switch, IOp::Count, IOp::SwitchCounted, IOp::SwitchCounted);
 #define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                      \
   fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};         \
   back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                 \
   back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;             \
-  exit[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfExit_##Name;
+  count_as(IOp::JumpIf_##Name, IOp::JumpIfBack_##Name, IOp::JumpIfExit_##Name, IOp::JumpIfBackExit_##Name); \
+  count_as(IOp::JumpUnless_##Name, IOp::Count, IOp::JumpUnlessExit_##Name, IOp::Count);
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
@@ -385,13 +397,19 @@ class FunctionCompiler {
     last_dst_ = UINT32_MAX;
     last_op_ = UINT32_MAX;
     prev_op_ = UINT32_MAX;
-    seg_pos_ = UINT32_MAX;
+    if (fuel_) seg_pos_ = UINT32_MAX;
+    else if (counting_) label_counts_[here()] = counted_so_far();
   }
   // Every jump offset is set here, so here a jump that goes backward (or
   // to itself: `(loop (br 0))`) becomes its back-edge form (why these
   // remain: vm/internal_ops.def).
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
+    if (auto e = edge_of_word_.find(word_pos); e != edge_of_word_.end()) {
+      // The target is a label bound earlier (a loop) or the code here.
+      auto l = label_counts_.find(target);
+      edges_[e->second].tgt = target == here() || l == label_counts_.end() ? counted_so_far() : l->second;
+    }
     if (target > op_pos) return;
     IOp back = op_tables().back_edge[code_[op_pos]];
     if (back == IOp::Count) {
@@ -444,19 +462,32 @@ class FunctionCompiler {
     return {op, op + 2};
   }
 
-  // A forward br_if just lowered to the jump at `op`, its offset word at `w`
-  // (code counted without fuel): its segment goes on past it, and a taken
-  // branch counts an exit (CompiledFunc::num_exits) whose operand becomes
-  // its counter's index once the segments are known (compile()).
-  void add_exit(uint32_t op, uint32_t w) {
-    if (!counting_ || fuel_ || seg_pos_ == UINT32_MAX || here() != w + 1) return;
-    const IOp e = op_tables().exit[code_[op]];
-    if (e == IOp::Count) return;
-    code_[op] = static_cast<uint32_t>(e);
-    exits_.push_back({here(), code_[seg_pos_ + 1], code_[seg_pos_]});
+  // Code counted without fuel (vm/counted_ops.def): the jump just lowered
+  // at `op`, its offset word at `w`, becomes its counted form, which counts
+  // its edge when taken; the edge's target is set when the offset is
+  // (patch), its counter index once all are known (compile()).
+  void add_edge(uint32_t op, uint32_t w) {
+    if (!counting_ || fuel_) return;
+    const IOp c = op_tables().counted[code_[op]];
+    if (c == IOp::Count || here() != w + 1) {
+      fail(std::string("internal error: no counted form of ") + iop_name(static_cast<IOp>(code_[op])));
+      return;
+    }
+    code_[op] = static_cast<uint32_t>(c);
+    edge_of_word_[w] = static_cast<uint32_t>(edges_.size());
+    edges_.push_back({here(), counted_so_far(), kUnpatched});
     word(0);
-    kept_segment_ = true;
   }
+  // Counted without fuel: a return or tail call here leaves the rest of the
+  // body unrun (kToEnd as the target), or a catch handler starts here, entered
+  // from anywhere (kToEnd as the source): a CountEdge counts it.
+  void emit_count_edge(bool landing) {
+    if (!counting_ || fuel_) return;
+    emit_op(IOp::CountEdge);
+    edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
+    word(0);
+  }
+  uint32_t counted_so_far() const { return seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]; }
 
   void emit_copy(uint32_t dst, uint32_t src, ValType t) {
     if (dst == src) return;
@@ -582,12 +613,13 @@ class FunctionCompiler {
     emit_label_values(c);
     uint32_t op = emit_op(IOp::Jump);
     word(0);
+    add_edge(op, op + 1);
     c.fixups.emplace_back(op, op + 1);
   }
   void emit_branch(uint32_t depth, std::vector<Operand>& vs) {
     Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
     if (&target == &ctrls_.front()) {
-      emit_return(vs);
+      emit_return(vs, true);
       return;
     }
     uint32_t dst = target.base_slot;
@@ -597,6 +629,7 @@ class FunctionCompiler {
     }
     uint32_t op = emit_op(IOp::Jump);
     word(0);
+    add_edge(op, op + 1);
     if (target.opcode == 0x03) patch(op, op + 1, target.loop_start);
     else target.fixups.emplace_back(op, op + 1);
   }
@@ -610,13 +643,15 @@ class FunctionCompiler {
     }
     return false;
   }
-  void emit_return(std::vector<Operand>& vs) {
+  // `early`: not the body's final `end` (return, br to the function's label).
+  void emit_return(std::vector<Operand>& vs, bool early) {
     // Results must be contiguous: put each in its own stack slot first.
     uint32_t n = 0;
     for (Operand& v : vs) {
       if (v.type != kUnknown) materialize(v);
       n += v.type == kUnknown ? 1 : slots_of(v.type);
     }
+    if (early) emit_count_edge(false);
     emit_op(IOp::Ret);
     slot_word(vs.empty() ? 0 : vs.front().slot);
     word(n);
@@ -849,16 +884,19 @@ class FunctionCompiler {
   };
   std::vector<CountMark> count_marks_;
   std::vector<uint32_t> call_slot_words_;  // the slot operand of each counted call, by slot
-  // Exits of segments (CompiledFunc::num_exits), by exit: where its operand
-  // is, its segment and how many of the segment's instructions come before
-  // the ones it skips.
-  struct Exit {
+  // Code counted without fuel: the edges of jumps (add_edge), by counter
+  // (counter 1 + k is edge k): the operand word that names it, and the
+  // instructions counted before the jump (its source) and before its
+  // target; kToEnd: all of them (the body's end).
+  static constexpr uint32_t kUnpatched = UINT32_MAX, kToEnd = UINT32_MAX - 1;
+  struct Edge {
     uint32_t word;
-    uint32_t seg;
-    uint32_t ran;
+    uint32_t src;
+    uint32_t tgt;
   };
-  std::vector<Exit> exits_;
-  bool kept_segment_ = false;  // the instruction just lowered left its segment open (add_exit)
+  std::vector<Edge> edges_;
+  std::unordered_map<uint32_t, uint32_t> edge_of_word_;    // a jump's offset word -> its edge
+  std::unordered_map<uint32_t, uint32_t> label_counts_;    // label word -> instructions counted before it
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -936,30 +974,27 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
   }
   out.charges_fuel = fuel_;
-  // Exits are segments after the real ones, each listing the instructions
-  // of its segment that it skips.
-  const auto nsegs = static_cast<uint32_t>(seg_begin_.size());
-  if (!exits_.empty()) {
-    std::vector<uint32_t> seg_end(nsegs);
-    for (uint32_t s = 0; s < nsegs; ++s)
-      seg_end[s] = s + 1 < nsegs ? seg_begin_[s + 1] : static_cast<uint32_t>(seg_offsets_.size());
-    for (size_t k = 0; k < exits_.size(); ++k) {
-      const Exit& e = exits_[k];
-      code_[e.word] = nsegs + static_cast<uint32_t>(k);
-      seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
-      for (uint32_t i = seg_begin_[e.seg] + e.ran; i < seg_end[e.seg]; ++i) seg_offsets_.push_back(seg_offsets_[i]);
-    }
-    out.num_exits = static_cast<uint32_t>(exits_.size());
+  // Counters: with fuel, the segments in order; without, the body, then the
+  // edges: a jump back adds its target through itself, one forward skips
+  // what lies between (negative), a return what follows, a landing what
+  // follows its handler.
+  const auto ninstr = static_cast<uint32_t>(seg_offsets_.size());
+  for (size_t s = 0; s < seg_begin_.size(); ++s)
+    out.counters.push_back({seg_begin_[s], s + 1 < seg_begin_.size() ? seg_begin_[s + 1] : ninstr, 1});
+  for (size_t k = 0; k < edges_.size(); ++k) {
+    Edge e = edges_[k];
+    if (e.tgt == kUnpatched) e.tgt = e.src;  // a jump to a label never bound: never taken
+    if (e.src == kToEnd) e.src = ninstr;
+    if (e.tgt == kToEnd) e.tgt = ninstr;
+    code_[e.word] = static_cast<uint32_t>(out.counters.size());
+    if (e.tgt <= e.src) out.counters.push_back({e.tgt, e.src, 1});
+    else out.counters.push_back({e.src, e.tgt, -1});
   }
-  // A counted call's entry follows the node block's segment counters.
-  const auto nall = static_cast<uint32_t>(seg_begin_.size());
+  // A counted call's entry follows the node block's counters.
+  const auto nall = static_cast<uint32_t>(out.counters.size());
   for (uint32_t pos : call_slot_words_) code_[pos] = nall + 2 * code_[pos];
   out.call_slots = static_cast<uint32_t>(call_slot_words_.size());
-  if (!seg_begin_.empty()) {
-    seg_begin_.push_back(static_cast<uint32_t>(seg_offsets_.size()));
-    out.seg_begin = std::move(seg_begin_);
-    out.seg_offsets = std::move(seg_offsets_);
-  }
+  if (!out.counters.empty()) out.seg_offsets = std::move(seg_offsets_);
   out.const_base = local_slots_;
   out.frame_init.assign(local_slots_ - param_slots, 0);
   out.frame_init.insert(out.frame_init.end(), consts_.begin(), consts_.end());
@@ -1166,6 +1201,11 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     // callee's frame replaces this one; the `ret` after it serves callees
     // that cannot replace a frame (host functions, hooked allocators), which
     // the interpreter calls as usual with the `ret` as resume point.
+    // Counted without fuel: the rest of the body is taken back first, so a
+    // trap in the call takes nothing more back (no segment in its marks).
+    emit_count_edge(false);
+    const uint32_t seg_pos = seg_pos_;
+    if (counting_ && !fuel_) seg_pos_ = UINT32_MAX;
     if (indirect) {
       emit_op(IOp::ReturnCallIndirect);
       word(index);
@@ -1181,6 +1221,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     emit_op(IOp::Ret);
     slot_word(base);
     word(result_slots);
+    if (counting_ && !fuel_) seg_pos_ = seg_pos;
     max_slot_ = std::max(max_slot_, base + result_slots);
     set_unreachable();
     return true;
@@ -1218,6 +1259,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   if (tail) {
     // A direct tail call to a hooked function: a hooked call, then a return.
     if (emitting()) {
+      emit_count_edge(false);
       emit_op(IOp::Ret);
       slot_word(base);
       word(result_slots);
@@ -1247,6 +1289,7 @@ bool FunctionCompiler::op_catch(bool all) {
   if (!c.dead && c.region >= 0) {
     bind_label();
     regions_[c.region].handlers.push_back({t, here()});
+    emit_count_edge(true);  // counted without fuel: the handler's landing
   }
   if (!all)
     for (ValType v : tag_params(t)) push(v);
@@ -1273,9 +1316,10 @@ bool FunctionCompiler::instruction() {
   // Instruction counting (LoadOptions::count_instructions): each straight-line
   // segment starts with a CountInstr whose operand is the number of
   // instructions in it. A segment ends wherever control may branch (branches,
-  // labels); calls stay inside it, since they return, and so do forward
-  // br_ifs when counting without fuel: a taken one counts an exit instead
-  // (add_exit). When a trap or proc_exit cuts a segment short, the
+  // labels); calls stay inside it, since they return. That is fuel's
+  // lowering; without fuel the whole body is one segment and taken jumps
+  // count their edges (add_edge, vm/counted_ops.def). When a trap or
+  // proc_exit cuts a segment short, the
   // interpreter takes back what did not run using CompiledFunc::count_marks,
   // so counts stay exact. Each segment has one run counter per call-tree
   // node; its instructions' offsets (CompiledFunc::seg_offsets) turn runs
@@ -1288,18 +1332,17 @@ bool FunctionCompiler::instruction() {
     ++code_[seg_pos_];
     seg_offsets_.push_back(static_cast<uint32_t>(instr_offset_));
   }
-  kept_segment_ = false;
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
-  switch (info->op) {
-    case IOp::BrIf:
-      if (!kept_segment_) seg_pos_ = UINT32_MAX;
-      break;
-    case IOp::Br: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
-    case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect: case IOp::Throw: case IOp::Rethrow:
-      seg_pos_ = UINT32_MAX;
-      break;
-    default:
-      break;
+  // With fuel, a branch ends its segment; without, the body is one.
+  if (fuel_) {
+    switch (info->op) {
+      case IOp::BrIf: case IOp::Br: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
+      case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect: case IOp::Throw: case IOp::Rethrow:
+        seg_pos_ = UINT32_MAX;
+        break;
+      default:
+        break;
+    }
   }
   return ok;
 }
@@ -1353,6 +1396,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         ++loop_depth_;
       } else if (info->op == IOp::If) {
         auto [op, w] = emit_cond_jump(false, cond);
+        add_edge(op, w);
         c.else_op = op;
         c.else_word = w;
       }
@@ -1433,7 +1477,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       if (vals_.size() != c.height) return fail("type mismatch");
       if (ctrls_.size() == 1) {
         // The function's own end: an implicit return.
-        if (emitting()) emit_return(scratch_);
+        if (emitting()) emit_return(scratch_, false);
         ctrls_.pop_back();
         return true;
       }
@@ -1476,15 +1520,16 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
         if (!needs_moves(depth, vs)) {
           auto [op, w] = emit_cond_jump(true, cond);
+          add_edge(op, w);
           if (target.opcode == 0x03) {
             patch(op, w, target.loop_start);
             merge_add_into_back_jump(op, target.loop_start);
           } else {
             target.fixups.emplace_back(op, w);
-            add_exit(op, w);
           }
         } else {
           auto [skip, w] = emit_cond_jump(false, cond);
+          add_edge(skip, w);
           std::vector<Operand> moved = vs;
           emit_branch(depth, moved);
           patch(skip, w, here());
@@ -1523,6 +1568,15 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         word(n);
         uint32_t table = here();
         for (uint32_t i = 0; i <= n; ++i) word(0);
+        if (counting_ && !fuel_) {
+          // SwitchCounted: an edge per target after the offsets (add_edge).
+          code_[op] = static_cast<uint32_t>(IOp::SwitchCounted);
+          for (uint32_t i = 0; i <= n; ++i) {
+            edge_of_word_[table + i] = static_cast<uint32_t>(edges_.size());
+            edges_.push_back({here(), counted_so_far(), kUnpatched});
+            word(0);
+          }
+        }
         for (uint32_t i = 0; i <= n; ++i) {
           uint32_t depth = depths[i];
           Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
@@ -1544,7 +1598,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::Return: {
       std::vector<Operand> vs;
       if (!pop_all(ctrls_.front().results, vs)) return false;
-      if (emitting()) emit_return(vs);
+      if (emitting()) emit_return(vs, true);
       set_unreachable();
       return true;
     }
@@ -2214,7 +2268,7 @@ const char* iop_name(IOp op) {
 #define WZVM_COUNTED_IOP(Name, text) text,
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP
-#define WZVM_FUSED_EXIT_NAMES_(Name, R, P1, Extra) "jump_if.exit(" #Name ")",
+#define WZVM_FUSED_EXIT_NAMES_(Name, R, P1, Extra) "jump_if.exit(" #Name ")", "jump_unless.exit(" #Name ")", "jump_if.back_exit(" #Name ")",
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_NAMES_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP

@@ -535,16 +535,16 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // A jump by `off` words. Lowering gives every backward jump, a loop's
   // back-edge, its own op (FunctionCompiler::patch; vm/internal_ops.def says
   // why); br_table's targets go either way. They all jump alike: no jump
-  // polls for samples (a loop that never leaves still dispatches).
+  // polls for samples (a loop that never leaves still dispatches). Counted
+  // code's jumps count their edges themselves (vm/counted_ops.def).
 #define JUMP_BY(off)                                                        \
   do {                                                                      \
     ip += static_cast<int32_t>(off);                                        \
-    SEGMENT_START();                                                        \
   } while (0)
-  // Counting loop: where a branch goes, taken or not, a segment starts
-  // (every branch and label ends one), so its CountInstr is nearly always
-  // the next op. Doing it here spares that op's dispatch, an indirect jump,
-  // for a compare that is almost always true. Not for CountFuel.
+  // Counting loop, entering a function by a call other than
+  // CallLocalCounted: the callee's code starts with its CountInstr (or
+  // CountFuel, which is dispatched). Doing it here spares that op's
+  // dispatch, an indirect jump, for a compare.
 #define SEGMENT_START()                                                     \
   do {                                                                      \
     if constexpr (kCounting) {                                              \
@@ -848,7 +848,7 @@ dispatch:
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
     if (c == (taken)) JUMP_BY(static_cast<int32_t>(ip[3]));               \
-    else { ip += 4; SEGMENT_START(); }                                    \
+    else ip += 4;                                                         \
     DISPATCH();                                                           \
   }
 #define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
@@ -969,7 +969,7 @@ dispatch:
     CASE(I32AddJumpIfNeBack) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
-      else { ip += 7; SEGMENT_START(); }
+      else ip += 7;
       DISPATCH();
     }
     CASE(CopyN) {
@@ -1015,12 +1015,12 @@ dispatch:
   }                                                                         \
   CASE(JumpIf##Suffix) {                                                    \
     if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));         \
-    else { ip += 3; SEGMENT_START(); }                                      \
+    else ip += 3;                                                           \
     DISPATCH();                                                             \
   }                                                                         \
   CASE(JumpUnless##Suffix) {                                                \
     if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));        \
-    else { ip += 3; SEGMENT_START(); }                                      \
+    else ip += 3;                                                           \
     DISPATCH();                                                             \
   }
     WZVM_JUMP_OPS_()
@@ -1411,11 +1411,11 @@ dispatch:
 #undef WZVM_SIMD_LOAD_LANE_
 #undef WZVM_SIMD_STORE_LANE_
 
-    // ---- A forward br_if in code counted without fuel: [op cond offset
-    // exit], [op a b offset exit] (vm/counted_ops.def). Not taken, its
-    // segment goes on; taken, the segment's exit counts. In the counting
-    // loop only (kCountedLabels; in the switch-dispatch build, CASE_COUNTED
-    // sends the other loops to the report).
+    // ---- Jumps of code counted without fuel: [op cond offset edge],
+    // [op a b offset edge], [jump offset edge], [switch ... edges]
+    // (vm/counted_ops.def). Not taken, nothing counts; taken, the edge does.
+    // In the counting loop only (kCountedLabels; in the switch-dispatch
+    // build, CASE_COUNTED sends the other loops to the report).
 #define COUNT_EXIT(w)                                                       \
   do {                                                                      \
     if constexpr (kCounting) counters[w] += 1;                              \
@@ -1423,30 +1423,34 @@ dispatch:
 #if !defined(WZVM_SWITCH_DISPATCH)
     if constexpr (kCounting) {
 #endif
-    CASE_COUNTED(JumpIfExit) {
-      if (rd<uint32_t>(fp, ip[1])) {
-        COUNT_EXIT(ip[3]);
-        JUMP_BY(static_cast<int32_t>(ip[2]));
-      } else {
-        ip += 4;
-      }
-      DISPATCH();
-    }
-    CASE_COUNTED(JumpUnlessExit) {
-      if (!rd<uint32_t>(fp, ip[1])) {
-        COUNT_EXIT(ip[3]);
-        JUMP_BY(static_cast<int32_t>(ip[2]));
-      } else {
-        ip += 4;
-      }
-      DISPATCH();
-    }
-#define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                              \
-  CASE_COUNTED(JumpIfExit_##Name) {                                       \
+#define WZVM_COUNTED_JUMPS_(Suffix)                                         \
+  CASE_COUNTED(JumpIf##Suffix) {                                            \
+    if (rd<uint32_t>(fp, ip[1])) {                                          \
+      COUNT_EXIT(ip[3]);                                                    \
+      JUMP_BY(static_cast<int32_t>(ip[2]));                                 \
+    } else {                                                                \
+      ip += 4;                                                              \
+    }                                                                       \
+    DISPATCH();                                                             \
+  }                                                                         \
+  CASE_COUNTED(JumpUnless##Suffix) {                                        \
+    if (!rd<uint32_t>(fp, ip[1])) {                                         \
+      COUNT_EXIT(ip[3]);                                                    \
+      JUMP_BY(static_cast<int32_t>(ip[2]));                                 \
+    } else {                                                                \
+      ip += 4;                                                              \
+    }                                                                       \
+    DISPATCH();                                                             \
+  }
+    WZVM_COUNTED_JUMPS_(Exit)
+    WZVM_COUNTED_JUMPS_(BackExit)
+#undef WZVM_COUNTED_JUMPS_
+#define WZVM_GEN_FUSED_EXIT_ONE_(Op, Name, R, P1, F, taken)               \
+  CASE_COUNTED(Op##_##Name) {                                             \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c) {                                                              \
+    if (c == (taken)) {                                                   \
       COUNT_EXIT(ip[4]);                                                  \
       JUMP_BY(static_cast<int32_t>(ip[3]));                               \
     } else {                                                              \
@@ -1454,10 +1458,36 @@ dispatch:
     }                                                                     \
     DISPATCH();                                                           \
   }
+#define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                              \
+  WZVM_GEN_FUSED_EXIT_ONE_(JumpIfExit, Name, R, P1, F, true)              \
+  WZVM_GEN_FUSED_EXIT_ONE_(JumpUnlessExit, Name, R, P1, F, false)         \
+  WZVM_GEN_FUSED_EXIT_ONE_(JumpIfBackExit, Name, R, P1, F, true)
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_EXIT_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_EXIT_
+#undef WZVM_GEN_FUSED_EXIT_ONE_
+    CASE_COUNTED(JumpCounted) {
+      COUNT_EXIT(ip[2]);
+      JUMP_BY(static_cast<int32_t>(ip[1]));
+      DISPATCH();
+    }
+    CASE_COUNTED(JumpBackCounted) {
+      COUNT_EXIT(ip[2]);
+      JUMP_BY(static_cast<int32_t>(ip[1]));
+      DISPATCH();
+    }
+    CASE_COUNTED(SwitchCounted) {
+      uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
+      COUNT_EXIT(ip[4 + ip[2] + i]);
+      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      DISPATCH();
+    }
+    CASE_COUNTED(CountEdge) {
+      COUNT_EXIT(ip[1]);
+      ip += 2;
+      DISPATCH();
+    }
 #undef COUNT_EXIT
     CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true); }
 #if !defined(WZVM_SWITCH_DISPATCH)

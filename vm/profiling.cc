@@ -111,7 +111,9 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
                              partial.end());
   std::stable_sort(parts.begin(), parts.end(), [](const Partial& a, const Partial& b) { return a.node < b.node; });
   std::vector<InstructionCount> out;
-  std::vector<std::pair<uint32_t, int64_t>> node_counts;  // offset, count (may go below 0 in a window)
+  // Per instruction of the node's function (seg_offsets order): the sum of
+  // its counters' runs, as a difference array over their ranges.
+  std::vector<int64_t> diff;
   auto part = parts.begin();
   size_t flat = 0;  // this node's first counter in since->runs (nodes in the same order)
   for (uint32_t n = 1; n < tree.size(); ++n) {
@@ -119,28 +121,33 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     const uint32_t segs = code->num_segments();
-    node_counts.clear();
+    diff.assign(code->seg_offsets.size() + 1, 0);
+    bool any = false;
     for (uint32_t s = 0; s < segs; ++s) {
       int64_t r = static_cast<int64_t>(runs[s]);
       if (since && flat + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[flat + s]);
       if (r == 0) continue;
-      r *= code->exit_sign(s);  // an exit's instructions ran once less per exit
-      for (uint32_t i = code->seg_begin[s]; i < code->seg_begin[s + 1]; ++i) node_counts.emplace_back(code->seg_offsets[i], r);
+      const CompiledFunc::CountRange& c = code->counters[s];
+      r *= c.sign;  // an edge that skips instructions takes them back
+      diff[c.lo] += r;
+      diff[c.hi] -= r;
+      any = true;
     }
     flat += segs;
     while (part != parts.end() && part->node < n) ++part;
-    for (; part != parts.end() && part->node == n; ++part)
-      if (part->seg < segs)
-        for (uint32_t i = 0; i < part->ran && i < code->segment_size(part->seg); ++i)
-          node_counts.emplace_back(code->seg_offsets[code->seg_begin[part->seg] + i], 1);
-    // An instruction belongs to one segment, but partial runs repeat it.
-    std::sort(node_counts.begin(), node_counts.end(),
-              [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < node_counts.size();) {
-      uint32_t offset = node_counts[i].first;
-      int64_t c = 0;
-      for (; i < node_counts.size() && node_counts[i].first == offset; ++i) c += node_counts[i].second;
-      if (c > 0) out.push_back({n, offset, static_cast<uint64_t>(c)});
+    for (; part != parts.end() && part->node == n; ++part) {
+      if (part->seg >= segs) continue;
+      const CompiledFunc::CountRange& c = code->counters[part->seg];
+      diff[c.lo] += 1;
+      diff[c.lo + std::min(part->ran, c.hi - c.lo)] -= 1;
+      any = true;
+    }
+    if (!any) continue;
+    // seg_offsets is in body order, so by offset: each instruction once.
+    int64_t c = 0;
+    for (size_t i = 0; i < code->seg_offsets.size(); ++i) {
+      c += diff[i];
+      if (c > 0) out.push_back({n, code->seg_offsets[i], static_cast<uint64_t>(c)});
     }
   }
   return out;
@@ -153,7 +160,7 @@ std::vector<uint64_t> Profiling::instruction_totals() const {
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     for (uint32_t s = 0; s < code->num_segments(); ++s)
-      totals[n] += runs[s] * code->segment_size(s) * static_cast<uint64_t>(code->exit_sign(s));  // mod 2^64
+      totals[n] += runs[s] * code->segment_size(s) * static_cast<uint64_t>(static_cast<int64_t>(code->counters[s].sign));  // mod 2^64
   }
   for (const Partial& p : partial)
     if (p.node < totals.size()) totals[p.node] += p.ran;

@@ -174,9 +174,9 @@ inline bool poll_flag(const volatile std::sig_atomic_t& f) {
 struct Profiling {
   CallTree tree;
   // Instruction counting (code lowered with LoadOptions::count_instructions):
-  // how often each straight-line segment ran in each node, at the node's
-  // Node::counters, segment by segment of its function
-  // (CompiledFunc::seg_begin). A segment counts once on entry; one cut short
+  // how often each counter of its function's code (CompiledFunc::counters:
+  // a body or a segment counted on entry, or a jump's edge) ran in each
+  // node, at the node's Node::counters, in order. A segment cut short
   // by a trap or proc_exit is taken back from its counter and recorded in
   // `partial` with how many of its instructions ran. instruction_counts()
   // turns these into exact counts per node and instruction. Frames and the
