@@ -405,10 +405,12 @@ class FunctionCompiler {
   // remain: vm/internal_ops.def).
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
-    if (auto e = edge_of_word_.find(word_pos); e != edge_of_word_.end()) {
-      // The target is a label bound earlier (a loop) or the code here.
-      auto l = label_counts_.find(target);
-      edges_[e->second].tgt = target == here() || l == label_counts_.end() ? counted_so_far() : l->second;
+    if (!edges_.empty()) {  // counted without fuel (add_edge)
+      if (auto e = edge_of_word_.find(word_pos); e != edge_of_word_.end()) {
+        // The target is a label bound earlier (a loop) or the code here.
+        auto l = label_counts_.find(target);
+        edges_[e->second].tgt = target == here() || l == label_counts_.end() ? counted_so_far() : l->second;
+      }
     }
     if (target > op_pos) return;
     IOp back = op_tables().back_edge[code_[op_pos]];

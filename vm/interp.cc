@@ -1416,42 +1416,36 @@ dispatch:
     // (vm/counted_ops.def). Not taken, nothing counts; taken, the edge does.
     // In the counting loop only (kCountedLabels; in the switch-dispatch
     // build, CASE_COUNTED sends the other loops to the report).
-#define COUNT_EXIT(w)                                                       \
+#define COUNT_EDGE(w)                                                       \
   do {                                                                      \
     if constexpr (kCounting) counters[w] += 1;                              \
   } while (0)
 #if !defined(WZVM_SWITCH_DISPATCH)
     if constexpr (kCounting) {
 #endif
-#define WZVM_COUNTED_JUMPS_(Suffix)                                         \
-  CASE_COUNTED(JumpIf##Suffix) {                                            \
-    if (rd<uint32_t>(fp, ip[1])) {                                          \
-      COUNT_EXIT(ip[3]);                                                    \
-      JUMP_BY(static_cast<int32_t>(ip[2]));                                 \
-    } else {                                                                \
-      ip += 4;                                                              \
-    }                                                                       \
-    DISPATCH();                                                             \
-  }                                                                         \
-  CASE_COUNTED(JumpUnless##Suffix) {                                        \
-    if (!rd<uint32_t>(fp, ip[1])) {                                         \
-      COUNT_EXIT(ip[3]);                                                    \
+  // [op cond offset edge]: jumps when `cond` is non-zero (zero), counting.
+#define WZVM_COUNTED_COND_JUMP_(Op, taken)                                  \
+  CASE_COUNTED(Op) {                                                        \
+    if ((rd<uint32_t>(fp, ip[1]) != 0) == (taken)) {                        \
+      COUNT_EDGE(ip[3]);                                                    \
       JUMP_BY(static_cast<int32_t>(ip[2]));                                 \
     } else {                                                                \
       ip += 4;                                                              \
     }                                                                       \
     DISPATCH();                                                             \
   }
-    WZVM_COUNTED_JUMPS_(Exit)
-    WZVM_COUNTED_JUMPS_(BackExit)
-#undef WZVM_COUNTED_JUMPS_
+    WZVM_COUNTED_COND_JUMP_(JumpIfExit, true)
+    WZVM_COUNTED_COND_JUMP_(JumpUnlessExit, false)
+    WZVM_COUNTED_COND_JUMP_(JumpIfBackExit, true)
+    WZVM_COUNTED_COND_JUMP_(JumpUnlessBackExit, false)
+#undef WZVM_COUNTED_COND_JUMP_
 #define WZVM_GEN_FUSED_EXIT_ONE_(Op, Name, R, P1, F, taken)               \
   CASE_COUNTED(Op##_##Name) {                                             \
     bool c;                                                               \
     TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
     if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
     if (c == (taken)) {                                                   \
-      COUNT_EXIT(ip[4]);                                                  \
+      COUNT_EDGE(ip[4]);                                                  \
       JUMP_BY(static_cast<int32_t>(ip[3]));                               \
     } else {                                                              \
       ip += 5;                                                            \
@@ -1467,28 +1461,28 @@ dispatch:
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_EXIT_
 #undef WZVM_GEN_FUSED_EXIT_ONE_
-    CASE_COUNTED(JumpCounted) {
-      COUNT_EXIT(ip[2]);
-      JUMP_BY(static_cast<int32_t>(ip[1]));
-      DISPATCH();
-    }
-    CASE_COUNTED(JumpBackCounted) {
-      COUNT_EXIT(ip[2]);
-      JUMP_BY(static_cast<int32_t>(ip[1]));
-      DISPATCH();
-    }
+    // [op offset edge], forward and back.
+#define WZVM_COUNTED_JUMP_(Op)                                              \
+  CASE_COUNTED(Op) {                                                        \
+    COUNT_EDGE(ip[2]);                                                      \
+    JUMP_BY(static_cast<int32_t>(ip[1]));                                   \
+    DISPATCH();                                                             \
+  }
+    WZVM_COUNTED_JUMP_(JumpCounted)
+    WZVM_COUNTED_JUMP_(JumpBackCounted)
+#undef WZVM_COUNTED_JUMP_
     CASE_COUNTED(SwitchCounted) {
       uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      COUNT_EXIT(ip[4 + ip[2] + i]);
+      COUNT_EDGE(ip[4 + ip[2] + i]);
       JUMP_BY(static_cast<int32_t>(ip[3 + i]));
       DISPATCH();
     }
     CASE_COUNTED(CountEdge) {
-      COUNT_EXIT(ip[1]);
+      COUNT_EDGE(ip[1]);
       ip += 2;
       DISPATCH();
     }
-#undef COUNT_EXIT
+#undef COUNT_EDGE
     CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true); }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }
