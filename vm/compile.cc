@@ -398,19 +398,21 @@ class FunctionCompiler {
     last_op_ = UINT32_MAX;
     prev_op_ = UINT32_MAX;
     if (fuel_) seg_pos_ = UINT32_MAX;
-    else if (counting_) label_counts_[here()] = counted_so_far();
+    else if (counting_) label_counts_.emplace_back(here(), counted_so_far());
   }
   // Every jump offset is set here, so here a jump that goes backward (or
   // to itself: `(loop (br 0))`) becomes its back-edge form (why these
   // remain: vm/internal_ops.def).
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
-    if (!edges_.empty()) {  // counted without fuel (add_edge)
-      if (auto e = edge_of_word_.find(word_pos); e != edge_of_word_.end()) {
-        // The target is a label bound earlier (a loop) or the code here.
-        auto l = label_counts_.find(target);
-        edges_[e->second].tgt = target == here() || l == label_counts_.end() ? counted_so_far() : l->second;
-      }
+    if (counting_ && !fuel_) {
+      // Every jump is in its counted form (add_edge): its edge word, after
+      // the offset or after switch's offsets, holds 1 + the edge's index.
+      // The target is the code here or a label bound earlier (a loop).
+      const bool table = code_[op_pos] == static_cast<uint32_t>(IOp::SwitchCounted);
+      Edge& e = edges_[code_[word_pos + (table ? code_[op_pos + 2] + 1 : 1)] - 1];
+      auto l = std::lower_bound(label_counts_.begin(), label_counts_.end(), std::make_pair(target, 0u));
+      e.tgt = target == here() || l == label_counts_.end() || l->first != target ? counted_so_far() : l->second;
     }
     if (target > op_pos) return;
     IOp back = op_tables().back_edge[code_[op_pos]];
@@ -476,9 +478,8 @@ class FunctionCompiler {
       return;
     }
     code_[op] = static_cast<uint32_t>(c);
-    edge_of_word_[w] = static_cast<uint32_t>(edges_.size());
     edges_.push_back({here(), counted_so_far(), kUnpatched});
-    word(0);
+    word(static_cast<uint32_t>(edges_.size()));  // counter 1 + k is edge k (compile())
   }
   // Counted without fuel: a return or tail call here leaves the rest of the
   // body unrun (kToEnd as the target), or a catch handler starts here, entered
@@ -487,7 +488,7 @@ class FunctionCompiler {
     if (!counting_ || fuel_) return;
     emit_op(IOp::CountEdge);
     edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
-    word(0);
+    word(static_cast<uint32_t>(edges_.size()));
   }
   uint32_t counted_so_far() const { return seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]; }
 
@@ -897,8 +898,8 @@ class FunctionCompiler {
     uint32_t tgt;
   };
   std::vector<Edge> edges_;
-  std::unordered_map<uint32_t, uint32_t> edge_of_word_;    // a jump's offset word -> its edge
-  std::unordered_map<uint32_t, uint32_t> label_counts_;    // label word -> instructions counted before it
+  // (label word, instructions counted before it), in the order bound (by word)
+  std::vector<std::pair<uint32_t, uint32_t>> label_counts_;
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -988,7 +989,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     if (e.tgt == kUnpatched) e.tgt = e.src;  // a jump to a label never bound: never taken
     if (e.src == kToEnd) e.src = ninstr;
     if (e.tgt == kToEnd) e.tgt = ninstr;
-    code_[e.word] = static_cast<uint32_t>(out.counters.size());
+    code_[e.word] = static_cast<uint32_t>(out.counters.size());  // 1 + k, as it was
     if (e.tgt <= e.src) out.counters.push_back({e.tgt, e.src, 1});
     else out.counters.push_back({e.src, e.tgt, -1});
   }
@@ -1574,9 +1575,8 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           // SwitchCounted: an edge per target after the offsets (add_edge).
           code_[op] = static_cast<uint32_t>(IOp::SwitchCounted);
           for (uint32_t i = 0; i <= n; ++i) {
-            edge_of_word_[table + i] = static_cast<uint32_t>(edges_.size());
             edges_.push_back({here(), counted_so_far(), kUnpatched});
-            word(0);
+            word(static_cast<uint32_t>(edges_.size()));
           }
         }
         for (uint32_t i = 0; i <= n; ++i) {
