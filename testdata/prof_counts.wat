@@ -136,4 +136,16 @@
       i32.sub                     ;; 6
       return_call $countdown)     ;; 7
     i32.const 0)                  ;; 4  (n = 0)
+
+  ;; A loop whose label shares its word with an earlier one, with a counted
+  ;; instruction that emits nothing (nop) between them: the back-edge must
+  ;; not count the nop again. nested() = 1 + 5 * 7 + 1 = 37.
+  (func $nested (export "nested") (result i32) (local i32)
+    (loop $a
+      nop                         ;; 1
+      (loop $b
+        local.get 0  i32.const 1  i32.add  local.tee 0   ;; 4 per iteration
+        i32.const 5  i32.lt_s                            ;; 6
+        br_if $b))                                       ;; 7
+    local.get 0)                  ;; 1
 )

@@ -422,6 +422,9 @@ TEST(InstructionCounts, BrTableEarlyReturnsAndTailCalls) {
     EXPECT_EQ(p->results().at(0).i32, x == 0 ? 10u : x == 1 ? 20u : 30u);
     EXPECT_EQ(p->total(), x < 2 ? 4u : 3u) << "x = " << x;
   }
+  auto nested = InstructionProfile::run_and_count_file(counts_path(), "nested");
+  ASSERT_TRUE(nested) << nested.error().to_string();
+  EXPECT_EQ(nested->total(), 37u) << "a back-edge counted the nop before its loop";
   for (uint32_t n : {0u, 1u, 25u}) {
     auto p = InstructionProfile::run_and_count_file(counts_path(), "countdown", {vm::Value::from_i32(n)});
     ASSERT_TRUE(p) << p.error().to_string();

@@ -189,6 +189,10 @@ struct CompiledFunc {
     uint32_t pos;
     uint32_t seg;
     uint32_t ran;
+    // What had run when the op's instruction started: an interrupt taken
+    // before the op keeps this many (the op may be reached by a jump, so
+    // the mark before it in the code says nothing).
+    uint32_t before;
   };
   std::vector<CountMark> count_marks;
   // exception-handling: try regions, outer ones before the regions they enclose.

@@ -203,6 +203,11 @@ struct Ctrl {
   bool unreachable = false;  // the spec's flag: the rest of this block is polymorphic
   bool dead = false;         // the whole block sits in unreachable code: validate, emit nothing
   uint32_t loop_start = 0;  // loops: branch target
+  // Loops, code counted without fuel: instructions counted before the loop's
+  // first one (its back-edges' target). Not found from the word: counted
+  // instructions that emit nothing (nop, drop, local.get) may lie between an
+  // earlier label at the same word and the loop.
+  uint32_t loop_count = 0;
   // Jumps to the end label: (op word position, offset word position).
   std::vector<std::pair<uint32_t, uint32_t>> fixups;
   // if: the conditional jump to patch to the else arm or end (op word, offset word).
@@ -259,7 +264,17 @@ class FunctionCompiler {
     last_dst_ = UINT32_MAX;
     prev_op_ = last_op_;
     last_op_ = pos;
-    if (counting_) count_marks_.push_back({pos, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]});
+    if (counting_) {
+      // What ran before this op: at a label, what was counted before it
+      // (a jump there counted its edge); else what the op before it ran,
+      // fusions included (counted instructions that emit nothing, such as
+      // a constant the op takes as an operand, have not run yet).
+      uint32_t before = label_since_op_ ? label_count_
+                        : !count_marks_.empty() && count_marks_.back().seg == seg_pos_ ? count_marks_.back().index
+                                                                                      : 0;
+      label_since_op_ = false;
+      count_marks_.push_back({pos, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_], before});
+    }
     return pos;
   }
   void word(uint32_t w) { code_.push_back(w); }
@@ -398,21 +413,23 @@ class FunctionCompiler {
     last_op_ = UINT32_MAX;
     prev_op_ = UINT32_MAX;
     if (fuel_) seg_pos_ = UINT32_MAX;
-    else if (counting_) label_counts_.emplace_back(here(), counted_so_far());
+    label_since_op_ = true;
+    label_count_ = counted_so_far();
   }
   // Every jump offset is set here, so here a jump that goes backward (or
   // to itself: `(loop (br 0))`) becomes its back-edge form (why these
   // remain: vm/internal_ops.def).
-  void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target) {
+  // `target_count`: counted without fuel, the instructions counted before
+  // the target; kHere: as many as now (a label bound here, or code to come).
+  static constexpr uint32_t kHere = UINT32_MAX;
+  void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target, uint32_t target_count = kHere) {
     code_[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
     if (counting_ && !fuel_) {
       // Every jump is in its counted form (add_edge): its edge word, after
       // the offset or after switch's offsets, holds 1 + the edge's index.
-      // The target is the code here or a label bound earlier (a loop).
       const bool table = code_[op_pos] == static_cast<uint32_t>(IOp::SwitchCounted);
       Edge& e = edges_[code_[word_pos + (table ? code_[op_pos + 2] + 1 : 1)] - 1];
-      auto l = std::lower_bound(label_counts_.begin(), label_counts_.end(), std::make_pair(target, 0u));
-      e.tgt = target == here() || l == label_counts_.end() || l->first != target ? counted_so_far() : l->second;
+      e.tgt = target_count == kHere ? counted_so_far() : target_count;
     }
     if (target > op_pos) return;
     IOp back = op_tables().back_edge[code_[op_pos]];
@@ -633,7 +650,7 @@ class FunctionCompiler {
     uint32_t op = emit_op(IOp::Jump);
     word(0);
     add_edge(op, op + 1);
-    if (target.opcode == 0x03) patch(op, op + 1, target.loop_start);
+    if (target.opcode == 0x03) patch(op, op + 1, target.loop_start, target.loop_count);
     else target.fixups.emplace_back(op, op + 1);
   }
   bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const {
@@ -884,7 +901,12 @@ class FunctionCompiler {
     uint32_t pos;    // op word
     uint32_t seg;    // its segment's CountInstr operand, or UINT32_MAX
     uint32_t index;  // instructions of the segment up to and including this one
+    uint32_t before;  // instructions of the segment that ran before the op starts (emit_op)
   };
+  // A label was bound since the last op, with this many instructions
+  // counted before it (emit_op's `before`).
+  bool label_since_op_ = true;
+  uint32_t label_count_ = 0;
   std::vector<CountMark> count_marks_;
   std::vector<uint32_t> call_slot_words_;  // the slot operand of each counted call, by slot
   // Code counted without fuel: the edges of jumps (add_edge), by counter
@@ -898,8 +920,6 @@ class FunctionCompiler {
     uint32_t tgt;
   };
   std::vector<Edge> edges_;
-  // (label word, instructions counted before it), in the order bound (by word)
-  std::vector<std::pair<uint32_t, uint32_t>> label_counts_;
 };
 
 Status FunctionCompiler::compile(CompiledFunc& out) {
@@ -972,9 +992,10 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   // (after a label, before the next counted instruction) has seg UINT32_MAX:
   // nothing to take back there.
   for (const CountMark& m : count_marks_) {
-    CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : code_[m.seg + 1], m.index};
+    CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : code_[m.seg + 1], m.index, m.before};
     const auto& prev = out.count_marks;
-    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran) out.count_marks.push_back(mark);
+    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran || prev.back().before != mark.before)
+      out.count_marks.push_back(mark);
   }
   out.charges_fuel = fuel_;
   // Counters: with fuel, the segments in order; without, the body, then the
@@ -1136,7 +1157,7 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         code_[p + 1] = addr.src;
         word(static_cast<uint32_t>(offset));
         source_map_.emplace_back(p + 5, static_cast<uint32_t>(instr_offset_));
-        if (counting_) count_marks_.push_back({p + 5, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]});
+        if (counting_) count_marks_.push_back({p + 5, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_], count_marks_.back().before});
         last_op_ = UINT32_MAX;
         return true;
       }
@@ -1396,6 +1417,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       } else if (info->op == IOp::Loop) {
         bind_label();
         c.loop_start = here();
+        c.loop_count = counted_so_far();
         ++loop_depth_;
       } else if (info->op == IOp::If) {
         auto [op, w] = emit_cond_jump(false, cond);
@@ -1525,7 +1547,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           auto [op, w] = emit_cond_jump(true, cond);
           add_edge(op, w);
           if (target.opcode == 0x03) {
-            patch(op, w, target.loop_start);
+            patch(op, w, target.loop_start, target.loop_count);
             merge_add_into_back_jump(op, target.loop_start);
           } else {
             target.fixups.emplace_back(op, w);
@@ -1583,7 +1605,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           uint32_t depth = depths[i];
           Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
           if (!needs_moves(depth, vs)) {
-            if (target.opcode == 0x03) patch(op, table + i, target.loop_start);
+            if (target.opcode == 0x03) patch(op, table + i, target.loop_start, target.loop_count);
             else target.fixups.emplace_back(op, table + i);
           } else {
             // A stub after the table moves the values, then jumps.

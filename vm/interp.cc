@@ -256,9 +256,8 @@ __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
     if (it != marks.begin() && std::prev(it)->seg != UINT32_MAX) {
       auto m = std::prev(it);
       uint32_t ran = m->ran;
-      // Before the instruction: what ran up to the one before it (the mark
-      // before, within the segment), or none of the segment.
-      if (f == top && top_not_run) ran = m != marks.begin() && std::prev(m)->seg == m->seg ? std::prev(m)->ran : 0;
+      // Before the instruction: what ran up to the one it starts.
+      if (f == top && top_not_run) ran = m->before;
       // The segment was counted as a whole run on entry: make it a partial one.
       f->counters[m->seg] -= 1;
       p.partial.push_back({Profiling::block_node(f->counters), m->seg, ran});
