@@ -406,8 +406,8 @@ class FunctionCompiler {
     // The offset was relative to the jump's op word, now to the add's.
     code_[p + 6] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(p));
   }
-  // A branch target: no instruction may be merged across it, and an
-  // instruction-count segment ends here.
+  // A branch target: no instruction may be merged across it; with fuel, an
+  // instruction-count segment ends here (without, the body is one).
   void bind_label() {
     last_dst_ = UINT32_MAX;
     last_op_ = UINT32_MAX;
@@ -1245,7 +1245,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     emit_op(IOp::Ret);
     slot_word(base);
     word(result_slots);
-    if (counting_ && !fuel_) seg_pos_ = seg_pos;
+    seg_pos_ = seg_pos;
     max_slot_ = std::max(max_slot_, base + result_slots);
     set_unreachable();
     return true;
