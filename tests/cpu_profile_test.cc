@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,25 +120,37 @@ TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {
   // the 32 switches between heavy and light one side may be credited with
   // some of the other's time; a longer run makes that a smaller share.
   const uint32_t n = fx.calibrate(0.8);
-  Profiler prof({.cpu = true});
-  std::string why;
-  ASSERT_TRUE(prof.start(fx.store, why)) << why;
-  std::vector<vm::Value> results;
-  vm::Trap t = fx.store.invoke(fx.inst->exported_func("work"), {{vm::Value::from_i32(n)}}, results);
-  prof.stop();
-  ASSERT_FALSE(t) << t.message;
+  // The median of three runs: on an idle machine a run's ratio is within
+  // 3 +- 0.05, but a loaded CI box once gave one run of 2.3, the machine
+  // itself having spent ~50 ms more CPU time on light's few phases (its total
+  // was 14% over the calibration's). One such run is the machine's; a
+  // profiler that misattributes does it in every run.
+  std::vector<double> ratios;
+  std::string runs;
+  std::unique_ptr<Profiler> prof;
+  for (int run = 0; run < 3; ++run) {
+    prof = std::make_unique<Profiler>(Options{.cpu = true});
+    std::string why;
+    ASSERT_TRUE(prof->start(fx.store, why)) << why;
+    std::vector<vm::Value> results;
+    vm::Trap t = fx.store.invoke(fx.inst->exported_func("work"), {{vm::Value::from_i32(n)}}, results);
+    prof->stop();
+    ASSERT_FALSE(t) << t.message;
 
-  std::map<std::string, uint64_t> cpu;
-  for (const CpuSite& s : prof.cpu_sites()) cpu[function_name(s.func)] += s.cpu_ns;
-  ASSERT_GT(cpu["heavy"], 0u);
-  ASSERT_GT(cpu["light"], 0u);
-  double ratio = static_cast<double>(cpu["heavy"]) / static_cast<double>(cpu["light"]);
-  EXPECT_GT(ratio, 2.5) << "heavy " << cpu["heavy"] << " light " << cpu["light"];
-  EXPECT_LT(ratio, 3.6) << "heavy " << cpu["heavy"] << " light " << cpu["light"];
+    std::map<std::string, uint64_t> cpu;
+    for (const CpuSite& s : prof->cpu_sites()) cpu[function_name(s.func)] += s.cpu_ns;
+    ASSERT_GT(cpu["heavy"], 0u);
+    ASSERT_GT(cpu["light"], 0u);
+    ratios.push_back(static_cast<double>(cpu["heavy"]) / static_cast<double>(cpu["light"]));
+    runs += " (heavy " + std::to_string(cpu["heavy"]) + " light " + std::to_string(cpu["light"]) + ")";
+  }
+  std::sort(ratios.begin(), ratios.end());
+  EXPECT_GT(ratios[1], 2.5) << runs;
+  EXPECT_LT(ratios[1], 3.6) << runs;
 
   // The written profile: samples under work;heavy and work;light, at
   // instruction offsets inside each function's body.
-  perftools::profiles::Profile p = build_cpu_profile(prof);
+  perftools::profiles::Profile p = build_cpu_profile(*prof);
   EXPECT_GT(p.sample_size(), 1);
   EXPECT_EQ(p.period(), 1000000);
   EXPECT_GT(p.duration_nanos(), 0);
