@@ -121,10 +121,11 @@ TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {
   // some of the other's time; a longer run makes that a smaller share.
   const uint32_t n = fx.calibrate(0.8);
   // The median of three runs: on an idle machine a run's ratio is within
-  // 3 +- 0.05, but a loaded CI box once gave one run of 2.3, the machine
-  // itself having spent ~50 ms more CPU time on light's few phases (its total
-  // was 14% over the calibration's). One such run is the machine's; a
-  // profiler that misattributes does it in every run.
+  // 3 +- 0.05, but a loaded CI box once gave one run of 2.3, light credited
+  // ~50 ms over its share in a run whose total was 14% over the calibration
+  // made just before: most likely the machine slowing during light's few
+  // phases. Such a run is the machine's; a profiler that misattributes does
+  // it in every run.
   std::vector<double> ratios;
   std::string runs;
   std::unique_ptr<Profiler> prof;
