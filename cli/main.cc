@@ -264,6 +264,14 @@ int run(const Options& opt) {
       if (store.thread()->profiling == p) store.thread()->profiling = nullptr;
     }
   } detach{store, &bare};
+  // Errors found before any guest code runs write no profile (an earlier
+  // one at the same path stays); after a start function ran, its profile is
+  // written as after any run.
+  bool guest_ran = false;
+  auto not_run = [&](const std::string& why) {
+    if (!guest_ran) profile.discard();
+    return fail(opt.file, why);
+  };
   // Every import must be a WASI function; anything else is "unknown import
   // M.F". A threaded module (wasi-threads) also gets wasi.thread-spawn and
   // its imported memory. `threads` is declared after the profiling session:
@@ -274,7 +282,7 @@ int run(const Options& opt) {
   for (const vm::Import& imp : module->imports) {
     auto e = threads && wasi::Threads::handles(imp) ? threads->import_for(*module, imp)
                                                     : (*ctx)->import_for(store, *module, imp);
-    if (!e) return fail(opt.file, e.error().message);
+    if (!e) return not_run(e.error().message);
     imports.push_back(*e);
   }
   if (threads) {
@@ -289,18 +297,19 @@ int run(const Options& opt) {
       std::cerr << "wzvm: trap: " << e.message << "\n";
       return kExitTrap;
     }
-    return fail(opt.file, e.to_string());
+    return not_run(e.to_string());
   }
+  guest_ran = module->start.has_value();
 
   const std::string name = opt.invoke.empty() ? "_start" : opt.invoke;
   auto it = (*inst)->exports.find(name);
   if (it == (*inst)->exports.end()) {
     if (opt.invoke.empty())
-      return fail(opt.file, "no _start export (use --invoke NAME to call an export)");
-    return fail(opt.file, "export " + name + " not found");
+      return not_run("no _start export (use --invoke NAME to call an export)");
+    return not_run("export " + name + " not found");
   }
   if (it->second.kind != vm::ExternKind::Func)
-    return fail(opt.file, "export " + name + " is a " + vm::extern_kind_name(it->second.kind) + ", not a function");
+    return not_run("export " + name + " is a " + vm::extern_kind_name(it->second.kind) + ", not a function");
   vm::FuncInst* func = it->second.func;
 
   // Guest arguments are the function's parameters with --invoke; for _start
@@ -309,20 +318,19 @@ int run(const Options& opt) {
   if (!opt.invoke.empty()) {
     const auto& types = func->type.params;
     if (opt.args.size() != types.size()) {
-      return fail(opt.file, "function " + name + " " + func->type.to_string() + " takes " +
-                                std::to_string(types.size()) + " argument" + (types.size() == 1 ? "" : "s") +
-                                ", got " + std::to_string(opt.args.size()));
+      return not_run("function " + name + " " + func->type.to_string() + " takes " + std::to_string(types.size()) +
+                     " argument" + (types.size() == 1 ? "" : "s") + ", got " + std::to_string(opt.args.size()));
     }
     for (size_t i = 0; i < types.size(); ++i) {
       auto v = cli::parse_value(types[i], opt.args[i]);
       if (!v) {
-        return fail(opt.file, "argument " + std::to_string(i + 1) + " of " + name + ": '" + opt.args[i] +
-                                  "' is not a valid " + vm::valtype_name(types[i]));
+        return not_run("argument " + std::to_string(i + 1) + " of " + name + ": '" + opt.args[i] +
+                       "' is not a valid " + vm::valtype_name(types[i]));
       }
       params.push_back(*v);
     }
   } else if (!func->type.params.empty()) {
-    return fail(opt.file, "_start must take no parameters, it has type " + func->type.to_string());
+    return not_run("_start must take no parameters, it has type " + func->type.to_string());
   }
 
   std::vector<vm::Value> results;

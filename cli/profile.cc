@@ -172,8 +172,17 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
         return;
       }
       outputs_.push_back({kinds[0], formats[0]->name, flags.out});
+      dir = parent;
     }
-    if (!dir.empty()) {
+    // Written into after the run (a temporary file, then a rename): a
+    // directory that refuses files is found now, not once the run is over.
+    if (access(dir.c_str(), W_OK | X_OK) != 0) {
+      error_ = "--profile-out " + (flags.out.empty() ? std::string(".") : flags.out) + ": cannot write in " +
+               (dir == "." ? std::string("the working directory") : "directory " + dir) + ": " + std::strerror(errno);
+      outputs_.clear();
+      return;
+    }
+    if (outputs_.empty()) {
       std::string prefix = dir == "." ? "" : (dir.ends_with("/") ? dir : dir + "/");
       for (const std::string& k : kinds)
         for (const Format* f : formats) outputs_.push_back({k, f->name, prefix + "wzvm-" + k + f->ext});
@@ -284,6 +293,7 @@ void ProfileSession::finish() {
   if (live_) live_->finish();
   if (server_) server_->stop();
   profiler_->stop();
+  if (discarded_) return;
   // The guest's own output comes first.
   std::cout.flush();
   std::set<std::string> without_lines;  // one note per module, however many profiles

@@ -75,6 +75,10 @@ class ProfileSession {
   // (Profiler::add_thread, started on that thread: its own CPU timer and
   // call tree), written with the main thread's; none when nothing is profiled.
   wasi::Threads::Hooks thread_hooks();
+  // The guest never ran (an unknown import, a missing export, a bad
+  // argument): the session stops without writing, so a profile an earlier
+  // run left at the same path is not replaced by an empty one.
+  void discard() { discarded_ = true; }
 
  private:
   void finish();
@@ -93,6 +97,7 @@ class ProfileSession {
   };
   std::vector<Output> outputs_;  // in the order written
   std::string error_;
+  bool discarded_ = false;
   // The progress line (stderr is a terminal): a thread woken to stop.
   std::thread progress_;
   std::mutex progress_mu_;

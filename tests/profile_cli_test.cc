@@ -348,5 +348,29 @@ TEST_F(ProfileCli, BadProfileFlags) {
   EXPECT_TRUE(files().empty());
 }
 
+// A run that fails before any guest code runs (a missing export, a bad
+// argument, an unknown import) writes no profile: the one an earlier run left
+// at the same path stays as it was, and nothing claims a profile was written.
+TEST_F(ProfileCli, ErrorBeforeTheRunKeepsTheEarlierProfile) {
+  const std::string mod = " '" + testdata("prof_counts.wasm") + "'";
+  ASSERT_EQ(wzvm("--profile=instructions --profile-out p.pb.gz --invoke tree" + mod).status, 0);
+  const std::string before = slurp(path("p.pb.gz"));
+  ASSERT_FALSE(before.empty());
+  for (const std::string& bad : {" --invoke no_such_export" + mod, " --invoke loop" + mod + " not-a-number",
+                                 " --invoke loop" + mod + " 1 2"}) {
+    Output r = wzvm("--profile=instructions --profile-out p.pb.gz" + bad);
+    EXPECT_EQ(r.status, 1) << bad;
+    EXPECT_THAT(r.err, Not(HasSubstr("profile written"))) << r.err;
+    EXPECT_EQ(slurp(path("p.pb.gz")), before) << bad;
+  }
+  EXPECT_THAT(wzvm("--profile=instructions --profile-out p.pb.gz --invoke no_such_export" + mod).err,
+              HasSubstr("export no_such_export not found"));
+  // A module with an unknown import: refused at link time, before it runs.
+  Output r = wzvm("--profile=instructions --profile-out p.pb.gz --invoke f '" + testdata("cli_import.wasm") + "'");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, Not(HasSubstr("profile written")));
+  EXPECT_EQ(slurp(path("p.pb.gz")), before);
+}
+
 }  // namespace
 }  // namespace wzvm::profiler
