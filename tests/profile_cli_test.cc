@@ -348,6 +348,36 @@ TEST_F(ProfileCli, BadProfileFlags) {
   EXPECT_TRUE(files().empty());
 }
 
+// A recursion thousands of calls deep: each sample keeps its innermost and
+// outermost 128 frames around one "[frames-elided]" frame (pprof's format
+// shares no prefixes, so full stacks would cost depth squared), and the
+// counts stay exact. dive(n) is n + 1 nested frames, 9 n + 4 instructions.
+TEST_F(ProfileCli, DeepStacksKeepTheirEnds) {
+  const std::string mod = " --invoke dive '" + testdata("prof_counts.wasm") + "' ";
+  for (int n : {255, 3000}) {
+    SCOPED_TRACE(n);
+    ASSERT_EQ(wzvm("--profile=instructions --profile-out d.pb.gz" + mod + std::to_string(n)).status, 0);
+    int64_t total = 0;
+    size_t deepest = 0, elided = 0;
+    for (const RawSample& s : raw_samples(pprof("-raw d.pb.gz"))) {
+      total += s.values.at(0);
+      deepest = std::max(deepest, s.frames.size());
+      for (size_t i = 0; i < s.frames.size(); ++i) {
+        if (s.frames[i].starts_with("[frames-elided]")) {
+          ++elided;
+          EXPECT_EQ(i, 128u);
+          EXPECT_EQ(s.frames.size(), 257u);
+        } else {
+          EXPECT_TRUE(s.frames[i].starts_with("dive@")) << s.frames[i];
+        }
+      }
+    }
+    EXPECT_EQ(total, 9 * n + 4);
+    EXPECT_EQ(deepest, n == 255 ? 256u : 257u);  // 256 frames fit whole
+    EXPECT_EQ(elided > 0, n > 255);
+  }
+}
+
 // A run that fails before any guest code runs (a missing export, a bad
 // argument, an unknown import) writes no profile: the one an earlier run left
 // at the same path stays as it was, and nothing claims a profile was written.

@@ -315,7 +315,9 @@ TEST(ProfilerWriter, StreamedInstructionsProfileIsTheMessagesBytes) {
   EXPECT_EQ(serialize_instructions_profile(prof, &without), bytes);
   EXPECT_EQ(without, modules_without_lines(message));
   EXPECT_EQ(message.sample_size(), static_cast<int>(counts.size()));
-  EXPECT_EQ(message.sample(static_cast<int>(counts.size()) - 3).location_id_size(), 301);
+  // The deepest stack, 301 frames: its innermost and outermost 128 and one
+  // "[frames-elided]" between them (pprof.cc, kStackEnd).
+  EXPECT_EQ(message.sample(static_cast<int>(counts.size()) - 3).location_id_size(), 257);
 }
 
 TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
