@@ -46,6 +46,7 @@ bool Profiler::start(vm::Store& store, std::string& why) {
   vm::Thread* th = store.thread();
   vm::set_flag(profiling_.sample_pending, 0);
   profiling_.guest_cpu = 0;
+  profiling_.tick_in_host = false;
   profiling_.cpu_mark = thread_cpu_ns();
   start_unix_ns_ = unix_ns();
   start_mono_ns_ = monotonic_ns();

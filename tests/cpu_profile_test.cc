@@ -114,6 +114,34 @@ TEST(CpuProfile, HostSleepIsHostTimeNotGuestCpu) {
   EXPECT_GT(samples, 20u);  // the timer really ticks (1 kHz asked)
 }
 
+// Ticks that come while a host function runs are host time, which the host
+// call's own sample reports: they make no CPU sample when the guest resumes.
+// Without that, each nap below made a sample of a few microseconds of guest
+// CPU, and samples/count said the guest ran 30 ms.
+TEST(CpuProfile, TicksDuringHostCallsAreNotGuestSamples) {
+  CpuFixture fx;
+  Profiler prof({.cpu = true});
+  std::string why;
+  ASSERT_TRUE(prof.start(fx.store, why)) << why;
+  std::vector<vm::Value> results;
+  vm::Trap t = fx.store.invoke(fx.inst->exported_func("naps"), {{vm::Value::from_i32(30)}}, results);
+  prof.stop();
+  ASSERT_FALSE(t) << t.message;
+  std::vector<HostSite> host = prof.host_sites();
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_EQ(host[0].count, 30u);
+  EXPECT_GE(seconds(host[0].wall_ns), 0.09);
+  uint64_t samples = 0, cpu = 0;
+  for (const CpuSite& s : prof.cpu_sites()) {
+    samples += s.count;
+    cpu += s.cpu_ns;
+  }
+  // The last sample when the call returns (with all the guest's CPU), and
+  // perhaps a tick that came while the guest itself ran.
+  EXPECT_GE(samples, 1u);
+  EXPECT_LE(samples, 3u) << "guest cpu " << cpu << " ns";
+}
+
 TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {
   CpuFixture fx;
   // 0.8 s: a sample weighs the CPU time since the one before, so at each of

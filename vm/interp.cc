@@ -371,11 +371,24 @@ __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, 
   __atomic_exchange_n(&p.sample_pending, 0, __ATOMIC_SEQ_CST);
   if (!p.cpu) return flag_set(p.interrupt_requested);
   charge_guest_cpu(p);
+  if (p.tick_in_host) {
+    p.tick_in_host = false;
+    return flag_set(p.interrupt_requested);
+  }
   const CompiledFunc* code = frame->func->code;
   int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
   if (p.sink) p.sink->on_cpu_sample(node_of(p, nc, frame), frame->func, offset, p.guest_cpu);
   p.guest_cpu = 0;
   return flag_set(p.interrupt_requested);
+}
+
+// The outermost call ends (returns, traps, throws): the guest CPU time since
+// the last sample goes into a last one, at the stack it left, even when the
+// tick that raised the flag last came during a host call.
+bool final_sample(Profiling& p, const NodeContext& nc, Frame* frame, const uint32_t* ip) {
+  p.tick_in_host = false;
+  set_flag(p.sample_pending, 1);
+  return take_sample(p, nc, frame, ip);
 }
 
 // The host-call boundary with the profiler's hook: the host function gets a
@@ -402,7 +415,10 @@ __attribute__((noinline)) bool host_boundary_profiled(Thread& th, FuncInst* f, u
   bool ok = host_boundary(store, th, caller, f, slots, trap);
   uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
   th.entry_node = saved_entry;
-  if (p.cpu) p.cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (p.cpu) {
+    p.cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    p.tick_in_host = flag_set(p.sample_pending);
+  }
   if (p.sink) p.sink->on_host_call(node, wall);
   return ok;
 }
@@ -1585,10 +1601,7 @@ on_throw:
   th.depth = saved_depth;
   if (saved_depth == 0) th.exceptions.clear();
   if (profiled) {
-    if (saved_depth == 0 && prof->cpu) {
-      set_flag(prof->sample_pending, 1);
-      take_sample(*prof, nc, frame, ip);
-    }
+    if (saved_depth == 0 && prof->cpu) final_sample(*prof, nc, frame, ip);
   }
   return host_trap;
 
@@ -1599,10 +1612,7 @@ done:
     // The guest time since the last sample belongs in the profile too. An
     // interrupt that came after the last instruction stays asked for (the
     // next entry takes it): the run itself finished.
-    if (saved_depth == 0 && prof->cpu) {
-      set_flag(prof->sample_pending, 1);
-      if (take_sample(*prof, nc, frame, ip)) prof->raise();
-    }
+    if (saved_depth == 0 && prof->cpu && final_sample(*prof, nc, frame, ip)) prof->raise();
   }
   return {};
 
@@ -1628,10 +1638,7 @@ on_host_trap:
     // instruction at ip; any other trap comes from it.
     if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip,
                                            trap_code == TrapCode::Interrupted);
-    if (saved_depth == 0 && prof->cpu) {
-      set_flag(prof->sample_pending, 1);
-      take_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);
-    }
+    if (saved_depth == 0 && prof->cpu) final_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);
   }
   return host_trap;
 

@@ -249,6 +249,12 @@ struct Profiling {
   // guest time unless a host call is running.
   uint64_t cpu_mark = 0;
   uint64_t guest_cpu = 0;  // accumulated since the last sample
+  // A tick found raised when a host call returned came while the host
+  // function ran: that time is the host call's (its own sample), so the
+  // safe point that takes it reports no CPU sample and leaves guest_cpu for
+  // the next tick. Otherwise every long host call made a sample of a few
+  // microseconds, and samples/count overstated the guest's share.
+  bool tick_in_host = false;
 
   // The counter block of the call-tree node for calling wasm function `f`
   // from `parent`, where `ret` is the return point of the call in the
