@@ -2,8 +2,13 @@
 // flags, load and instantiate the module, call one function, print results or
 // one error line. Exit statuses (documented in README.md):
 //   0 success, 1 wzvm error (file, module, link, arguments, export),
-//   2 usage error, 134 trap (like a native abort), N = WASI proc_exit(N).
+//   2 usage error, 134 trap (like a native abort), N = WASI proc_exit(N),
+//   128 + N a profiled run stopped by signal N (SIGINT, SIGTERM).
 
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -173,6 +178,71 @@ class Watchdog {
   std::thread thread_;  // last: started once the members it uses exist
 };
 
+// A profiled run stopped by Ctrl-C (SIGINT) or SIGTERM still writes its
+// profiles, as perf record does: a long run or a server is often ended that
+// way. The two signals are blocked in every thread (block() runs before any
+// thread is started) and one thread takes them with sigwait: the first asks
+// the interpreter to stop at its next safe point, as --timeout does, and wzvm
+// then exits with 128 + the signal's number, as if killed by it; another one
+// ends wzvm at once, without profiles (a guest blocked in a host call stops
+// only when the call returns). Unprofiled runs keep the default: killed.
+// One that comes within half a second of the first is the same request:
+// `timeout -s INT 60 wzvm ...`, a way to profile a server for a minute,
+// sends the signal to wzvm and then to its process group, so twice.
+class SignalStop {
+ public:
+  static sigset_t signals() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    return set;
+  }
+  static void block() {
+    sigset_t set = signals();
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  }
+  explicit SignalStop(vm::Profiling& p)
+      : thread_([this, &p] {
+          sigset_t set = signals();
+          std::chrono::steady_clock::time_point first;
+          for (int sig; sigwait(&set, &sig) == 0;) {
+            if (done_.load()) return;
+            if (signal_.load() && std::chrono::steady_clock::now() - first < std::chrono::milliseconds(500)) continue;
+            if (signal_.exchange(sig) == 0) {
+              first = std::chrono::steady_clock::now();
+              std::cerr << "wzvm: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
+                        << ": stopping the guest to write the profiles (send it again to quit at once)\n";
+              vm::set_flag(p.interrupt_requested, 1);  // before raise(), as Watchdog does
+              p.raise();
+              vm::interrupt_waits();
+              continue;
+            }
+            // The second: what the signal would have done.
+            std::signal(sig, SIG_DFL);
+            sigset_t one;
+            sigemptyset(&one);
+            sigaddset(&one, sig);
+            pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+            pthread_kill(pthread_self(), sig);
+          }
+        }) {}
+  ~SignalStop() {
+    done_.store(true);
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes its sigwait
+    thread_.join();
+  }
+  SignalStop(const SignalStop&) = delete;
+  SignalStop& operator=(const SignalStop&) = delete;
+  // The signal that stopped the run, or 0.
+  int signal() const { return signal_.load(); }
+
+ private:
+  std::atomic<bool> done_{false};
+  std::atomic<int> signal_{0};
+  std::thread thread_;  // last: started once the members it uses exist
+};
+
 // A size in bytes, with an optional K, M or G suffix (powers of 1024), at most 4 GiB.
 std::string parse_bytes(const std::string& text, uint64_t& bytes) {
   uint64_t mult = 1;
@@ -231,6 +301,7 @@ int run(const Options& opt) {
   if (!ctx) return fail(opt.file, ctx.error().message);
 
   vm::Store store(opt.limits);
+  if (opt.profile.any()) SignalStop::block();  // before the profiler starts threads
   // Attached before instantiation, so a start function is profiled too; the
   // profiles are written when run() returns, whichever way (trap, exit, error).
   cli::ProfileSession profile(opt.profile, store, *module, opt.file);
@@ -257,6 +328,8 @@ int run(const Options& opt) {
   // Started before instantiation, so a start function is bounded too.
   std::optional<Watchdog> watchdog;
   if (opt.timeout) watchdog.emplace(*prof, *opt.timeout);
+  std::optional<SignalStop> stop_signal;
+  if (profile.profiling()) stop_signal.emplace(*profile.profiling());
   struct Detach {  // `bare` dies before `store`: the thread must not point at it
     vm::Store& store;
     vm::Profiling* p;
@@ -352,6 +425,10 @@ int run(const Options& opt) {
     if (auto ended = threads->ended()) trap = *ended;
   }
   std::cout.flush();
+  if (stop_signal && stop_signal->signal()) {
+    if (trap) report_trap(trap);  // where it stopped
+    return 128 + stop_signal->signal();
+  }
   if (trap) return report_trap(trap);
   for (const vm::Value& r : results) std::cout << cli::format_value(r) << "\n";
   std::cout.flush();
@@ -375,7 +452,8 @@ int main(int argc, char** argv) {
       "(with --invoke, the function's arguments: i32/i64 decimal or 0x hex, f32/f64\n"
       "decimal, hex float, inf, nan, nan:0x...).\n"
       "Exit status: the guest's proc_exit code (0 when _start returns), 1 wzvm error,\n"
-      "2 usage error, 134 trap.");
+      "2 usage error, 134 trap; a profiled run stopped by Ctrl-C or SIGTERM writes its\n"
+      "profiles and exits 130 or 143.");
   // The module path and everything after it are left unparsed (remaining()).
   app.prefix_command();
   Options opt;

@@ -378,6 +378,34 @@ TEST_F(ProfileCli, DeepStacksKeepTheirEnds) {
   }
 }
 
+// Ctrl-C (SIGINT) or SIGTERM stops a profiled run at its next safe point and
+// the profiles are written; the exit status is the signal's, 128 + N. Sent
+// by `timeout`, which signals wzvm and then its process group: twice at once,
+// which is one request.
+TEST_F(ProfileCli, SignalStopsTheRunAndTheProfilesAreWritten) {
+  const std::string run = "--profile=cpu,instructions --profile-out o --invoke loop '" + testdata("prof_counts.wasm") +
+                          "' 2000000000";  // about 13 instructions an iteration: minutes
+  for (const auto& [sig, status] : std::vector<std::pair<std::string, int>>{{"INT", 130}, {"TERM", 143}}) {
+    SCOPED_TRACE(sig);
+    std::filesystem::remove_all(path("o"));
+    Output r = sh("timeout --preserve-status -s " + sig + " 1 '" + WZVM_BINARY + "' " + run);
+    EXPECT_EQ(r.status, status) << r.err;
+    EXPECT_THAT(r.err, HasSubstr("SIG" + sig + ": stopping the guest to write the profiles"));
+    EXPECT_THAT(r.err, HasSubstr("wzvm: trap: interrupted\n  at 0: loop"));
+    EXPECT_THAT(r.err, HasSubstr("cpu profile written to o/wzvm-cpu.pb.gz"));
+    EXPECT_GT(top_flat(pprof("-top -unit=ms o/wzvm-cpu.pb.gz"))["loop"], 100);
+    EXPECT_GT(top_flat(pprof("-top o/wzvm-instructions.pb.gz"))["loop"], 1e6);
+  }
+  // A guest blocked in a host call (a 5 s poll_oneoff) stops only when the
+  // call returns; a second signal, later, ends wzvm at once, without profiles.
+  Output r = sh("{ '" + std::string(WZVM_BINARY) + "' --profile=cpu --profile-out late.pb.gz --invoke sleep_then_work '" +
+                testdata("prof_wasi.wasm") +
+                "' 5000 1 & pid=$!; sleep 1; kill -TERM $pid; sleep 0.8; kill -TERM $pid; wait $pid; echo $?; }");
+  EXPECT_EQ(r.out, "143\n") << r.err;
+  EXPECT_THAT(r.err, HasSubstr("SIGTERM: stopping the guest"));
+  EXPECT_FALSE(std::filesystem::exists(path("late.pb.gz")));
+}
+
 // A run that fails before any guest code runs (a missing export, a bad
 // argument, an unknown import) writes no profile: the one an earlier run left
 // at the same path stays as it was, and nothing claims a profile was written.
