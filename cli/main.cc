@@ -543,13 +543,30 @@ int main(int argc, char** argv) {
   }
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
 
+  // `--profile=` with nothing after the `=`: CLI11 takes the next argument
+  // as the value (often the module path), so the error would quote the wrong
+  // text, or the run would go on with a module path as an output file. Looked
+  // for among the first `upto` arguments: those before the module.
+  auto empty_value = [&](int upto) -> std::string {
+    for (int i = 1; i < upto; ++i) {
+      std::string a = argv[i];
+      if (a.size() > 3 && a.starts_with("--") && a.ends_with("=") && app.get_option_no_throw(a.substr(0, a.size() - 1)))
+        return a;
+    }
+    return {};
+  };
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     // --help and --version arrive here with exit code 0.
     if (e.get_exit_code() == 0) return app.exit(e);
-    std::cerr << "wzvm: usage error: " << e.what() << "\n"
+    const std::string empty = empty_value(argc);
+    std::cerr << "wzvm: usage error: " << (empty.empty() ? std::string(e.what()) : empty + " needs a value") << "\n"
               << "Run 'wzvm --help' for usage.\n";
+    return 2;
+  }
+  if (const std::string empty = empty_value(argc - static_cast<int>(app.remaining_size())); !empty.empty()) {
+    std::cerr << "wzvm: usage error: " << empty << " needs a value\nRun 'wzvm --help' for usage.\n";
     return 2;
   }
   {

@@ -340,6 +340,14 @@ TEST_F(ProfileCli, BadProfileFlags) {
   EXPECT_THAT(r.err, HasSubstr("heap"));
   EXPECT_EQ(wzvm("--profile-out x.pb.gz" + mod).status, 2);  // needs --profile
   EXPECT_EQ(wzvm("--profile=cpu --cpu-hz 0" + mod).status, 2);
+  // `--flag=` with no value: said so, not "--invoke not in {cpu,...}"; and
+  // --profile-out= does not take the module path as the output file.
+  r = wzvm("--profile=" + mod);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile= needs a value"));
+  r = wzvm("--profile=cpu --profile-out=" + mod);
+  EXPECT_EQ(r.status, 2);
+  EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile-out= needs a value"));
   // An output directory that does not exist: refused before the guest runs.
   r = wzvm("--profile=cpu --profile-out nowhere/cpu.pb.gz" + mod);
   EXPECT_EQ(r.status, 1);
