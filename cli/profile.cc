@@ -161,6 +161,14 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
       dir = ".";
     } else if (files > 1 || is_dir(flags.out)) {
       dir = flags.out;
+      // Several files go into a directory; one named like a profile file
+      // (cpu.pb.gz) is more likely a mistake than a wish.
+      if (!is_dir(dir) && format_of_path(dir)) {
+        error_ = "--profile-out " + dir + ": " + std::to_string(files) +
+                 " files are written (one per profile and format), so this names a directory, but it looks like a "
+                 "file name; give a directory";
+        return;
+      }
       if (!is_dir(dir) && mkdir(dir.c_str(), 0777) != 0) {
         error_ = "--profile-out " + dir + ": cannot create directory: " + std::strerror(errno);
         return;

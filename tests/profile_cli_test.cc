@@ -345,6 +345,12 @@ TEST_F(ProfileCli, BadProfileFlags) {
   r = wzvm("--profile=" + mod);
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile= needs a value"));
+  // Two profiles need a directory, and one named like a file is refused
+  // rather than made.
+  r = wzvm("--profile=cpu,instructions --profile-out both.pb.gz" + mod);
+  EXPECT_EQ(r.status, 1);
+  EXPECT_THAT(r.err, HasSubstr("--profile-out both.pb.gz: 2 files are written"));
+  EXPECT_FALSE(fs::exists(path("both.pb.gz")));
   r = wzvm("--profile=cpu --profile-out=" + mod);
   EXPECT_EQ(r.status, 2);
   EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile-out= needs a value"));
