@@ -340,20 +340,25 @@ TEST_F(ProfileCli, BadProfileFlags) {
   EXPECT_THAT(r.err, HasSubstr("heap"));
   EXPECT_EQ(wzvm("--profile-out x.pb.gz" + mod).status, 2);  // needs --profile
   EXPECT_EQ(wzvm("--profile=cpu --cpu-hz 0" + mod).status, 2);
-  // `--flag=` with no value: said so, not "--invoke not in {cpu,...}"; and
-  // --profile-out= does not take the module path as the output file.
-  r = wzvm("--profile=" + mod);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile= needs a value"));
-  // Two profiles need a directory, and one named like a file is refused
-  // rather than made.
-  r = wzvm("--profile=cpu,instructions --profile-out both.pb.gz" + mod);
-  EXPECT_EQ(r.status, 1);
-  EXPECT_THAT(r.err, HasSubstr("--profile-out both.pb.gz: 2 files are written"));
+  struct Bad {
+    std::string flags;
+    int status;
+    std::string says;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           // `--flag=` with no value: said so, not "--invoke not in {cpu,...}",
+           // and --profile-out= does not take the next argument as its file.
+           {"--profile=", 2, "wzvm: usage error: --profile= needs a value"},
+           {"--profile=cpu --profile-out=", 2, "wzvm: usage error: --profile-out= needs a value"},
+           // Two profiles need a directory; one named like a file is refused
+           // rather than made.
+           {"--profile=cpu,instructions --profile-out both.pb.gz", 1, "--profile-out both.pb.gz: 2 files are written"},
+       }) {
+    r = wzvm(b.flags + mod);
+    EXPECT_EQ(r.status, b.status) << b.flags;
+    EXPECT_THAT(r.err, HasSubstr(b.says));
+  }
   EXPECT_FALSE(fs::exists(path("both.pb.gz")));
-  r = wzvm("--profile=cpu --profile-out=" + mod);
-  EXPECT_EQ(r.status, 2);
-  EXPECT_THAT(r.err, HasSubstr("wzvm: usage error: --profile-out= needs a value"));
   // An output directory that does not exist: refused before the guest runs.
   r = wzvm("--profile=cpu --profile-out nowhere/cpu.pb.gz" + mod);
   EXPECT_EQ(r.status, 1);
