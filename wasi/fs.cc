@@ -481,6 +481,15 @@ Errno Wasi::path_link(Call& c) {
   if (Errno e = sandbox_.resolve(nd->host, new_path, false, to); e != Errno::success) return e;
   if (from.dot) return Errno::eperm;  // hard links to directories
   if (to.dot) return dot_error(true);
+  // A trailing slash names a directory, which a hard link never is: on the
+  // source, a file is ENOTDIR (a directory is EPERM from linkat); on the new
+  // name, an existing entry is EEXIST and a free one ENOENT (nothing can be
+  // created there), where Linux's linkat would drop the slash and succeed.
+  if (Errno e = check_must_dir(from); e != Errno::success) return e;
+  if (to.must_dir) {
+    struct stat st;
+    return fstatat(to.parent.get(), to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? Errno::eexist : Errno::enoent;
+  }
   if (linkat(from.parent.get(), from.name.c_str(), to.parent.get(), to.name.c_str(), 0) != 0) return from_errno();
   return Errno::success;
 }
@@ -502,9 +511,13 @@ Errno Wasi::path_open(Call& c) {
   base &= d->inheriting;
   inheriting &= d->inheriting;
 
+  // The access mode comes from the rights that need it on Linux. fd_datasync
+  // and fd_sync do not (fdatasync works on a read-only fd), so a directory
+  // reopened with its own rights, which include them, is not EISDIR; asking
+  // to write to a directory (fd_write, also with oflags::directory) is
+  // EISDIR, as open(2) says.
   constexpr uint64_t kRead = rights::fd_read | rights::fd_readdir;
-  constexpr uint64_t kWrite =
-      rights::fd_write | rights::fd_datasync | rights::fd_allocate | rights::fd_filestat_set_size;
+  constexpr uint64_t kWrite = rights::fd_write | rights::fd_allocate | rights::fd_filestat_set_size;
   bool rd = base & kRead, wr = base & kWrite;
   int flags = (rd && wr) ? O_RDWR : wr ? O_WRONLY : O_RDONLY;
   if (of & oflags::creat) flags |= O_CREAT;
@@ -578,9 +591,11 @@ Errno Wasi::path_symlink(Call& c) {
   if (Errno e = path_of(c, c.u32(0), c.u32(1), target); e != Errno::success) return e;
   if (Errno e = path_of(c, c.u32(3), c.u32(4), path); e != Errno::success) return e;
   if (target.find('\0') != std::string::npos) return Errno::einval;
-  // The link's text is data: any target may be written, because following
-  // links is what the sandbox checks (an absolute or climbing link is
-  // refused when used).
+  // An absolute target can never be followed inside a sandbox, so creating
+  // one is refused (EPERM, as wasmtime's cap-std does; the WASI testsuite's
+  // symlink_create requires an error). A relative text that climbs out is
+  // data and may be written: following it is what the sandbox refuses.
+  if (!target.empty() && target[0] == '/') return Errno::eperm;
   Target t;
   if (Errno e = sandbox_.resolve(d->host, path, false, t); e != Errno::success) return e;
   if (t.dot) return dot_error(true);

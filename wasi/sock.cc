@@ -10,8 +10,20 @@
 
 namespace wzvm::wasi {
 
+namespace {
+
+// sock_* on an fd that is not a socket is ENOTSOCK, as the same call on a
+// host fd is: the rights check would otherwise answer ENOTCAPABLE (a file
+// never has the sock_* rights), which no POSIX program expects from
+// shutdown(2) or accept(2).
+bool is_socket(uint8_t type) { return type == filetype::socket_stream || type == filetype::socket_dgram; }
+
+}  // namespace
+
 Errno Wasi::sock_accept(Call& c) {
   Fd* f;
+  if (Errno e = get(c.u32(0), 0, f); e != Errno::success) return e;
+  if (!is_socket(f->type)) return Errno::enotsock;
   if (Errno e = get(c.u32(0), rights::sock_accept, f); e != Errno::success) return e;
   uint32_t flags = c.u32(1);
   if (flags & ~uint32_t(fdflags::nonblock)) return Errno::einval;
@@ -28,6 +40,8 @@ Errno Wasi::sock_accept(Call& c) {
 
 Errno Wasi::sock_recv(Call& c) {
   Fd* f;
+  if (Errno e = get(c.u32(0), 0, f); e != Errno::success) return e;
+  if (!is_socket(f->type)) return Errno::enotsock;
   if (Errno e = get(c.u32(0), rights::fd_read, f); e != Errno::success) return e;
   uint32_t ri_flags = c.u32(3), len_ptr = c.u32(4), flags_ptr = c.u32(5);
   if (ri_flags & ~uint32_t(riflags::recv_peek | riflags::recv_waitall)) return Errno::einval;
@@ -49,6 +63,8 @@ Errno Wasi::sock_recv(Call& c) {
 
 Errno Wasi::sock_send(Call& c) {
   Fd* f;
+  if (Errno e = get(c.u32(0), 0, f); e != Errno::success) return e;
+  if (!is_socket(f->type)) return Errno::enotsock;
   if (Errno e = get(c.u32(0), rights::fd_write, f); e != Errno::success) return e;
   if (c.u32(3) != 0) return Errno::einval;  // siflags: none defined
   if (!c.mem.check(c.u32(4), 4)) return Errno::efault;
@@ -68,6 +84,8 @@ Errno Wasi::sock_send(Call& c) {
 
 Errno Wasi::sock_shutdown(Call& c) {
   Fd* f;
+  if (Errno e = get(c.u32(0), 0, f); e != Errno::success) return e;
+  if (!is_socket(f->type)) return Errno::enotsock;
   if (Errno e = get(c.u32(0), rights::sock_shutdown, f); e != Errno::success) return e;
   int how;
   switch (c.u32(1)) {
