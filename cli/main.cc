@@ -6,6 +6,7 @@
 //   128 + N a profiled run stopped by signal N (SIGINT, SIGTERM).
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <signal.h>
 
 #include <atomic>
@@ -123,6 +124,8 @@ struct Options {
   uint64_t max_module_bytes = uint64_t{1} << 30;
   std::optional<uint64_t> fuel;                 // --fuel: most wasm instructions the guest may run
   std::optional<std::chrono::nanoseconds> timeout;  // --timeout: wall-clock budget of the run
+  bool deterministic = false;  // --deterministic (wasi/deterministic.h)
+  uint64_t random_seed = 0;    // --random-seed
 };
 
 // A duration: a number with an optional unit (ns, us, ms, s, m, h; default s),
@@ -269,9 +272,11 @@ int run(const Options& opt) {
   if (!read_file(opt.file, opt.max_module_bytes, bytes, why)) return fail(opt.file, why);
 
   vm::LoadOptions load_options;
-  // Fuel is charged by the instruction counters (exact, per straight-line segment).
-  load_options.count_instructions = opt.profile.count_instructions() || opt.fuel.has_value();
-  load_options.fuel = opt.fuel.has_value();
+  // Fuel is charged by the instruction counters (exact, per straight-line
+  // segment). A deterministic run's clocks read what the fuel counted.
+  const bool fueled = opt.fuel.has_value() || opt.deterministic;
+  load_options.count_instructions = opt.profile.count_instructions() || fueled;
+  load_options.fuel = fueled;
   load_options.call_hook = opt.profile.call_hook();
   load_options.features = opt.features;
   auto loaded = vm::load_module(std::move(bytes), load_options);
@@ -293,6 +298,8 @@ int run(const Options& opt) {
     for (char** e = environ; e && *e; ++e)
       if (std::strchr(*e, '=')) set_env(*e);
   for (const std::string& kv : opt.envs) set_env(kv);
+  config.deterministic = opt.deterministic;
+  config.random_seed = opt.random_seed;
   if (std::string why = cli::open_preopens(opt.preopens, config.preopens); !why.empty()) {
     std::cerr << "wzvm: error: " << why << "\n";
     return kExitError;
@@ -315,15 +322,21 @@ int run(const Options& opt) {
   // through its interrupt flag, so a threaded program's main thread always
   // has one.
   const bool threaded = wasi::Threads::wanted(*module);
+  if (threaded && opt.deterministic) {
+    profile.discard();
+    return fail(opt.file,
+                "--deterministic cannot run a wasi-threads module (it imports wasi.thread-spawn): how its threads "
+                "interleave is up to the operating system");
+  }
   vm::Profiling bare;
   vm::Profiling* prof = profile.profiling();
-  if (!prof && (opt.fuel || opt.timeout || threaded)) {
+  if (!prof && (fueled || opt.timeout || threaded)) {
     prof = &bare;
     store.thread()->profiling = prof;
   }
-  if (opt.fuel) {
+  if (fueled) {
     prof->count_instructions = true;
-    prof->fuel = *opt.fuel;
+    prof->set_fuel(opt.fuel.value_or(UINT64_MAX));
   }
   // Started before instantiation, so a start function is bounded too.
   std::optional<Watchdog> watchdog;
@@ -490,6 +503,18 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false)
       ->check([](const std::string& v) { return v.find('=') == std::string::npos ? "expected NAME=VALUE, got '" + v + "'" : std::string(); });
   app.add_flag("--inherit-env", opt.inherit_env, "Pass wzvm's own environment to the guest (before --env)");
+  app.add_flag("--deterministic", opt.deterministic,
+               "Make the run a function of its inputs: random_get from a seeded PRNG, virtual clocks that advance "
+               "1 ns per executed instruction, sleeps skipped (as slow as --fuel)");
+  std::string random_seed;
+  app.add_option("--random-seed", random_seed, "Seed of random_get's stream under --deterministic (default 0)")
+      ->option_text("N")
+      ->check([](const std::string& v) {
+        return v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string::npos ||
+                       (v.size() == 20 && v > "18446744073709551615")
+                   ? "expected a whole number from 0 to 18446744073709551615, got '" + v + "'"
+                   : std::string();
+      });
   opt.profile.add_to(app);
   // Limits against a hostile or runaway guest (README "Guarantees").
   std::string max_memory, max_module;
@@ -593,6 +618,33 @@ int main(int argc, char** argv) {
     opt.limits.max_memory_pages = bytes / 65536;
   if (!max_module.empty()) (void)parse_bytes(max_module, opt.max_module_bytes);
   if (!fuel.empty()) opt.fuel = std::stoull(fuel);
+  if (!random_seed.empty()) {
+    if (!opt.deterministic) {
+      std::cerr << "wzvm: usage error: --random-seed needs --deterministic\nRun 'wzvm --help' for usage.\n";
+      return 2;
+    }
+    opt.random_seed = std::stoull(random_seed);
+  }
+  if (opt.deterministic) {
+    // What --deterministic cannot make a function of the inputs is refused,
+    // never left to vary quietly.
+    std::string why;
+    if (opt.inherit_env) why = "--inherit-env: wzvm's environment differs between runs and machines; pass --env";
+    for (const cli::PreopenFlag& p : opt.preopens) {
+      struct stat st;
+      if (!why.empty()) break;
+      if (p.kind == cli::PreopenFlag::Kind::Listen)
+        why = "--listen " + p.value + ": what a socket receives, and in which pieces, is up to its peers";
+      else if (p.kind == cli::PreopenFlag::Kind::Fd && fstat(std::atoi(p.value.c_str()), &st) == 0 &&
+               S_ISSOCK(st.st_mode))
+        why = "--fd " + p.value + " is a socket: what it receives, and in which pieces, is up to its peers";
+    }
+    if (!why.empty()) {
+      std::cerr << "wzvm: usage error: --deterministic cannot be combined with " << why << "\n";
+      return 2;
+    }
+    opt.profile.deterministic = true;
+  }
   if (std::chrono::nanoseconds d; !timeout.empty() && parse_duration(timeout, d).empty()) opt.timeout = d;
   std::vector<std::string> rest = app.remaining();
   if (!rest.empty() && rest.front() == "--") rest.erase(rest.begin());

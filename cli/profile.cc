@@ -202,6 +202,7 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   o.cpu_hz = flags.cpu_hz;
   o.mem = flags.mem();
   o.mem_sample_bytes = flags.mem_sample_bytes;
+  o.deterministic = flags.deterministic;
   // Said before the run, not after: an empty memory profile needs a reason.
   if (o.mem && module.call_hooks.empty())
     std::cerr << "wzvm: note: " << path << " has no function named like an allocator (malloc, free, operator new, "

@@ -39,6 +39,7 @@ struct ProfileFlags {
   std::vector<std::string> formats;  // --profile-format: pprof, folded, speedscope, html (all profiles)
   bool summary = false;              // --profile-summary
   std::string pprof_addr;            // --pprof-addr HOST:PORT
+  bool deterministic = false;        // --deterministic: no wall-clock times in the memory profile
   // Set when a profile could not be written, so main() can exit non-zero
   // even though the guest succeeded.
   bool* write_failed = nullptr;

@@ -4,6 +4,7 @@
 #include <iterator>
 
 #include "profiler/pprof.h"
+#include "vm/interp.h"
 #include "profiler/profiler.h"
 #include "profiler/text.h"
 
@@ -28,9 +29,11 @@ vm::Error error(vm::Error::Kind kind, std::string message) {
 
 vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uint8_t> wasm, const std::string& entry,
                                                                  std::vector<vm::Value> args, Linker imports,
-                                                                 const std::string& module_path) {
+                                                                 const std::string& module_path, RunOptions options) {
+  const bool fueled = options.fuel.has_value() || options.deterministic;
   vm::LoadOptions lo;
   lo.count_instructions = true;
+  lo.fuel = fueled;
   auto loaded = vm::load_module(std::move(wasm), lo);
   if (!loaded) return loaded.error();
 
@@ -54,6 +57,7 @@ vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uin
 
   std::string why;
   if (!st.profiler->start(*st.store, why)) return error(vm::Error::Kind::Io, why);
+  if (fueled) st.store->thread()->profiling->set_fuel(options.fuel.value_or(UINT64_MAX));
   auto inst = st.store->instantiate(st.module, externs);
   if (!inst) {
     st.profiler->stop();
@@ -76,12 +80,13 @@ vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uin
 
 vm::Result<InstructionProfile> InstructionProfile::run_and_count_file(const std::string& path,
                                                                       const std::string& entry,
-                                                                      std::vector<vm::Value> args, Linker imports) {
+                                                                      std::vector<vm::Value> args, Linker imports,
+                                                                      RunOptions options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(vm::Error::Kind::Io, "cannot open " + path);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) return error(vm::Error::Kind::Io, "cannot read " + path);
-  return run_and_count(std::move(bytes), entry, std::move(args), std::move(imports), path);
+  return run_and_count(std::move(bytes), entry, std::move(args), std::move(imports), path, options);
 }
 
 uint64_t InstructionProfile::count(const std::string& function) const {

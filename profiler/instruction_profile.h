@@ -15,6 +15,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,25 @@ namespace wzvm::profiler {
 
 class Profiler;
 
+// How InstructionProfile::run_and_count runs the code.
+struct RunOptions {
+  // At most this many instructions; the next one traps with OutOfFuel
+  // before it runs (as `wzvm --fuel`), at the same instruction every run.
+  std::optional<uint64_t> fuel;
+  // For a WASI program whose Wasi was created with
+  // wasi::Config::deterministic (as `wzvm --deterministic`): the code is
+  // lowered to charge fuel, unlimited unless `fuel` is set, because the
+  // deterministic clocks read its use. The counts are then the same on
+  // every run even for programs that read clocks or randomness:
+  //
+  //   wasi::Config cfg;  cfg.args = {"app.wasm"};  cfg.deterministic = true;
+  //   auto w = wasi::Wasi::create(cfg);
+  //   auto p = InstructionProfile::run_and_count_file("app.wasm", "_start", {},
+  //       [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); },
+  //       {.deterministic = true});
+  bool deterministic = false;
+};
+
 class InstructionProfile {
  public:
   // Supplies the module's imports (one Extern per import, in order). A WASI
@@ -33,15 +53,18 @@ class InstructionProfile {
   // Left empty, the module must import nothing.
   using Linker = std::function<vm::Result<std::vector<vm::Extern>>(vm::Store&, const vm::Module&)>;
 
+
   // Loads `wasm` with instruction counting, instantiates it (its start
   // function is counted too) and calls the export `entry` with `args`. Load,
   // link and argument errors are returned as vm::Error; a trap or a WASI
   // proc_exit is not an error: the counts up to it are kept (see trap()).
   static vm::Result<InstructionProfile> run_and_count(std::vector<uint8_t> wasm, const std::string& entry = "_start",
                                                       std::vector<vm::Value> args = {}, Linker imports = {},
-                                                      const std::string& module_path = "module.wasm");
+                                                      const std::string& module_path = "module.wasm",
+                                                      RunOptions options = {});
   static vm::Result<InstructionProfile> run_and_count_file(const std::string& path, const std::string& entry = "_start",
-                                                           std::vector<vm::Value> args = {}, Linker imports = {});
+                                                           std::vector<vm::Value> args = {}, Linker imports = {},
+                                                           RunOptions options = {});
 
   uint64_t total() const { return total_; }
   // Self count per function name (name section, else export, else wasm-function[N]).

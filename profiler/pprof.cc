@@ -382,6 +382,9 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   p.set_time_nanos(static_cast<int64_t>(profiler.start_unix_ns()));
   p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
   p.set_default_sample_type(b.str("cpu"));
+  if (profiler.options().deterministic)
+    p.add_comment(b.str("deterministic run: the guest's clocks were virtual, but this profile measures real "
+                        "CPU time and differs from run to run"));
   return std::move(p);
 }
 
@@ -479,15 +482,19 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
     size->set_key(b.str("memory_size"));
     size->set_num(static_cast<int64_t>(g.new_bytes));
     size->set_num_unit(b.str("bytes"));
-    pb::Label* at = ps->add_label();
-    at->set_key(b.str("elapsed"));
-    at->set_num(static_cast<int64_t>(g.elapsed_ns));
-    at->set_num_unit(b.str("nanoseconds"));
+    if (!profiler.options().deterministic) {
+      pb::Label* at = ps->add_label();
+      at->set_key(b.str("elapsed"));
+      at->set_num(static_cast<int64_t>(g.elapsed_ns));
+      at->set_num_unit(b.str("nanoseconds"));
+    }
   }
   b.value_type(p.mutable_period_type(), "space", "bytes");
   p.set_period(mem && mem->sample_bytes() ? static_cast<int64_t>(mem->sample_bytes()) : 1);
-  p.set_time_nanos(static_cast<int64_t>(profiler.start_unix_ns()));
-  p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
+  if (!profiler.options().deterministic) {
+    p.set_time_nanos(static_cast<int64_t>(profiler.start_unix_ns()));
+    p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
+  }
   p.set_default_sample_type(b.str(default_type));
   return std::move(p);
 }

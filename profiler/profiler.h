@@ -39,6 +39,11 @@ struct Options {
   // LoadOptions::call_hook = allocator_hook(), profiler/memory.h).
   bool mem = false;
   uint64_t mem_sample_bytes = 0;  // 0: every allocation; else sample by bytes
+  // A deterministic run (wasi::Config::deterministic): the memory profile
+  // leaves out wall-clock times (its start and duration, memory.grow's
+  // `elapsed`), so it is byte-identical where the allocations are; the CPU
+  // profile, a measurement, says in a comment that it is not.
+  bool deterministic = false;
 };
 
 // Aggregated CPU samples at one (call stack, instruction).

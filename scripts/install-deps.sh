@@ -27,7 +27,46 @@ PACKAGES=(
   # benchmarks: node is a peer runtime of bench/suite.sh (node:wasi), callgrind
   # (valgrind) counts the host instructions the suite's README records
   nodejs valgrind
+  # Go programs for wasip1 (testdata/go/): Go 1.21 or later, which Debian 12
+  # has only in bookworm-backports (golang-go stays 1.19, for `go tool pprof`)
+  golang-1.23-go
 )
+
+# Debian suites beyond bookworm's main that the packages above need:
+# bookworm-backports (Go), and source packages (deb-src) for the programs
+# built for wasm from Debian's sources (scripts/build-cpython.sh). Each is
+# added as a sources file of its own, only when no entry has it yet.
+has_source() {  # TYPE SUITE: is there an apt entry of that type for that suite?
+  local f
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] && grep -Eqs "^[[:space:]]*$1[[:space:]].*[[:space:]]$2([[:space:]]|$)" "$f" && return 0
+  done
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    # deb822: a stanza whose Types has TYPE and whose Suites has SUITE.
+    awk -v t="$1" -v s="$2" 'BEGIN { RS = ""; found = 0 }
+      { types = 0; suites = 0
+        n = split($0, lines, "\n")
+        for (i = 1; i <= n; i++) {
+          if (lines[i] ~ "^Types:" && (" " lines[i] " ") ~ (" " t " ")) types = 1
+          if (lines[i] ~ "^Suites:" && (" " lines[i] " ") ~ (" " s " ")) suites = 1
+        }
+        if (types && suites && $0 !~ /Enabled: *no/) found = 1 }
+      END { exit found ? 0 : 1 }' "$f" && return 0
+  done
+  return 1
+}
+add_source() {  # TYPE SUITE FILE
+  echo "install-deps: adding Debian's $2 ($1) as /etc/apt/sources.list.d/$3" >&2
+  printf 'Types: %s\nURIs: http://deb.debian.org/debian\nSuites: %s\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$1" "$2" | "${SUDO[@]}" tee "/etc/apt/sources.list.d/$3" >/dev/null
+}
+ensure_sources() {
+  local added=1
+  has_source deb bookworm-backports || { add_source deb bookworm-backports wzvm-backports.sources; added=0; }
+  has_source deb-src bookworm || { add_source deb-src bookworm wzvm-sources.sources; added=0; }
+  return $added
+}
 
 missing=()
 for p in "${PACKAGES[@]}"; do
@@ -36,7 +75,15 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
+SUDO=()
+if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then SUDO=(sudo); fi
+
 if [ ${#missing[@]} -eq 0 ]; then
+  # Everything installed; the source entries may still be missing (a machine
+  # set up before they were needed): add them, and read them in.
+  if command -v apt-get >/dev/null 2>&1 && ensure_sources; then
+    "${SUDO[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  fi
   exit 0
 fi
 
@@ -45,15 +92,11 @@ if ! command -v apt-get >/dev/null 2>&1; then
   exit 1
 fi
 
-SUDO=()
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then
-    SUDO=(sudo)
-  else
-    echo "install-deps: not root and no sudo; missing packages: ${missing[*]}" >&2
-    exit 1
-  fi
+if [ "$(id -u)" -ne 0 ] && [ ${#SUDO[@]} -eq 0 ]; then
+  echo "install-deps: not root and no sudo; missing packages: ${missing[*]}" >&2
+  exit 1
 fi
+ensure_sources || true
 
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive

@@ -59,7 +59,7 @@ class WasiRules : public ::testing::TestWithParam<Resolver> {
   }
 
   Errno call(Errno (Wasi::*fn)(Call&), std::vector<vm::Value> args) {
-    Call c{GuestMemory(mem_.data(), mem_.size()), args, std::nullopt};
+    Call c{GuestMemory(mem_.data(), mem_.size()), args, std::nullopt, nullptr, {}};
     return (wasi_.get()->*fn)(c);
   }
 

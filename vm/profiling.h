@@ -243,6 +243,16 @@ struct Profiling {
   // then calling raise() (from a timer or another thread) traps with
   // Interrupted at the next safe point.
   uint64_t fuel = 0;
+  // set_fuel() sets the budget and remembers it, so fuel_used() is the
+  // instructions charged since: exact at a host call, which wasi's
+  // deterministic mode reads as its clock (wasi/deterministic.h).
+  void set_fuel(uint64_t budget) {
+    fuel = fuel_start = budget;
+    fuel_set = true;
+  }
+  uint64_t fuel_used() const { return fuel_start - fuel; }
+  uint64_t fuel_start = 0;
+  bool fuel_set = false;
   volatile std::sig_atomic_t interrupt_requested = 0;
 
   // Guest CPU accounting (thread CPU clock, ns): time since `cpu_mark` is

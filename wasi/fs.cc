@@ -320,6 +320,11 @@ Errno Wasi::read_dir(Fd& f) {
   }
   Errno e = errno ? from_errno() : Errno::success;
   closedir(d);
+  // The order readdir gives depends on the file system (its hash seeds,
+  // when the entries were made): a deterministic run lists by name.
+  if (det_)
+    std::sort(f.dir_cache.begin(), f.dir_cache.end(),
+              [](const DirEntry& a, const DirEntry& b) { return a.name < b.name; });
   return e;
 }
 

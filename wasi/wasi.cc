@@ -13,6 +13,9 @@
 #include <cerrno>
 #include <cstring>
 
+#include "vm/interp.h"
+#include "vm/profiling.h"
+
 namespace wzvm::wasi {
 
 const char* errno_name(Errno e) {
@@ -167,7 +170,20 @@ std::span<const FunctionInfo> functions() {
 
 // ---- the context ----------------------------------------------------------
 
-Wasi::Wasi(Config config) : config_(std::move(config)), sandbox_(config_.resolver) {}
+Wasi::Wasi(Config config) : config_(std::move(config)), sandbox_(config_.resolver) {
+  if (config_.deterministic) det_ = std::make_unique<Deterministic>(config_.random_seed);
+}
+
+bool Wasi::executed(Call& c, uint64_t& out) {
+  const vm::Profiling* p = c.host ? c.host->store.thread()->profiling : nullptr;
+  if (!p || !p->fuel_set) {
+    c.trap = "wasi: deterministic mode reads its clock from the fuel counter: lower the module with "
+             "vm::LoadOptions::fuel and call vm::Profiling::set_fuel before running it";
+    return false;
+  }
+  out = p->fuel_used();
+  return true;
+}
 
 Wasi::~Wasi() {
   for (auto& [num, f] : fds_)
@@ -294,13 +310,18 @@ vm::Result<vm::Extern> Wasi::import_for(vm::Store& store, const vm::Module& modu
                   h != &Wasi::clock_time_get && h != &Wasi::random_get;
     vm::HostFn fn = [this, h, returns, locked](vm::HostContext& ctx, std::span<const vm::Value> args,
                                                std::span<vm::Value> results) -> vm::Trap {
-      Call call{GuestMemory(ctx.memory), args, std::nullopt};
+      Call call{GuestMemory(ctx.memory), args, std::nullopt, &ctx, {}};
       Errno e;
       if (locked) {
         std::lock_guard lock(mu_);
         e = (this->*h)(call);
       } else {
         e = (this->*h)(call);
+      }
+      if (!call.trap.empty()) {
+        vm::Trap t = vm::Trap::make(vm::TrapCode::HostError);
+        t.message = call.trap;
+        return t;
       }
       if (call.exit_code) {
         vm::Trap t = vm::Trap::make(vm::TrapCode::Exit);
@@ -356,6 +377,11 @@ Errno Wasi::environ_sizes_get(Call& c) { return write_sizes(c.mem, config_.env, 
 // ---- clocks, random, proc, sched -----------------------------------------
 
 Errno Wasi::clock_res_get(Call& c) {
+  if (det_) {
+    uint64_t unused;
+    if (!det_->now(c.u32(0), 0, unused)) return Errno::einval;
+    return c.mem.store<uint64_t>(c.u32(1), 1) ? Errno::success : Errno::efault;
+  }
   clockid_t id;
   if (!host_clock(c.u32(0), id)) return Errno::einval;
   timespec ts;
@@ -364,6 +390,12 @@ Errno Wasi::clock_res_get(Call& c) {
 }
 
 Errno Wasi::clock_time_get(Call& c) {
+  if (det_) {
+    uint64_t ran, t;
+    if (!executed(c, ran)) return Errno::success;
+    if (!det_->now(c.u32(0), ran, t)) return Errno::einval;
+    return c.mem.store<uint64_t>(c.u32(2), t) ? Errno::success : Errno::efault;
+  }
   clockid_t id;
   if (!host_clock(c.u32(0), id)) return Errno::einval;
   // precision (arg 1) is a hint; the host clocks are already as precise as they get.
@@ -376,6 +408,10 @@ Errno Wasi::random_get(Call& c) {
   uint32_t buf = c.u32(0), len = c.u32(1);
   if (!c.mem.check(buf, len)) return Errno::efault;
   uint8_t* p = c.mem.raw(buf);
+  if (det_) {
+    det_->random_bytes(p, len);
+    return Errno::success;
+  }
   // getrandom(2) returns at most 32 MiB per call and may be interrupted.
   for (uint32_t done = 0; done < len;) {
     ssize_t n = getrandom(p + done, len - done, 0);

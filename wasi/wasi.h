@@ -23,11 +23,17 @@
 #include "vm/module.h"
 #include "vm/result.h"
 #include "vm/runtime.h"
+#include "wasi/deterministic.h"
 #include "wasi/guest_memory.h"
 #include "wasi/sandbox.h"
 #include "wasi/types.h"
 
+struct pollfd;
+
 namespace wzvm::wasi {
+
+struct PollSub;    // wasi/poll.cc
+struct PollEvent;
 
 inline constexpr const char* kModuleName = "wasi_snapshot_preview1";
 
@@ -51,6 +57,15 @@ struct Config {
   // The guest's fds 0, 1, 2. Borrowed: fd_close forgets them without closing the host fd.
   int stdin_fd = 0, stdout_fd = 1, stderr_fd = 2;
   Resolver resolver = Resolver::Auto;
+  // Deterministic mode (wasi/deterministic.h): random_get is a SplitMix64
+  // stream seeded with random_seed, the clocks are virtual and advance with
+  // the guest's instructions, poll_oneoff skips its sleeps, fd_readdir sorts.
+  // The code must be lowered with vm::LoadOptions::fuel and run with a
+  // vm::Profiling whose fuel was set with set_fuel (its use is the clock);
+  // a clock read without one traps, naming this. The embedder keeps the
+  // rest of the inputs fixed (env, args, no sockets, no wasi-threads).
+  bool deterministic = false;
+  uint64_t random_seed = 0;
 };
 
 // One row of wasi/wasi_api.def.
@@ -65,6 +80,8 @@ struct Call {
   GuestMemory mem;
   std::span<const vm::Value> args;
   std::optional<int> exit_code;  // set by proc_exit
+  vm::HostContext* host = nullptr;  // the calling thread's store (deterministic clocks); null in unit tests
+  std::string trap;                 // non-empty: the call traps with this message (a misconfigured embedding)
   uint32_t u32(size_t i) const { return args[i].i32; }
   uint64_t u64(size_t i) const { return args[i].i64; }
 };
@@ -113,10 +130,20 @@ class Wasi {
   Errno read_dir(Fd& f);
   Errno path_of(Call& c, uint32_t ptr, uint32_t len, std::string& out);
   Errno set_times(int fd, const char* name, int at_flags, uint64_t atim, uint64_t mtim, uint32_t flags);
+  // Deterministic mode: instructions the calling thread has executed (its
+  // fuel's use); false, with c.trap set, when nothing counts them.
+  bool executed(Call& c, uint64_t& out);
+  // poll_oneoff after its subscriptions are read: real time, or the virtual
+  // clock of deterministic mode (wasi/poll.cc says how each decides what fires).
+  Errno poll_host(std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
+                  const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs);
+  Errno poll_virtual(Call& c, std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
+                     const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs);
 
   Config config_;
   Sandbox sandbox_;
   std::map<uint32_t, Fd> fds_;
+  std::unique_ptr<Deterministic> det_;  // deterministic mode
   std::mutex mu_;  // wasi-threads: one host call at a time on the fd table (see imports_for)
 };
 
