@@ -2,8 +2,9 @@
 # The two commands of the README quick start:
 #   bash scripts/dev.sh demo   install deps, build (Release, build/), run the bundled example
 #                              and show the top functions of a CPU profile of it
-#   bash scripts/dev.sh test   install deps, build, run every test (unit tests + spec suite),
-#                              then the same tests in the sanitizer build (WZVM_ASAN=0 skips it)
+#   bash scripts/dev.sh test   install deps, build, build CPython for wasm (build/cpython,
+#                              cached), run every test (unit tests + spec suite), then the
+#                              same tests in the sanitizer build (WZVM_ASAN=0 skips it)
 #   bash scripts/dev.sh asan   the sanitizer build alone: clang-14, ASan + UBSan, switch
 #                              dispatch, into build-asan/, and its ctest
 # BUILD_DIR overrides build/, ASAN_BUILD_DIR build-asan/. The sanitizer build roughly
@@ -42,8 +43,17 @@ demo() {
   go tool pprof -top "$prof"
 }
 
+# CPython for wasm32-wasi, for the Python tests: built once into the Release
+# build tree (a few minutes; a rerun with it up to date takes a second) and
+# shared with the sanitizer build, whose tests find it through
+# WZVM_CPYTHON_DIR.
+cpython() {
+  bash scripts/build-cpython.sh "$BUILD_DIR/cpython"
+}
+
 run_tests() {
   build
+  cpython
   (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS")
   if [ "${WZVM_ASAN:-1}" != 0 ]; then run_asan; fi
 }
@@ -66,7 +76,8 @@ run_asan() {
   CC=clang-14 CXX=clang++-14 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=Asan \
     -DCMAKE_C_FLAGS_ASAN="$opt $san" -DCMAKE_CXX_FLAGS_ASAN="$opt $san" \
     -DCMAKE_EXE_LINKER_FLAGS_ASAN="$san" -DCMAKE_SHARED_LINKER_FLAGS_ASAN="$san" \
-    -DWZVM_SWITCH_DISPATCH=ON -DWZVM_BUILD_BENCH=OFF
+    -DWZVM_SWITCH_DISPATCH=ON -DWZVM_BUILD_BENCH=OFF \
+    -DWZVM_CPYTHON_DIR="$(mkdir -p "$BUILD_DIR" && cd "$BUILD_DIR" && pwd)/cpython"
   cmake --build "$dir" --parallel "$JOBS"
   (cd "$dir" && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure --parallel "$JOBS")

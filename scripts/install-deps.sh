@@ -30,6 +30,10 @@ PACKAGES=(
   # Go programs for wasip1 (testdata/go/): Go 1.21 or later, which Debian 12
   # has only in bookworm-backports (golang-go stays 1.19, for `go tool pprof`)
   golang-1.23-go
+  # CPython for wasm32-wasi, built from Debian's python3.11 source package by
+  # scripts/build-cpython.sh: apt-get source (dpkg-dev), the build python,
+  # and llvm-ar/llvm-ranlib (GNU ar cannot index wasm objects for wasm-ld)
+  dpkg-dev python3.11 llvm-14
 )
 
 # Debian suites beyond bookworm's main that the packages above need:

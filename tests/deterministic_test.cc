@@ -96,16 +96,16 @@ class DeterministicCli : public cli_test::CliFixture {
   // Three runs with --deterministic give the same output and profile byte for
   // byte; three without it do not all agree.
   void expect_deterministic(const std::string& program, const std::string& args = "",
-                            const std::string& kind = "instructions") {
-    Run first = run("--deterministic", program, args, kind);
+                            const std::string& kind = "instructions", const std::string& flags = "") {
+    Run first = run(flags + " --deterministic", program, args, kind);
     for (int i = 0; i < 2; ++i) {
-      Run again = run("--deterministic", program, args, kind);
+      Run again = run(flags + " --deterministic", program, args, kind);
       EXPECT_EQ(again.out.out, first.out.out) << program;
       EXPECT_TRUE(again.profile == first.profile) << program << ": the " << kind << " profile changed between runs";
     }
     std::set<std::string> outputs, profiles;
     for (int i = 0; i < 3; ++i) {
-      Run plain = run("", program, args, kind);
+      Run plain = run(flags, program, args, kind);
       outputs.insert(plain.out.out);
       profiles.insert(plain.profile);
     }
@@ -164,6 +164,35 @@ TEST_F(DeterministicCli, GoGoroutinesChannelsTimersAndMaps) {
   // time.After fired, and the timers' sleeps count as time passed.
   EXPECT_THAT(r.out, HasSubstr("jobs 300 sum 14472 first 0 last 299 timeout true\n"));
   EXPECT_THAT(r.out, HasSubstr("elapsed at least 20ms: true\n"));
+}
+
+// CPython seeds its string hashes from random_get when PYTHONHASHSEED is not
+// set; its time.sleep is a poll_oneoff.
+TEST_F(DeterministicCli, CPythonWithoutHashSeed) {
+  const std::string py = WZVM_CPYTHON_DIR;
+  if (!std::filesystem::exists(py + "/python.wasm"))
+    GTEST_SKIP() << "CPython for wasm32-wasi not built: bash scripts/build-cpython.sh " << py;
+  const std::string flags = "--dir '" + py + "/lib::/lib' --dir '" + std::string(WZVM_SOURCE_DIR) +
+                            "/testdata/python::/src' --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1";
+  const std::string prog = py + "/python.wasm";
+  // The pprof file three times (each takes seconds to write: CPython's
+  // profile has hundreds of thousands of stacks), the text counts for the
+  // runs without the flag.
+  Run first = run(flags + " --deterministic", prog, "/src/hashseed.py");
+  EXPECT_THAT(first.out.out, HasSubstr("1000 200 ")) << "1000 words, 200 of them below w2000";
+  EXPECT_THAT(first.out.out, HasSubstr(" True\n")) << "time.sleep(0.05) lasted 50 ms of virtual time";
+  for (int i = 0; i < 2; ++i) {
+    Run again = run(flags + " --deterministic", prog, "/src/hashseed.py");
+    EXPECT_EQ(again.out.out, first.out.out);
+    EXPECT_TRUE(again.profile == first.profile) << "the instructions profile changed between runs";
+  }
+  std::set<std::string> counts;
+  for (int i = 0; i < 3; ++i) {
+    Output plain = wzvm("--profile-text " + flags + " '" + prog + "' /src/hashseed.py");
+    EXPECT_EQ(plain.status, 0) << plain.err;
+    counts.insert(plain.err);
+  }
+  EXPECT_GT(counts.size(), 1u) << "without --deterministic the counts should differ, or this test proves nothing";
 }
 
 // --fuel under --deterministic stops at the same instruction every run: the
