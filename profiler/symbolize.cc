@@ -1,5 +1,7 @@
 #include "profiler/symbolize.h"
 
+#include "profiler/golang.h"
+
 #include <algorithm>
 #include <iterator>
 #include <map>
@@ -812,6 +814,12 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   fallback_.assign(module.func_type_indices.size(), {kNone, kNone});
   uint32_t code_size = 0;
   if (!find_code_section(module.bytes, code_base_, code_size)) return;
+  // Go writes no DWARF for wasm; its own tables take DWARF's place.
+  go_ = GoModule::read(module, warning_);
+  if (go_) {
+    has_lines_ = has_inlines_ = true;
+    return;
+  }
 
   auto lazy = std::make_unique<Lazy>();
   WasmObject& obj = lazy->obj;
@@ -902,6 +910,7 @@ bool Symbolizer::has_inline_frames() const {
   return has_inlines_;
 }
 bool Symbolizer::has_dwarf_functions() const {
+  if (go_) return true;  // pclntab names every function, as DWARF would
   load_all();
   return !scopes_.empty();
 }
@@ -961,7 +970,31 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, uint32_t func_inde
   return lookup(address, std::optional<uint32_t>(func_index));
 }
 
+std::vector<SourceFrame> Symbolizer::go_lookup(uint32_t address, std::optional<uint32_t> known) const {
+  std::vector<SourceFrame> out;
+  std::optional<uint32_t> fi = known ? known : function_at(address);
+  if (!fi) return out;
+  if (*fi < module_.num_imported_funcs) {
+    out.push_back(function(*fi));
+    return out;
+  }
+  const uint32_t k = *fi - module_.num_imported_funcs;
+  const GoFrame whole = go_->function(k);
+  for (const GoFrame& g : go_->frames(go_->pc_at(k, address))) {
+    SourceFrame f;
+    f.function = f.system_name = g.function;
+    f.function_file = g.inlined ? g.file : whole.file;
+    f.start_line = g.start_line;
+    f.file = g.file;
+    f.line = g.line;
+    f.inlined = g.inlined;
+    out.push_back(f);
+  }
+  return out;
+}
+
 std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint32_t> known) const {
+  if (go_) return go_lookup(address, known);
   load(address);
   std::vector<SourceFrame> out;
   const Entry* e = nullptr;
@@ -1007,6 +1040,14 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint
 }
 
 SourceFrame Symbolizer::function(uint32_t func_index) const {
+  if (go_ && func_index >= module_.num_imported_funcs && func_index - module_.num_imported_funcs < go_->num_functions()) {
+    GoFrame g = go_->function(func_index - module_.num_imported_funcs);
+    SourceFrame f;
+    f.function = f.system_name = g.function;
+    f.function_file = g.file;
+    f.start_line = g.start_line;
+    return f;
+  }
   if (func_index >= module_.num_imported_funcs && func_index - module_.num_imported_funcs < module_.functions.size())
     load(module_.functions[func_index - module_.num_imported_funcs].body_offset);
   if (func_index >= module_.num_imported_funcs && !entries_.empty()) {

@@ -2,7 +2,9 @@
 // Source-level symbols of a wasm module: function names (demangled), file,
 // line and column of every instruction, and the chain of inlined calls at it,
 // from the module's DWARF custom sections (.debug_info, .debug_line, ...),
-// read with libdwarf; function-level names when the module has no DWARF.
+// read with libdwarf; from Go's own runtime tables for a module built by Go
+// (profiler/golang.h), which writes no DWARF for wasm; function-level names
+// when the module has neither.
 //
 //   profiler::Symbolizer sym(module);            // reads the DWARF once
 //   for (const SourceFrame& f : sym.lookup(addr)) // innermost frame first
@@ -32,6 +34,8 @@
 #include "vm/module.h"
 
 namespace wzvm::profiler {
+
+class GoModule;
 
 // One frame of source: a function and where in it execution is. Views point
 // into the Symbolizer (or the Module) and live as long as they do.
@@ -92,6 +96,10 @@ class Symbolizer {
   // Offset in the module of the code section's payload: DWARF address 0.
   uint32_t code_base() const { return code_base_; }
 
+  // The module's Go runtime tables when it was built by Go and they could
+  // be read (then lookups come from them), else null.
+  const GoModule* go() const { return go_.get(); }
+
   // Internal tables, public so the DWARF reader (symbolize.cc) can fill them.
   static constexpr uint32_t kNone = UINT32_MAX;
   // A function or an inlined call of one, found in .debug_info.
@@ -144,6 +152,8 @@ class Symbolizer {
   // Per function index: {display, system} string indices once computed.
   mutable std::vector<std::pair<uint32_t, uint32_t>> fallback_;
   std::unique_ptr<Lazy> lazy_;  // null without DWARF
+  std::unique_ptr<GoModule> go_;
+  std::vector<SourceFrame> go_lookup(uint32_t address, std::optional<uint32_t> func_index) const;
 };
 
 }  // namespace wzvm::profiler

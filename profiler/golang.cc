@@ -1,0 +1,490 @@
+#include "profiler/golang.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <optional>
+
+namespace wzvm::profiler {
+
+namespace {
+
+constexpr uint32_t kNone = UINT32_MAX;
+constexpr uint64_t kPcFBase = 0x1000;  // PC_F of defined function 0
+constexpr uint8_t kMagic[] = {0xF1, 0xFF, 0xFF, 0xFF, 0x00, 0x00};  // pcHeader, Go 1.20+
+// runtime/symtab.go, internal/abi: the pcdata / funcdata slots read here.
+constexpr uint32_t kPcdataInlTreeIndex = 2;
+constexpr uint32_t kFuncdataInlTree = 3;
+constexpr uint8_t kFlagTopFrame = 1, kFlagSPWrite = 2;  // abi.FuncFlag
+constexpr uint32_t kFuncFixed = 44;     // _func without its pcdata/funcdata arrays
+constexpr uint32_t kInlinedCall = 16;   // abi.InlinedCall
+// moduledata (runtime/symtab.go), in 8-byte words: the fields checked or used.
+enum Md : uint32_t {
+  kPcHeader = 0, kFuncnametab = 1, kCutab = 4, kFiletab = 7, kPctab = 10, kPclntable = 13, kFtab = 16,
+  kGofunc = 40, kMdWords = 41
+};
+
+// The immediates of the instructions Go's compiler emits (wasm 1.0, sign
+// extension, saturating conversions, bulk memory): enough to find
+// instruction boundaries. Returns false on anything else.
+bool skip_instruction(const uint8_t*& p, const uint8_t* end, uint8_t& op) {
+  auto u = [&](uint64_t* out = nullptr) {
+    uint64_t v = 0;
+    for (int shift = 0; p < end && shift < 70; shift += 7) {
+      uint8_t b = *p++;
+      v |= uint64_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) {
+        if (out) *out = v;
+        return true;
+      }
+    }
+    return false;
+  };
+  if (p >= end) return false;
+  op = *p++;
+  switch (op) {
+    case 0x02: case 0x03: case 0x04: {  // block, loop, if: blocktype
+      if (p >= end) return false;
+      uint8_t b = *p;
+      if (b == 0x40 || (b >= 0x7B && b <= 0x7F) || b == 0x70 || b == 0x6F) return ++p, true;
+      return u();
+    }
+    case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24:
+    case 0x25: case 0x26: case 0xD2: case 0x3F: case 0x40: case 0x41: case 0x42:
+      return u();
+    case 0x11: case 0x13: return u() && u();
+    case 0x0E: {
+      uint64_t n = 0;
+      if (!u(&n)) return false;
+      for (uint64_t i = 0; i <= n; ++i)
+        if (!u()) return false;
+      return true;
+    }
+    case 0x1C: {
+      uint64_t n = 0;
+      if (!u(&n) || uint64_t(end - p) < n) return false;
+      p += n;
+      return true;
+    }
+    case 0x43: if (end - p < 4) return false; p += 4; return true;
+    case 0x44: if (end - p < 8) return false; p += 8; return true;
+    case 0xD0: if (p >= end) return false; ++p; return true;
+    case 0xFC: {
+      uint64_t sub = 0;
+      if (!u(&sub)) return false;
+      if (sub <= 7) return true;
+      if (sub == 8 || sub == 10 || sub == 12 || sub == 14) return u() && u();
+      if (sub <= 17) return u();
+      return false;
+    }
+    default:
+      if (op >= 0x28 && op <= 0x3E) {  // loads and stores: memarg
+        uint64_t align = 0;
+        if (!u(&align)) return false;
+        if ((align & 0x40) && !u()) return false;  // multi-memory index
+        return u();
+      }
+      return op <= 0x01 || op == 0x05 || op == 0x0B || op == 0x0F || op == 0x1A || op == 0x1B ||
+             (op >= 0x45 && op <= 0xC4) || op == 0xD1;
+  }
+}
+
+}  // namespace
+
+// Linear memory as the data segments initialise it (Go's tables are
+// constants, written by active segments at constant offsets).
+struct GoModule::Image {
+  std::vector<uint8_t> bytes;
+  bool read(uint64_t addr, void* out, size_t n) const {
+    if (addr > bytes.size() || n > bytes.size() - addr) return false;
+    std::memcpy(out, bytes.data() + addr, n);
+    return true;
+  }
+  template <class T>
+  bool get(uint64_t addr, T& out) const {
+    return read(addr, &out, sizeof out);
+  }
+  template <class T>
+  T at(uint64_t addr) const {
+    T v{};
+    get(addr, v);
+    return v;
+  }
+};
+
+struct GoModule::Func {
+  uint64_t entry = 0;
+  uint64_t addr = 0;  // of its _func
+  std::string_view name;
+  uint32_t pcsp = 0, pcfile = 0, pcln = 0, npcdata = 0, cu_offset = 0;
+  int32_t start_line = 0;
+  uint8_t flag = 0, nfuncdata = 0;
+  // Resume points: where each starts in the module, the first PC_B of each,
+  // and the offset of the call that ends it (kNone: none).
+  std::vector<uint32_t> region_start, region_pc, region_call;
+  uint32_t body_offset = 0;
+};
+
+GoModule::~GoModule() = default;
+
+size_t GoModule::num_functions() const { return funcs_.size(); }
+
+std::unique_ptr<GoModule> GoModule::read(const vm::Module& module, std::string& note) {
+  bool is_go = false;
+  for (const vm::CustomSection& c : module.customs) is_go |= c.name == "go:buildid";
+  if (!is_go) return nullptr;
+  std::unique_ptr<GoModule> g(new GoModule());
+  std::string why;
+  if (!g->load(module, why)) {
+    note = "a Go module, but its runtime tables could not be read (" + why + "): profiled at the wasm level";
+    return nullptr;
+  }
+  return g;
+}
+
+bool GoModule::load(const vm::Module& module, std::string& why) {
+  image_ = std::make_unique<Image>();
+  std::vector<uint8_t>& mem = image_->bytes;
+  for (const vm::DataSegment& d : module.datas) {
+    if (d.mode != vm::SegmentMode::Active || d.memory != 0 || d.offset.code.size() != 1 ||
+        d.offset.code[0].op != vm::ConstInstr::Op::I32Const)
+      continue;
+    uint64_t at = static_cast<uint32_t>(d.offset.code[0].value);
+    if (at + d.size > (uint64_t{1} << 32)) continue;
+    if (mem.size() < at + d.size) mem.resize(at + d.size);
+    std::memcpy(mem.data() + at, module.bytes.data() + d.data_offset, d.size);
+  }
+  const Image& im = *image_;
+  const size_t nfunc = module.functions.size();
+
+  // pcHeader candidates, each checked through the one moduledata pointing at it.
+  std::optional<uint64_t> found;
+  for (size_t i = 0; i + 64 <= mem.size(); i += 8) {
+    if (std::memcmp(mem.data() + i, kMagic, sizeof kMagic) != 0) continue;
+    uint8_t min_lc = mem[i + 6], ptr_size = mem[i + 7];
+    uint64_t n = im.at<uint64_t>(i + 8);
+    if (min_lc != 1 || ptr_size != 8 || n != nfunc) continue;
+    for (size_t m = 0; m + kMdWords * 8 <= mem.size(); m += 8) {
+      if (im.at<uint64_t>(m) != i) continue;
+      auto word = [&](uint32_t w) { return im.at<uint64_t>(m + 8ull * w); };
+      // pcHeader: magic, pads, minLC, ptrSize, then 8-byte words: nfunc,
+      // nfiles, textStart, and the offsets of funcnametab, cutab, filetab,
+      // pctab and pclntab from the header (words 4 to 8).
+      auto off = [&](uint32_t k) { return i + im.at<uint64_t>(i + 8ull * k); };
+      // funcnametab, cutab, filetab, pctab, pclntable, as the header says.
+      if (word(kFuncnametab) != off(4) || word(kCutab) != off(5) || word(kFiletab) != off(6) ||
+          word(kPctab) != off(7) || word(kPclntable) != off(8) || word(kFtab) != off(8) ||
+          word(kFtab + 1) != nfunc + 1)
+        continue;
+      if (found) {
+        why = "two moduledata tables point at pclntab";
+        return false;
+      }
+      found = m;
+      ph_ = i;
+    }
+  }
+  if (!found) {
+    why = "no pclntab (Go 1.20+ format) with a moduledata pointing at it";
+    return false;
+  }
+  auto word = [&](uint32_t w) { return im.at<uint64_t>(*found + 8ull * w); };
+  funcnametab_ = word(kFuncnametab);
+  cutab_ = word(kCutab);
+  filetab_ = word(kFiletab);
+  pctab_ = word(kPctab);
+  pctab_size_ = word(kPctab + 1);
+  pclntab_ = word(kPclntable);
+  gofunc_ = word(kGofunc);
+  const uint64_t text_start = im.at<uint64_t>(ph_ + 24);
+
+  funcs_.resize(nfunc);
+  for (uint32_t k = 0; k < nfunc; ++k) {
+    uint32_t entry_off = im.at<uint32_t>(pclntab_ + 8ull * k), func_off = im.at<uint32_t>(pclntab_ + 8ull * k + 4);
+    Func& f = funcs_[k];
+    f.entry = text_start + entry_off;
+    if (f.entry != (kPcFBase + k) << 16) {
+      why = "function " + std::to_string(k) + " has entry PC " + std::to_string(f.entry) + ", not (0x1000 + " +
+            std::to_string(k) + ") << 16";
+      return false;
+    }
+    f.addr = pclntab_ + func_off;
+    uint8_t fixed[kFuncFixed];
+    if (!im.read(f.addr, fixed, sizeof fixed)) {
+      why = "function " + std::to_string(k) + "'s _func lies outside the data";
+      return false;
+    }
+    auto u32 = [&](size_t o) {
+      uint32_t v;
+      std::memcpy(&v, fixed + o, 4);
+      return v;
+    };
+    if (u32(0) != entry_off) {
+      why = "function " + std::to_string(k) + "'s _func disagrees with the function table";
+      return false;
+    }
+    f.name = cstring(funcnametab_ + u32(4));
+    f.pcsp = u32(16);
+    f.pcfile = u32(20);
+    f.pcln = u32(24);
+    f.npcdata = u32(28);
+    f.cu_offset = u32(32);
+    f.start_line = static_cast<int32_t>(u32(36));
+    f.flag = fixed[41];
+    f.nfuncdata = fixed[43];
+    f.body_offset = module.functions[k].body_offset;
+    map_regions(module, k);
+  }
+
+  // runtime.buildVersion: a Go string {ptr, len} whose text is "go1.N[.M]".
+  for (size_t i = 0; i + 5 < mem.size(); ++i) {
+    if (std::memcmp(mem.data() + i, "go1.", 4) != 0 || (i > 0 && std::isalnum(mem[i - 1]))) continue;
+    size_t e = i + 4;
+    while (e < mem.size() && (std::isdigit(mem[e]) || mem[e] == '.')) ++e;
+    if (e == i + 4 || mem[e - 1] == '.') continue;
+    for (size_t s = 0; s + 16 <= mem.size(); s += 8) {
+      if (im.at<uint64_t>(s) == i && im.at<uint64_t>(s + 8) == e - i) {
+        version_.assign(reinterpret_cast<const char*>(mem.data() + i), e - i);
+        break;
+      }
+    }
+    if (!version_.empty()) break;
+  }
+  return true;
+}
+
+// Finds function k's resume points from its code (see golang.h). A body of
+// another shape keeps one region at PC_B 0, so its samples still land in the
+// right function, at its entry line.
+bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
+  Func& f = funcs_[k];
+  const vm::Function& fn = module.functions[k];
+  const uint8_t* p = module.bytes.data() + fn.body_offset;
+  const uint8_t* end = module.bytes.data() + fn.body_end;
+  auto one_region = [&] {
+    f.region_start = {fn.body_offset};
+    f.region_pc = {0};
+    f.region_call = {kNone};
+    return false;
+  };
+  uint8_t op = 0;
+  uint32_t open = 0;  // leading block / loop
+  const uint8_t* q = p;
+  // Functions with the PC_B parameter first copy the SP global into their
+  // local SP cache: global.get 0; local.set 1.
+  if (end - q >= 4 && q[0] == 0x23 && q[1] == 0x00 && q[2] == 0x21 && q[3] == 0x01) q += 4;
+  for (;;) {
+    const uint8_t* at = q;
+    if (!skip_instruction(q, end, op)) return one_region();
+    if (op == 0x02 || op == 0x03) {
+      ++open;
+      continue;
+    }
+    q = at;
+    break;
+  }
+  // local.get 0; br_table
+  if (q + 2 > end || q[0] != 0x20 || q[1] != 0x00) return one_region();
+  q += 2;
+  if (q >= end || *q != 0x0E) return one_region();
+  ++q;
+  std::vector<uint32_t> labels;
+  {
+    uint64_t n = 0;
+    auto u = [&](uint64_t& v) {
+      v = 0;
+      for (int shift = 0; q < end && shift < 35; shift += 7) {
+        uint8_t b = *q++;
+        v |= uint64_t(b & 0x7F) << shift;
+        if (!(b & 0x80)) return true;
+      }
+      return false;
+    };
+    if (!u(n) || n > 0x10000) return one_region();
+    for (uint64_t i = 0; i <= n; ++i) {
+      uint64_t l;
+      if (!u(l)) return one_region();
+      labels.push_back(static_cast<uint32_t>(l));
+    }
+  }
+  uint32_t nblocks = *std::max_element(labels.begin(), labels.end()) + 1;
+  if (nblocks > open) return one_region();
+  // The first PC_B of each resume point.
+  std::vector<uint32_t> first(nblocks, kNone);
+  for (uint32_t pc = 0; pc + 1 < labels.size(); ++pc)
+    if (first[labels[pc]] == kNone) first[labels[pc]] = pc;
+  // Walk the body: each `end` closing the innermost open resume block starts
+  // the next resume point.
+  uint32_t depth = open, resume_depth = open, region = 0;
+  const uint32_t last_resume_depth = open - nblocks + 1;
+  uint32_t last_call = kNone;
+  f.region_start.clear();
+  while (q < end) {
+    const uint8_t* at = q;
+    if (!skip_instruction(q, end, op)) return one_region();
+    uint32_t off = static_cast<uint32_t>(at - module.bytes.data());
+    switch (op) {
+      case 0x02: case 0x03: case 0x04: ++depth; break;
+      case 0x10: case 0x11: last_call = off; break;
+      case 0x0B:
+        if (depth == resume_depth && resume_depth >= last_resume_depth && region < nblocks) {
+          if (!f.region_start.empty()) f.region_call.push_back(last_call);
+          f.region_start.push_back(static_cast<uint32_t>(q - module.bytes.data()));
+          f.region_pc.push_back(first[region] == kNone ? (region ? f.region_pc.back() : 0) : first[region]);
+          ++region;
+          --resume_depth;
+          last_call = kNone;
+        }
+        if (depth == 0) break;  // the body's own end
+        --depth;
+        break;
+      default: break;
+    }
+  }
+  if (f.region_start.empty()) return one_region();
+  f.region_call.push_back(last_call);
+  return true;
+}
+
+std::string_view GoModule::cstring(uint64_t addr) const {
+  const auto& mem = image_->bytes;
+  if (addr >= mem.size()) return {};
+  const void* z = std::memchr(mem.data() + addr, 0, mem.size() - addr);
+  size_t n = z ? static_cast<const uint8_t*>(z) - (mem.data() + addr) : 0;
+  return {reinterpret_cast<const char*>(mem.data() + addr), n};
+}
+
+// runtime.pcvalue: the value of pc-value table `table_off` (in pctab) at `pc`
+// of the function starting at `entry`; -1 when the table has none.
+int32_t GoModule::pcvalue(uint32_t table_off, uint64_t entry, uint64_t pc) const {
+  if (table_off == 0 || table_off >= pctab_size_) return -1;
+  const auto& mem = image_->bytes;
+  uint64_t p = pctab_ + table_off;
+  const uint64_t end = std::min<uint64_t>(mem.size(), pctab_ + pctab_size_);
+  auto varint = [&](uint32_t& v) {
+    v = 0;
+    for (int shift = 0; p < end && shift < 35; shift += 7) {
+      uint8_t b = mem[p++];
+      v |= uint32_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) return true;
+    }
+    return false;
+  };
+  int32_t val = -1;
+  uint64_t cur = entry;
+  for (bool first = true;; first = false) {
+    if (p >= end) return -1;
+    uint32_t uvdelta;
+    if (mem[p] == 0 && !first) return -1;
+    if (!varint(uvdelta)) return -1;
+    val += static_cast<int32_t>(-(uvdelta & 1) ^ (uvdelta >> 1));
+    uint32_t pcdelta;
+    if (!varint(pcdelta)) return -1;
+    cur += pcdelta;  // PCQuantum is 1 on wasm (pcHeader.minLC, checked)
+    if (pc < cur) return val;
+  }
+}
+
+std::string_view GoModule::file_name(const Func& f, int32_t fileno) const {
+  if (fileno < 0) return {};
+  uint32_t off;
+  if (!image_->get(cutab_ + 4ull * (uint64_t(f.cu_offset) + uint64_t(fileno)), off) || off == kNone) return {};
+  return cstring(filetab_ + off);
+}
+
+bool GoModule::func_of(uint64_t pc, uint32_t& func) const {
+  uint64_t pcf = pc >> 16;
+  if (pcf < kPcFBase || pcf - kPcFBase >= funcs_.size()) return false;
+  func = static_cast<uint32_t>(pcf - kPcFBase);
+  return true;
+}
+
+uint64_t GoModule::pc_at(uint32_t func, uint32_t offset) const {
+  if (func >= funcs_.size()) return 0;
+  const Func& f = funcs_[func];
+  auto it = std::upper_bound(f.region_start.begin(), f.region_start.end(), offset);
+  size_t r = it == f.region_start.begin() ? 0 : size_t(it - f.region_start.begin()) - 1;
+  uint64_t pcb = f.region_pc[r];
+  // The call that ends a resume point runs at the PC just before the next one.
+  if (offset == f.region_call[r] && r + 1 < f.region_pc.size() && f.region_pc[r + 1] > 0)
+    pcb = f.region_pc[r + 1] - 1;
+  return f.entry | pcb;
+}
+
+bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
+  uint32_t k;
+  if (!func_of(ret_pc, k)) return false;
+  const Func& f = funcs_[k];
+  uint32_t pcb = static_cast<uint32_t>(ret_pc & 0xFFFF);
+  // The resume point that starts at the return PC; the call ends the one before.
+  for (size_t r = 1; r < f.region_pc.size(); ++r) {
+    if (f.region_pc[r] == pcb && f.region_call[r - 1] != kNone) {
+      offset = f.region_call[r - 1];
+      return true;
+    }
+  }
+  return false;
+}
+
+bool GoModule::sp_delta(uint64_t pc, int32_t& out) const {
+  uint32_t k;
+  if (!func_of(pc, k)) return false;
+  out = pcvalue(funcs_[k].pcsp, funcs_[k].entry, pc);
+  return out >= 0;
+}
+
+bool GoModule::is_top_of_stack(uint32_t func) const {
+  return func < funcs_.size() && (funcs_[func].flag & (kFlagTopFrame | kFlagSPWrite));
+}
+
+std::vector<GoFrame> GoModule::frames(uint64_t pc) const {
+  std::vector<GoFrame> out;
+  uint32_t k;
+  if (!func_of(pc, k)) return out;
+  const Func& f = funcs_[k];
+  uint64_t inltree = 0;
+  uint32_t inl_pcdata = 0;
+  if (f.npcdata > kPcdataInlTreeIndex && f.nfuncdata > kFuncdataInlTree) {
+    uint32_t fd = image_->at<uint32_t>(f.addr + kFuncFixed + 4ull * f.npcdata + 4ull * kFuncdataInlTree);
+    inl_pcdata = image_->at<uint32_t>(f.addr + kFuncFixed + 4ull * kPcdataInlTreeIndex);
+    if (fd != kNone) inltree = gofunc_ + fd;
+  }
+  uint64_t cur = pc;
+  for (int guard = 0; inltree && guard < 256; ++guard) {
+    int32_t ix = pcvalue(inl_pcdata, f.entry, cur);
+    if (ix < 0) break;
+    uint8_t ic[kInlinedCall];
+    if (!image_->read(inltree + uint64_t(ix) * kInlinedCall, ic, sizeof ic)) break;
+    int32_t name_off, parent_pc, start_line;
+    std::memcpy(&name_off, ic + 4, 4);
+    std::memcpy(&parent_pc, ic + 8, 4);
+    std::memcpy(&start_line, ic + 12, 4);
+    GoFrame g;
+    g.function = cstring(funcnametab_ + uint32_t(name_off));
+    g.file = file_name(f, pcvalue(f.pcfile, f.entry, cur));
+    g.line = static_cast<uint32_t>(std::max(0, pcvalue(f.pcln, f.entry, cur)));
+    g.start_line = static_cast<uint32_t>(std::max(0, start_line));
+    g.inlined = true;
+    out.push_back(g);
+    cur = f.entry + uint32_t(parent_pc);
+  }
+  GoFrame g;
+  g.function = f.name;
+  g.file = file_name(f, pcvalue(f.pcfile, f.entry, cur));
+  g.line = static_cast<uint32_t>(std::max(0, pcvalue(f.pcln, f.entry, cur)));
+  g.start_line = static_cast<uint32_t>(std::max(0, f.start_line));
+  out.push_back(g);
+  return out;
+}
+
+GoFrame GoModule::function(uint32_t func) const {
+  GoFrame g;
+  if (func >= funcs_.size()) return g;
+  const Func& f = funcs_[func];
+  g.function = f.name;
+  g.file = file_name(f, pcvalue(f.pcfile, f.entry, f.entry));
+  g.start_line = static_cast<uint32_t>(std::max(0, f.start_line));
+  return g;
+}
+
+}  // namespace wzvm::profiler
