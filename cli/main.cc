@@ -32,6 +32,7 @@
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "cli/values.h"
+#include "profiler/golang.h"
 #include "vm/interp.h"
 #include "vm/module.h"
 #include "vm/atomics.h"
@@ -278,6 +279,9 @@ int run(const Options& opt) {
   load_options.count_instructions = opt.profile.count_instructions() || fueled;
   load_options.fuel = fueled;
   load_options.call_hook = opt.profile.call_hook();
+  // Go's goroutine scheduler loop, whose callees' callers the profiler reads
+  // from Go's stack (profiler/golang.h).
+  if (opt.profile.any()) load_options.graft_calls = profiler::GoModule::resumes_goroutines;
   load_options.features = opt.features;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());

@@ -18,6 +18,7 @@ constexpr uint32_t kFuncdataInlTree = 3;
 constexpr uint8_t kFlagTopFrame = 1, kFlagSPWrite = 2;  // abi.FuncFlag
 constexpr uint32_t kFuncFixed = 44;     // _func without its pcdata/funcdata arrays
 constexpr uint32_t kInlinedCall = 16;   // abi.InlinedCall
+constexpr int kMaxWalk = 100000;        // frames; a deeper Go stack is cut
 // moduledata (runtime/symtab.go), in 8-byte words: the fields checked or used.
 enum Md : uint32_t {
   kPcHeader = 0, kFuncnametab = 1, kCutab = 4, kFiletab = 7, kPctab = 10, kPclntable = 13, kFtab = 16,
@@ -426,6 +427,16 @@ bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
   return false;
 }
 
+bool GoModule::region_offset(uint64_t pc, uint32_t& offset) const {
+  uint32_t k;
+  if (!func_of(pc, k)) return false;
+  const Func& f = funcs_[k];
+  uint32_t pcb = static_cast<uint32_t>(pc & 0xFFFF);
+  auto it = std::upper_bound(f.region_pc.begin(), f.region_pc.end(), pcb);
+  offset = f.region_start[it == f.region_pc.begin() ? 0 : size_t(it - f.region_pc.begin()) - 1];
+  return true;
+}
+
 bool GoModule::sp_delta(uint64_t pc, int32_t& out) const {
   uint32_t k;
   if (!func_of(pc, k)) return false;
@@ -485,6 +496,57 @@ GoFrame GoModule::function(uint32_t func) const {
   g.file = file_name(f, pcvalue(f.pcfile, f.entry, f.entry));
   g.start_line = static_cast<uint32_t>(std::max(0, f.start_line));
   return g;
+}
+
+// The Go callers of the function that Go's wasm_pc_f_loop is about to call:
+// a goroutine resuming after a switch, or a function its callee returned to
+// after one (the wasm frames below them were unwound). The loop takes the
+// resume PC from SP - 8, so that is where the walk starts: frame by frame up
+// Go's stack in linear memory, using pclntab's frame sizes, until a function
+// the runtime marks as the top of a stack (goexit, mstart, ...) or anything
+// that does not check out (then what was found so far is kept: the frames
+// nearest the callee, which are right).
+bool GoModule::walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
+                    std::vector<std::pair<uint32_t, uint32_t>>& callers) const {
+  callers.clear();
+  auto load64 = [&](uint64_t addr, uint64_t& v) {
+    if (addr > mem_size || mem_size - addr < 8) return false;
+    std::memcpy(&v, mem + addr, 8);
+    return true;
+  };
+  // wasm_pc_f_loop calls the function whose PC it found at SP - 8.
+  uint64_t pc;
+  if (sp < 8 || !load64(sp - 8, pc)) return false;
+  uint32_t k;
+  if (!func_of(pc, k) || k != func) return false;
+  for (int depth = 0; depth < kMaxWalk; ++depth) {
+    if (is_top_of_stack(k)) break;
+    int32_t delta;
+    if (!sp_delta(pc, delta)) break;
+    uint64_t fp = sp + uint64_t(delta) + 8, ret;
+    if (!load64(fp - 8, ret) || ret == 0) break;
+    uint32_t caller, site;
+    if (!func_of(ret, caller)) break;
+    // A return PC that no call precedes is one the runtime made up: a new
+    // goroutine "returns" to goexit + 1. The frame is real; it is placed at
+    // the start of the resume point holding that PC.
+    if (!call_offset(ret, site) && !(is_top_of_stack(caller) && region_offset(ret, site))) break;
+    callers.emplace_back(caller, site);
+    pc = ret;
+    sp = fp;
+    k = caller;
+  }
+  std::reverse(callers.begin(), callers.end());
+  return true;
+}
+
+bool GoModule::resumes_goroutines(const vm::Module& module, uint32_t func_index) {
+  if (func_index < module.num_imported_funcs) return false;
+  bool is_go = false;
+  for (const vm::CustomSection& c : module.customs) is_go |= c.name == "go:buildid";
+  // By name: Go's linker names it in the name section (a module linked with
+  // -ldflags=-s has none, and keeps the wasm-level stacks).
+  return is_go && module.function_name(func_index) == "wasm_pc_f_loop";
 }
 
 }  // namespace wzvm::profiler

@@ -72,10 +72,21 @@ class GoModule {
   // Module byte offset of the call instruction that returns to `ret_pc`
   // (a caller's location, for profiles that key frames by wasm offset).
   bool call_offset(uint64_t ret_pc, uint32_t& offset) const;
+  // Module byte offset where the resume point holding `pc` starts.
+  bool region_offset(uint64_t pc, uint32_t& offset) const;
   // Go's special functions where a stack ends (runtime.goexit, mstart,
   // rt0_go, ...): funcID != normal per the runtime's FuncID enum, read from
   // _func, so no enum is copied here except `normal` = 0.
   bool is_top_of_stack(uint32_t func) const;
+  // The Go callers of defined function `func` as Go's wasm_pc_f_loop calls
+  // it, with the SP global `sp` and linear memory `mem`: outermost first,
+  // each as (defined function, module offset of its call to the next one;
+  // the last one's calls `func`). False when the memory at SP does not hold
+  // a resume PC of `func`.
+  bool walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
+            std::vector<std::pair<uint32_t, uint32_t>>& callers) const;
+  // Go's goroutine scheduler loop: calls from it are grafted (vm::LoadOptions::graft_calls).
+  static bool resumes_goroutines(const vm::Module& module, uint32_t func_index);
 
   size_t num_functions() const;
 

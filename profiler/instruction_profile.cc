@@ -3,6 +3,7 @@
 #include <fstream>
 #include <iterator>
 
+#include "profiler/golang.h"
 #include "profiler/pprof.h"
 #include "vm/interp.h"
 #include "profiler/profiler.h"
@@ -34,6 +35,7 @@ vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uin
   vm::LoadOptions lo;
   lo.count_instructions = true;
   lo.fuel = fueled;
+  lo.graft_calls = GoModule::resumes_goroutines;
   auto loaded = vm::load_module(std::move(wasm), lo);
   if (!loaded) return loaded.error();
 

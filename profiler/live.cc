@@ -86,6 +86,10 @@ void LiveProfiler::on_reentry(bool entering) {
   paused_ = !entering;
 }
 
+bool LiveProfiler::graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) {
+  return profiler_.graft(callee, callers);
+}
+
 void LiveProfiler::on_host_call(uint32_t node, uint64_t wall_ns) {
   if (windows_) {
     // Back from the host function: from here on the tables are the

@@ -1,5 +1,7 @@
 #include "profiler/profiler.h"
 
+#include "profiler/golang.h"
+
 #include <algorithm>
 
 #include "profiler/clock.h"
@@ -39,6 +41,20 @@ const Symbolizer& Profiler::symbolizer(const vm::Module* module) const {
   std::unique_ptr<Symbolizer>& s = symbolizers_[module];
   if (!s) s = std::make_unique<Symbolizer>(*module);
   return *s;
+}
+
+bool Profiler::graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) {
+  const vm::Instance* inst = callee->instance;
+  if (!inst || inst->globals.empty() || inst->memories.empty()) return false;
+  const vm::Module& m = *inst->module;
+  const GoModule* go = symbolizer(&m).go();
+  if (!go || callee->func_index < m.num_imported_funcs) return false;
+  const vm::MemInst& mem = *inst->memories[0];
+  uint64_t sp = static_cast<uint32_t>(inst->globals[0]->value);  // Go's SP global (i32)
+  thread_local std::vector<std::pair<uint32_t, uint32_t>> chain;
+  if (!go->walk(mem.data, mem.current_size(), sp, callee->func_index - m.num_imported_funcs, chain)) return false;
+  for (auto [func, site] : chain) callers.push_back({inst->funcs[m.num_imported_funcs + func], site});
+  return true;
 }
 
 bool Profiler::start(vm::Store& store, std::string& why) {

@@ -2,7 +2,9 @@
 // Go's pclntab, inlined calls as frames of their own, checked through
 // `go tool pprof` against what the sources say.
 
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -59,6 +61,117 @@ TEST_F(GoProfile, FunctionsHaveGoNamesFilesAndLines) {
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +18:\t\t\\}"));
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +20:\t\\}"));
 }
+
+// The samples of `go tool pprof -traces`: each one's frames, leaf first,
+// " (inline)" kept on inlined frames.
+std::vector<std::vector<std::string>> traces(const std::string& text) {
+  std::vector<std::vector<std::string>> out;
+  std::istringstream in(text);
+  std::string line;
+  bool in_sample = false;
+  while (std::getline(in, line)) {
+    if (line.rfind("-----------+", 0) == 0) {
+      out.emplace_back();
+      in_sample = true;
+      continue;
+    }
+    if (!in_sample || line.find_first_not_of(' ') == std::string::npos) continue;
+    // "     count   frame" or "             frame"; labels ("thread:...") are not frames.
+    std::string rest = line.substr(line.find_first_not_of(' '));
+    if (std::isdigit(static_cast<unsigned char>(rest[0]))) rest = rest.substr(rest.find_first_of(' '));
+    rest = rest.substr(rest.find_first_not_of(' '));
+    if (rest.find(':') != std::string::npos && rest.find('[') == std::string::npos && rest.find('.') == std::string::npos)
+      continue;
+    out.back().push_back(rest);
+  }
+  std::erase_if(out, [](const auto& s) { return s.empty(); });
+  return out;
+}
+
+std::string strip_inline(std::string f) {
+  if (auto at = f.find(" (inline)"); at != std::string::npos) f.erase(at);
+  return f;
+}
+
+std::string show(const std::vector<std::string>& frames) {
+  std::string s;
+  for (const std::string& f : frames) s += "\n    " + f;
+  return s;
+}
+
+// testdata/go/stacks.go by every Go installed (1.21 to 1.23, plain and with
+// GOWASM=satconv,signext): the whole goroutine stack of each shape.
+class GoStacks : public GoProfile, public ::testing::WithParamInterface<std::string> {};
+
+TEST_P(GoStacks, WholeGoroutineStacks) {
+  const std::string wasm = testdata("go/" + GetParam() + ".wasm");
+  if (!std::filesystem::exists(wasm)) GTEST_SKIP() << wasm << " not built (that Go is not installed)";
+  Output r = wzvm("--deterministic --profile=instructions --profile-out p.pb.gz '" + wasm + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("total 1003448 depth 40198 closure 9999 kept 100\n"));
+  auto samples = traces(pprof("-traces p.pb.gz"));
+  ASSERT_FALSE(samples.empty());
+
+  // Every stack ends where a Go stack ends: runtime.goexit for goroutines
+  // (runtime.main's is one too), or the scheduler's own (g0) stack, which
+  // starts at wasm's entry. Never at wasm_pc_f_loop, where the wasm stack
+  // was cut by a goroutine switch.
+  for (const auto& s : samples) {
+    const std::string& root = s.back();
+    if (root == "wasm_pc_f_loop" && s.size() == 2) continue;  // the loop's own instructions
+    EXPECT_TRUE(root == "runtime.goexit" || root == "_rt0_wasm_wasip1") << "a stack cut short:" << show(s);
+  }
+
+  // consume, started by `go consume(ch, done)`, handles each value after a
+  // switch to it (it blocked on the channel): add <- process <- consume
+  // (maybe inlined into the go statement's wrapper) <- ... <- goexit.
+  bool consumer = false;
+  for (const auto& s : samples) {
+    if (s.size() < 4 || s[0] != "main.(*acc).add" || s[1] != "main.process") continue;
+    consumer = true;
+    EXPECT_EQ(strip_inline(s[2]), "main.consume") << show(s);
+    EXPECT_EQ(s.back(), "runtime.goexit") << show(s);
+  }
+  EXPECT_TRUE(consumer) << "no sample of main.(*acc).add";
+
+  // depth(200) recurses 201 frames deep with 1 KiB frames, so its goroutine
+  // stack is copied to a larger one several times on the way down (each
+  // time the wasm stack is unwound): spin <- 201 x depth <- main.main <-
+  // runtime.main <- runtime.goexit, whole.
+  bool deep = false;
+  for (const auto& s : samples) {
+    if (s.size() < 2 || s[0] != "main.spin" || s[1] != "main.depth") continue;
+    deep = true;
+    std::vector<std::string> want{"main.spin"};
+    want.insert(want.end(), 201, "main.depth");
+    for (const char* f : {"main.main", "runtime.main", "runtime.goexit"}) want.push_back(f);
+    EXPECT_EQ(s, want) << show(s);
+  }
+  EXPECT_TRUE(deep) << "no sample of main.spin under main.depth";
+
+  // The closure passed to apply: spin <- main.main.func2 (maybe inlined
+  // into apply, main.main.func1, itself inlined into main.main) <- main.main.
+  bool closure = false;
+  for (const auto& s : samples) {
+    if (s.size() < 3 || s[0] != "main.spin" || s[1] == "main.depth") continue;
+    closure = true;
+    std::vector<std::string> names;
+    for (const std::string& f : s) names.push_back(strip_inline(f));
+    EXPECT_THAT(names, ::testing::Contains("main.main.func2")) << show(s);
+    EXPECT_EQ(names.back(), "runtime.goexit") << show(s);
+  }
+  EXPECT_TRUE(closure) << "no sample of main.spin under the closure";
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, GoStacks,
+                         ::testing::Values("stacks-go1.21", "stacks-go1.21-satconv", "stacks-go1.22",
+                                           "stacks-go1.22-satconv", "stacks-go1.23", "stacks-go1.23-satconv"),
+                         [](const auto& info) {
+                           std::string n = info.param;
+                           std::replace(n.begin(), n.end(), '.', '_');
+                           std::replace(n.begin(), n.end(), '-', '_');
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace wzvm

@@ -1250,9 +1250,12 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     set_unreachable();
     return true;
   }
+  // A call_indirect of a grafting function has no call-site entry: its
+  // callee's place in the call tree is the profiler's answer, not a cache.
+  const bool graft = indirect && func_index_ < m_.graft_calls.size() && m_.graft_calls[func_index_];
   if (emitting()) {
     if (indirect) {
-      emit_op(counting_ ? IOp::CallTableCounted : IOp::CallTable);
+      emit_op(graft ? IOp::CallTableGraft : counting_ ? IOp::CallTableCounted : IOp::CallTable);
       word(index);
       word(type_index);
       src_word(elem.src);
@@ -1273,7 +1276,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     }
     // Counted calls carry their call site's slot (CompiledFunc::call_slots),
     // made the entry's word index once the segments are known (compile()).
-    if (counting_) {
+    if (counting_ && !graft) {
       call_slot_words_.push_back(here());
       word(static_cast<uint32_t>(call_slot_words_.size() - 1));
     }
@@ -2216,6 +2219,13 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
 }  // namespace
 
 Status compile_functions(Module& module, const LoadOptions& options) {
+  module.graft_calls.clear();
+  if (options.graft_calls) {
+    bool any = false;
+    module.graft_calls.resize(module.func_type_indices.size());
+    for (uint32_t f = 0; f < module.graft_calls.size(); ++f) any |= (module.graft_calls[f] = options.graft_calls(module, f));
+    if (!any) module.graft_calls.clear();
+  }
   module.call_hooks.clear();
   if (options.call_hook) {
     bool any = false;

@@ -358,6 +358,24 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
   return node;
 }
 
+// The node of `callee` called by a grafting function (call_table.graft,
+// LoadOptions::graft_calls) from the frame whose node is `caller`: under the
+// callers the sink reads from outside the wasm stack, hung from the root,
+// or under `caller` when it knows none. Out of line: grafted calls are
+// goroutine switches, not the common path.
+__attribute__((noinline)) uint32_t graft_node(Profiling& p, uint32_t caller, const FuncInst* callee,
+                                              const uint32_t* ret) {
+  thread_local std::vector<GraftFrame> callers;
+  callers.clear();
+  if (!p.sink || !p.sink->graft(callee, callers) || callers.empty()) return p.enter(caller, callee, ret);
+  uint32_t node = CallTree::kRoot, site = CallTree::kNoSite;
+  for (const GraftFrame& g : callers) {
+    node = p.enter_at(node, g.func, site);
+    site = g.site;
+  }
+  return p.enter_at(node, callee, site);
+}
+
 // A safe point found the sampling flag raised: report the current stack and
 // the guest CPU time since the previous sample. Out of line: rare and cold.
 // Returns true when the flag was an interrupt request rather than (or as well
@@ -602,7 +620,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // The rest of CALL, once the frame fits. The frame image is copied after
   // the frame record is written, from `fp`: fewer values are live across the
   // copy loop, and GCC spills less around it (calls -0.7% instructions).
-#define ENTER_CALLEE(hook_expr, counted, local)                                              \
+#define ENTER_CALLEE(hook_expr, counted, local, graft)                                       \
   do {                                                                                       \
     frame->ip = next;                                                                        \
     ++frame;                                                                                 \
@@ -617,7 +635,9 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     }                                                                                        \
     if constexpr (kCounting) {                                                               \
       /* `counters` is the caller's, still: its block names the caller's node */            \
-      if constexpr (!(counted)) {                                                            \
+      if constexpr (graft) {                                                                 \
+        counters = prof->tree.node(graft_node(*prof, Profiling::block_node(counters), callee, next)).counters; \
+      } else if constexpr (!(counted)) {                                                     \
         counters = prof->enter_counted(Profiling::block_node(counters), callee, next);       \
       } else {                                                                               \
         uint64_t* k = counters + kid;                                                        \
@@ -630,6 +650,9 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     } else {                                                                                 \
       /* found when needed (node_of); stored unprofiled too: one store per call */           \
       frame->node = kUnknownNode;                                                            \
+      /* a grafted callee's callers are read now, while the memory still holds them */      \
+      if constexpr (graft)                                                                   \
+        if (profiled) frame->node = graft_node(*prof, node_of(*prof, nc, frame - 1), callee, next); \
     }                                                                                        \
     if (uint8_t hook = profiled ? (hook_expr) : 0) {                                         \
       frame->call_hook = hook;                                                               \
@@ -647,7 +670,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     DISPATCH();                                                                              \
   } while (0)
 
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local)          \
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local, graft)   \
   do {                                                                                       \
     FuncInst* callee = (callee_expr);                                                        \
     uint64_t* nfp = (nfp_expr);                                                              \
@@ -676,7 +699,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
       frame->ip = next;                                                                      \
       TRAP(TrapCode::StackExhausted);                                                        \
     }                                                                                        \
-    ENTER_CALLEE(hook_expr, counted, local);                                                 \
+    ENTER_CALLEE(hook_expr, counted, local, graft);                                          \
   } while (0)
 
   // tail-call: wasm function `callee` takes over the current frame, its
@@ -691,8 +714,8 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     FuncInst* tcallee = (callee_expr);                                                          \
     uint64_t* targs = (args_expr);                                                           \
     const uint32_t* ret_ip = (ret_ip_expr);                                                  \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false);              \
-    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false); \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false, false);              \
+    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false, false); \
     const CompiledFunc* code = tcallee->code;                                                 \
     if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
     std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
@@ -1089,10 +1112,10 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false, false); }
-    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false); }
-    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false); }
-    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false); }
+    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false, false, false); }
+    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false, false); }
+    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false, false); }
+    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false, false); }
     CASE(CallTable) {
       TableInst* table = inst->tables[ip[1]];
       uint32_t i = rd<uint32_t>(fp, ip[3]);
@@ -1101,7 +1124,16 @@ dispatch:
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
       // Indirect calls to hooked functions are found here, at run time.
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false);
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, false);
+    }
+    CASE(CallTableGraft) {
+      TableInst* table = inst->tables[ip[1]];
+      uint32_t i = rd<uint32_t>(fp, ip[3]);
+      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
+      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
+      if (!target) TRAP(TrapCode::UninitializedElement);
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, true);
     }
     CASE(CallTableCounted) {
       TableInst* table = inst->tables[ip[1]];
@@ -1110,7 +1142,7 @@ dispatch:
       FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
       if (!target) TRAP(TrapCode::UninitializedElement);
       if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
-      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true, false);
+      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true, false, false);
     }
     // [return_call func base nargs][ret base nres]
     CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
@@ -1498,7 +1530,7 @@ dispatch:
       DISPATCH();
     }
 #undef COUNT_EDGE
-    CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true); }
+    CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true, false); }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }
 #endif

@@ -221,6 +221,8 @@ struct Module {
   bool needs_counting = false;
   // LoadOptions::call_hook of every function (imports included); empty when none is hooked.
   std::vector<uint8_t> call_hooks;
+  // LoadOptions::graft_calls of every function (imports included); empty when none grafts.
+  std::vector<bool> graft_calls;
 
   const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
   // Best human name of a function: name section, then export name, then wasm-function[N].
@@ -239,6 +241,12 @@ struct LoadOptions {
   // lowered to hooked calls; the profiling loop reports their arguments and
   // results to ProfileSink. Asked once per function index, after decoding.
   std::function<uint8_t(const Module&, uint32_t func_index)> call_hook{};
+  // Profiling: true marks a function whose indirect calls resume code whose
+  // callers are not on the wasm stack (Go's wasm_pc_f_loop, which continues
+  // goroutines after their wasm frames were unwound). Its call_indirect is
+  // lowered to call_table.graft, and a profiled run asks the ProfileSink
+  // (graft) for the callee's real callers. Asked once per function index.
+  std::function<bool(const Module&, uint32_t func_index)> graft_calls{};
   // Proposals the module may use; anything else is rejected as in wasm 2.0.
   Features features{};
 };

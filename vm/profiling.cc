@@ -61,9 +61,9 @@ uint64_t* Profiling::alloc_counters(size_t n) {
   return p;
 }
 
-uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
+uint32_t Profiling::enter_at(uint32_t parent, const FuncInst* f, uint32_t site) {
   const size_t before = tree.size();
-  uint32_t id = tree.call(parent, f, call_site(tree.node(parent).func, ret));
+  uint32_t id = tree.call(parent, f, site);
   if (tree.size() != before && count_instructions) {
     // A new node: its function's segments and call sites get their block,
     // after the node's id (block_node); every wasm function has one, also
@@ -76,6 +76,11 @@ uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_
       tree.node(id).counters = block + 1;
     }
   }
+  return id;
+}
+
+uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
+  uint32_t id = enter_at(parent, f, call_site(tree.node(parent).func, ret));
   CallTree::Node& n = tree.node(parent);
   // The older entry goes: the newer one is the likelier to be called again.
   n.cached_func[1] = n.cached_func[0];

@@ -107,10 +107,27 @@ class CallTree {
   std::unordered_map<Key, uint32_t, KeyHash> index_;
 };
 
+// One caller of a grafted call (ProfileSink::graft): a function and the
+// module byte offset of its call to the next frame.
+struct GraftFrame {
+  const FuncInst* func;
+  uint32_t site;
+};
+
 // Receives what the interpreter measures. Called on the interpreter's thread.
 class ProfileSink {
  public:
   virtual ~ProfileSink() = default;
+  // A function of LoadOptions::graft_calls calls `callee` (call_table.graft):
+  // the callee's real callers, outermost first, each at its call to the
+  // next (the last one's site calls `callee`), read by the sink from outside
+  // the wasm stack (Go: the goroutine's stack in linear memory). The callee's
+  // node then hangs from the root through them. False: the callers are not
+  // known; the callee hangs from the calling frame, as any callee does.
+  virtual bool graft(const FuncInst* callee, std::vector<GraftFrame>& callers) {
+    (void)callee, (void)callers;
+    return false;
+  }
   // A CPU sample taken at a safe point: `node` is the current call stack,
   // `func`/`offset` the function and module byte offset of the instruction
   // about to run, `cpu_ns` the guest's own CPU time since the previous sample
@@ -277,6 +294,11 @@ struct Profiling {
     if (n.cached_func[1] == f && n.cached_ret[1] == ret) return n.cached_counters[1];
     return tree.node(enter_slow(parent, f, ret)).counters;
   }
+  // The node for `f` called at module offset `site` of the parent's
+  // function (CallTree::call's rule for recursion), with its counter block
+  // when counting; not cached in the parent (grafted calls: their parent
+  // depends on more than the call site).
+  uint32_t enter_at(uint32_t parent, const FuncInst* f, uint32_t site);
   uint32_t enter(uint32_t parent, const FuncInst* f, const uint32_t* ret = nullptr) {
     CallTree::Node& n = tree.node(parent);
     if (n.cached_func[0] == f && n.cached_ret[0] == ret) return n.cached_child[0];
