@@ -237,6 +237,25 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
     map_regions(module, k);
   }
 
+  // runtime.class_to_size: uint16s 0, 8, 16, 24, 32, 48, ... rising to
+  // 32768 (the largest small object). Found by its start, read to its end.
+  {
+    static constexpr uint16_t kStart[] = {0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128};
+    for (size_t i = 0; i + sizeof kStart <= mem.size() && size_classes_.empty(); i += 2) {
+      if (std::memcmp(mem.data() + i, kStart, sizeof kStart) != 0) continue;
+      std::vector<uint16_t> t;
+      for (size_t j = i; j + 2 <= mem.size() && t.size() < 256; j += 2) {
+        uint16_t v = im.at<uint16_t>(j);
+        if (!t.empty() && v <= t.back()) break;
+        t.push_back(v);
+        if (v == 32768) {
+          size_classes_ = std::move(t);
+          break;
+        }
+      }
+    }
+  }
+
   // runtime.buildVersion: a Go string {ptr, len} whose text is "go1.N[.M]".
   for (size_t i = 0; i + 5 < mem.size(); ++i) {
     if (std::memcmp(mem.data() + i, "go1.", 4) != 0 || (i > 0 && std::isalnum(mem[i - 1]))) continue;
@@ -537,6 +556,31 @@ bool GoModule::walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t
     k = caller;
   }
   std::reverse(callers.begin(), callers.end());
+  return true;
+}
+
+bool GoModule::allocation(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t ret, uint64_t& ptr,
+                          uint64_t& bytes) const {
+  if (ret != 0 || sp > mem_size || mem_size - sp < 32) return false;
+  uint64_t size, typ;
+  std::memcpy(&size, mem + sp, 8);
+  std::memcpy(&typ, mem + sp + 8, 8);
+  std::memcpy(&ptr, mem + sp + 24, 8);
+  if (size == 0 || ptr == 0) return false;  // zero-sized: &runtime.zerobase, no object
+  constexpr uint64_t kTiny = 16, kPage = 8192;
+  // abi.Type: Size_ @0, PtrBytes @8; no type, or no pointers: noscan.
+  uint64_t ptr_bytes = 0;
+  if (typ && typ <= mem_size - 16) std::memcpy(&ptr_bytes, mem + typ + 8, 8);
+  if (ptr_bytes == 0 && size < kTiny) {
+    if (ptr % kTiny != 0) return false;  // placed in the current tiny block
+    bytes = kTiny;
+    return true;
+  }
+  if (size_classes_.empty() || size > size_classes_.back()) {
+    bytes = size_classes_.empty() ? size : (size + kPage - 1) / kPage * kPage;
+    return true;
+  }
+  bytes = *std::lower_bound(size_classes_.begin(), size_classes_.end(), size);
   return true;
 }
 

@@ -85,6 +85,18 @@ class GoModule {
   // a resume PC of `func`.
   bool walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
             std::vector<std::pair<uint32_t, uint32_t>>& callers) const;
+  // runtime.mallocgc(size, typ, needzero) just returned `ret` (its wasm
+  // result: 0, or 1 when it unwound to switch goroutines and will go on
+  // later) with the SP global `sp`: the object as Go's own heap profile
+  // records it (MemProfileRate = 1), false for none. mallocgc's arguments
+  // are on Go's stack, and on return SP points just past its return
+  // address: size at SP, typ at SP + 8, the result at SP + 24. Bytes are the
+  // object's size class (read from the module's runtime.class_to_size) or,
+  // above 32 KiB, whole 8 KiB pages; an allocation under 16 bytes without
+  // pointers shares a 16-byte block with others and counts when it opens one
+  // (16 bytes), as in Go, whose heap profile sees the blocks only.
+  bool allocation(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t ret, uint64_t& ptr,
+                  uint64_t& bytes) const;
   // Go's goroutine scheduler loop: calls from it are grafted (vm::LoadOptions::graft_calls).
   static bool resumes_goroutines(const vm::Module& module, uint32_t func_index);
 
@@ -106,6 +118,7 @@ class GoModule {
   uint64_t ph_ = 0;          // address of pcHeader in linear memory
   uint64_t funcnametab_ = 0, cutab_ = 0, filetab_ = 0, pctab_ = 0, pclntab_ = 0, gofunc_ = 0;
   uint64_t pctab_size_ = 0;
+  std::vector<uint16_t> size_classes_;  // runtime.class_to_size; empty if not found
 };
 
 }  // namespace wzvm::profiler

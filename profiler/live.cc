@@ -116,12 +116,14 @@ void LiveProfiler::on_host_call(uint32_t node, uint64_t wall_ns) {
   }
 }
 
-void LiveProfiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) {
-  profiler_.on_hooked_call(hook, node, args, memory);
+void LiveProfiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+                                  const vm::FuncInst* func) {
+  profiler_.on_hooked_call(hook, node, args, memory, func);
 }
 
-void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
-  profiler_.on_hooked_return(hook, node, results, memory);
+void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                                    const vm::FuncInst* func) {
+  profiler_.on_hooked_return(hook, node, results, memory, func);
 }
 
 void LiveProfiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,

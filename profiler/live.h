@@ -90,8 +90,10 @@ class LiveProfiler final : public vm::ProfileSink {
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
   bool graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
-  void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) override;
-  void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) override;
+  void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+                      const vm::FuncInst* func) override;
+  void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                        const vm::FuncInst* func) override;
   void on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
                       uint64_t old_bytes) override;
   void on_host_enter(uint32_t node) override;

@@ -47,7 +47,8 @@ int min_params(AllocKind k) {
   switch (k) {
     case AllocKind::Malloc:
     case AllocKind::Free:
-    case AllocKind::GcAlloc: return 1;
+    case AllocKind::GcAlloc:
+    case AllocKind::GoMallocgc: return 1;
     case AllocKind::AlignedAlloc:
     case AllocKind::Calloc:
     case AllocKind::Realloc: return 2;
@@ -155,8 +156,13 @@ double MemoryProfiler::sample_weight(uint64_t size) {
   return 1 / -std::expm1(-static_cast<double>(size) / static_cast<double>(sample_bytes_));
 }
 
-void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) {
-  (void)memory;
+void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+                             const vm::FuncInst* func) {
+  (void)memory, (void)func;
+  // Go's allocator is read on its return alone (AllocKind::GoMallocgc): its
+  // calls are suspended and resumed across goroutine switches, so there is
+  // no call in progress to keep.
+  if (static_cast<AllocKind>(hook & ~kWide) == AllocKind::GoMallocgc) return;
   const uint32_t depth = tree_.node(node).depth;
   // Calls in progress are ancestors of this one, so shallower; deeper or
   // equal ones were unwound by a trap and never returned.
@@ -187,11 +193,17 @@ void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, 
     case AllocKind::RustRealloc: p.ptr = arg(0), p.size = arg(3); break;
     case AllocKind::Free: p.ptr = arg(0); break;
     case AllocKind::PosixMemalign: p.ptr = arg(0), p.size = arg(2); break;
-    case AllocKind::None: pending_.pop_back(); break;
+    case AllocKind::None:
+    case AllocKind::GoMallocgc: pending_.pop_back(); break;
   }
 }
 
-void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
+void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                               const vm::FuncInst* func) {
+  (void)func;
+  // Go's allocator is read by the Profiler, which has the module's Go tables
+  // (profiler/golang.h), and reported through gc_allocated.
+  if (static_cast<AllocKind>(hook & ~kWide) == AllocKind::GoMallocgc) return;
   const uint32_t depth = tree_.node(node).depth;
   while (!pending_.empty() && pending_.back().depth > depth) pending_.pop_back();
   // Not the call we recorded: one nested in it (ignored on entry too).
@@ -244,8 +256,13 @@ void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* resu
       if (r) allocated(node, memory, r, p.size, false);
       break;
     }
-    case AllocKind::None: break;
+    case AllocKind::None:
+    case AllocKind::GoMallocgc: break;
   }
+}
+
+void MemoryProfiler::gc_allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size) {
+  allocated(node, memory, ptr, size, true);
 }
 
 void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc) {

@@ -45,6 +45,10 @@ enum class AllocKind : uint8_t {
   Free,           // (ptr, ...): free, operator delete*, __rust_dealloc
   PosixMemalign,  // (void** out, align, size) -> 0 and *out on success
   GcAlloc,        // (size, ...) -> ptr, freed by a collector we cannot see (TinyGo)
+  // Go's runtime.mallocgc(size, typ, needzero) -> ptr: its arguments and
+  // result are on Go's stack, read when it returns (GoModule::allocation).
+  // Freed by Go's collector, which no call shows: alloc_* only.
+  GoMallocgc,
 };
 constexpr uint8_t kWide = 0x80;  // hook id flag: i64 pointers and sizes (memory64)
 
@@ -93,9 +97,14 @@ class MemoryProfiler {
   // allocation of size s weighted 1 / (1 - exp(-s / sample_bytes)).
   MemoryProfiler(const vm::CallTree& tree, uint64_t sample_bytes);
 
-  void on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory);
-  void on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory);
+  void on_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+               const vm::FuncInst* func = nullptr);
+  void on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                 const vm::FuncInst* func = nullptr);
   void on_grow(const GrowEvent& e) { grows_.push_back(e); }
+  // An allocation a garbage collector frees unseen (Go's mallocgc, read by
+  // the Profiler): alloc_* only.
+  void gc_allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size);
   // For replays (the live endpoint, profiler/live.h): figures of a site
   // measured elsewhere, added to this profiler's site of `s.node`.
   void add_site(const MemSite& s);
@@ -153,6 +162,7 @@ class MemoryProfiler {
   };
 
   void allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc);
+
   void freed(const vm::MemInst* memory, uint64_t ptr);
   void retire(const Live& l);  // takes a block's weight out of the in-use figures
   double sample_weight(uint64_t size);  // 0: not sampled

@@ -108,12 +108,25 @@ void Profiler::on_host_call(uint32_t node, uint64_t wall_ns) {
   h.wall_ns += wall_ns;
 }
 
-void Profiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) {
-  if (memory_) memory_->on_call(hook, node, args, memory);
+void Profiler::on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+                              const vm::FuncInst* func) {
+  if (memory_) memory_->on_call(hook, node, args, memory, func);
 }
 
-void Profiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) {
-  if (memory_) memory_->on_return(hook, node, results, memory);
+void Profiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                                const vm::FuncInst* func) {
+  if (!memory_) return;
+  if (static_cast<AllocKind>(hook & ~kWide) == AllocKind::GoMallocgc) {
+    const vm::Instance* inst = func ? func->instance : nullptr;
+    const GoModule* go = inst ? symbolizer(inst->module.get()).go() : nullptr;
+    if (!go || !memory || inst->globals.empty()) return;
+    uint64_t ptr, bytes;
+    if (go->allocation(memory->data, memory->current_size(), static_cast<uint32_t>(inst->globals[0]->value),
+                       static_cast<uint32_t>(results[0]), ptr, bytes))
+      memory_->gc_allocated(node, memory, ptr, bytes);
+    return;
+  }
+  memory_->on_return(hook, node, results, memory, func);
 }
 
 void Profiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,

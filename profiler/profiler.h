@@ -131,8 +131,10 @@ class Profiler final : public vm::ProfileSink {
   // Go: the goroutine's callers, walked up its stack in linear memory (profiler/golang.h).
   bool graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
-  void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory) override;
-  void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory) override;
+  void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
+                      const vm::FuncInst* func) override;
+  void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
+                        const vm::FuncInst* func) override;
   void on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
                       uint64_t old_bytes) override;
 

@@ -163,6 +163,40 @@ TEST_P(GoStacks, WholeGoroutineStacks) {
   EXPECT_TRUE(closure) << "no sample of main.spin under the closure";
 }
 
+// Go's allocations, hooked at runtime.mallocgc: exact counts and bytes per
+// function, equal to what the program measures with runtime.MemStats and to
+// Go's own heap profile of the same program run natively (MemProfileRate =
+// 1), and to the sizes worked out from testdata/go/allocs.go.
+TEST_F(GoProfile, AllocationsMatchGoItself) {
+  const std::string wasm = testdata("go/allocs.wasm"), native = testdata("go/allocs.native");
+  Output r = wzvm("--deterministic --profile=mem --profile-out mem.pb.gz '" + wasm + "'");
+  ASSERT_EQ(r.status, 0) << r.err;
+  // newNodes: 1000 x 64 B; buffers: 50 x 1024 B + one 1280 B slice of 50
+  // headers; big: 80,000 B in 10 pages of 8 KiB.
+  EXPECT_EQ(r.out, "mallocs 1052 bytes 198400\n");
+  Output n = sh("HEAPPROFILE=native.pprof '" + native + "'");
+  ASSERT_EQ(n.status, 0) << n.err;
+  EXPECT_EQ(n.out, r.out) << "the same allocations natively";
+
+  struct Want {
+    const char* function;
+    double objects, bytes;
+  };
+  const Want want[] = {{"main.newNodes", 1000, 64000}, {"main.buffers", 51, 52480}, {"main.big", 1, 81920}};
+  for (const std::string& file : {std::string("mem.pb.gz"), std::string("native.pprof")}) {
+    auto o = cli_test::pprof_top_rows(pprof("-sample_index=alloc_objects -top -nodefraction=0 -nodecount=100000 " + file));
+    auto b = cli_test::pprof_top_rows(
+        pprof("-sample_index=alloc_space -unit=B -top -nodefraction=0 -nodecount=100000 " + file));
+    for (const Want& w : want) {
+      EXPECT_EQ(o[w.function].second, w.objects) << file << ": " << w.function;
+      EXPECT_EQ(b[w.function].second, w.bytes) << file << ": " << w.function;
+    }
+  }
+  // Go frees in its collector: in-use figures are not claimed.
+  auto inuse = cli_test::pprof_top_rows(pprof("-sample_index=inuse_space -unit=B -top -nodefraction=0 mem.pb.gz"));
+  EXPECT_EQ(inuse["main.newNodes"].second, 0);
+}
+
 INSTANTIATE_TEST_SUITE_P(Versions, GoStacks,
                          ::testing::Values("stacks-go1.21", "stacks-go1.21-satconv", "stacks-go1.22",
                                            "stacks-go1.22-satconv", "stacks-go1.23", "stacks-go1.23-satconv"),

@@ -447,10 +447,10 @@ __attribute__((noinline)) bool host_boundary_profiled(Thread& th, FuncInst* f, u
 // make millions of these pairs.
 __attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, Frame* frame, MemInst* memory) {
   const uint32_t node = node_of(p, nc, frame);
-  if (p.sink) p.sink->on_hooked_call(frame->call_hook, node, frame->fp, memory);
+  if (p.sink) p.sink->on_hooked_call(frame->call_hook, node, frame->fp, memory, frame->func);
 }
 __attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, uint32_t node, MemInst* memory) {
-  if (p.sink) p.sink->on_hooked_return(frame->call_hook, node, frame->fp, memory);
+  if (p.sink) p.sink->on_hooked_return(frame->call_hook, node, frame->fp, memory, frame->func);
 }
 
 // memory.grow made `memory` larger than `old_bytes` (memory profiling).

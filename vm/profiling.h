@@ -140,12 +140,16 @@ class ProfileSink {
   // was entered, with its parameters as slots, and later returned, with its
   // results as slots. `node` is the hooked function's own node. A frame
   // unwound by a trap or proc_exit never returns. `memory` is the memory 0
-  // of the hooked function's instance (for results returned through memory).
-  virtual void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, MemInst* memory) {
-    (void)hook, (void)node, (void)args, (void)memory;
+  // of the hooked function's instance (for results returned through memory),
+  // `func` the hooked function (its instance's globals: Go passes arguments
+  // on a stack whose pointer is a global).
+  virtual void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, MemInst* memory,
+                              const FuncInst* func) {
+    (void)hook, (void)node, (void)args, (void)memory, (void)func;
   }
-  virtual void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, MemInst* memory) {
-    (void)hook, (void)node, (void)results, (void)memory;
+  virtual void on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* results, MemInst* memory,
+                                const FuncInst* func) {
+    (void)hook, (void)node, (void)results, (void)memory, (void)func;
   }
   // Memory profiling (Profiling::memory_grow): a memory.grow made `memory`
   // larger than its `old_bytes`. `node` is the stack of the function that
