@@ -18,6 +18,7 @@
 #include "profiler/output.h"
 #include "profiler/pprof.h"
 #include "profiler/profiler.h"
+#include "profiler/symbolize.h"
 #include "profiler/text.h"
 #include "profiler/viewers.h"
 
@@ -137,7 +138,7 @@ vm::Profiling* ProfileSession::profiling() { return profiler_ ? &profiler_->prof
 
 ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module,
                                const std::string& path)
-    : flags_(flags), store_(store) {
+    : flags_(flags), store_(store), module_(&module), module_path_(path) {
   if (!flags.any()) return;
   // Output paths are settled before the run, so a bad --profile-out is
   // reported before the guest spends its time, not after. Every profile is
@@ -362,6 +363,11 @@ void ProfileSession::finish() {
     write(o, built, nullptr);
   }
   std::cerr << summaries;
+  // A Go module has no DWARF to add (Go writes none for wasm): its lines come
+  // from Go's tables, or, when those could not be read, it is said why.
+  const profiler::Symbolizer& sym = profiler_->symbolizer(module_);
+  if (!sym.go_note().empty()) std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
+  if (sym.built_by_go()) without_lines.erase(module_path_);
   for (const std::string& m : without_lines)
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
               << "build it with -g for source lines and inlined frames\n";

@@ -87,6 +87,8 @@ class ProfileSession {
   void stop_progress();
   const ProfileFlags& flags_;
   vm::Store& store_;
+  const vm::Module* module_ = nullptr;
+  std::string module_path_;
   std::unique_ptr<profiler::Profiler> profiler_;
   // Declared after the profiler: destroyed (detached, stopped) before it.
   std::unique_ptr<profiler::LiveProfiler> live_;

@@ -815,7 +815,8 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   uint32_t code_size = 0;
   if (!find_code_section(module.bytes, code_base_, code_size)) return;
   // Go writes no DWARF for wasm; its own tables take DWARF's place.
-  go_ = GoModule::read(module, warning_);
+  for (const vm::CustomSection& c : module.customs) built_by_go_ |= c.name == "go:buildid";
+  go_ = GoModule::read(module, go_note_);
   if (go_) {
     has_lines_ = has_inlines_ = true;
     return;

@@ -99,6 +99,10 @@ class Symbolizer {
   // The module's Go runtime tables when it was built by Go and they could
   // be read (then lookups come from them), else null.
   const GoModule* go() const { return go_.get(); }
+  // The module was built by Go (go:buildid), whether or not its tables
+  // could be read; go_note() says why not, or is empty.
+  bool built_by_go() const { return built_by_go_; }
+  const std::string& go_note() const { return go_note_; }
 
   // Internal tables, public so the DWARF reader (symbolize.cc) can fill them.
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -153,6 +157,8 @@ class Symbolizer {
   mutable std::vector<std::pair<uint32_t, uint32_t>> fallback_;
   std::unique_ptr<Lazy> lazy_;  // null without DWARF
   std::unique_ptr<GoModule> go_;
+  bool built_by_go_ = false;
+  std::string go_note_;
   std::vector<SourceFrame> go_lookup(uint32_t address, std::optional<uint32_t> func_index) const;
 };
 

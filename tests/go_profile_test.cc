@@ -9,7 +9,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "profiler/golang.h"
+#include "profiler/symbolize.h"
 #include "tests/cli_fixture.h"
+#include "vm/module.h"
 
 namespace wzvm {
 namespace {
@@ -60,6 +63,44 @@ TEST_F(GoProfile, FunctionsHaveGoNamesFilesAndLines) {
     EXPECT_THAT(list, ContainsRegex("[0-9]+ +[0-9]+ +" + std::string(line).substr(0, 3))) << line;
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +18:\t\t\\}"));
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +20:\t\\}"));
+}
+
+// A Go module whose tables cannot be read is profiled at the wasm level, and
+// says why: here the data segment holding pclntab is left out of the
+// module the profiler reads (the program would not run without it, so this
+// is done to the decoded module, not through the command).
+TEST(GoModuleRead, UnreadableTablesFallBackWithANote) {
+  const std::string path = testdata("go/determinism.wasm");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "Go test programs not built";
+  std::string bytes = cli_test::slurp(path);
+  auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  vm::Module& m = **loaded;
+  std::string note;
+  auto go = profiler::GoModule::read(m, note);
+  ASSERT_TRUE(go) << note;
+  EXPECT_THAT(go->version(), ::testing::StartsWith("go1."));
+  const uint8_t magic[] = {0xF1, 0xFF, 0xFF, 0xFF, 0x00, 0x00};
+  size_t dropped = 0;
+  std::erase_if(m.datas, [&](const vm::DataSegment& d) {
+    const uint8_t* p = m.bytes.data() + d.data_offset;
+    bool has = std::search(p, p + d.size, magic, magic + sizeof magic) != p + d.size;
+    dropped += has;
+    return has;
+  });
+  ASSERT_EQ(dropped, 1u);
+  profiler::Symbolizer sym(m);
+  EXPECT_EQ(sym.go(), nullptr);
+  EXPECT_TRUE(sym.built_by_go());
+  EXPECT_THAT(sym.go_note(), HasSubstr("could not be read (no pclntab"));
+  EXPECT_THAT(sym.go_note(), HasSubstr("profiled at the wasm level"));
+  // Names from the name section, as before Go was read.
+  uint32_t worker = 0;
+  for (uint32_t f = m.num_imported_funcs; f < m.func_type_indices.size(); ++f)
+    if (m.function_name(f) == "main.worker") worker = f;
+  ASSERT_NE(worker, 0u);
+  EXPECT_EQ(sym.function(worker).function, "main.worker");
+  EXPECT_EQ(sym.function(worker).function_file, "");
 }
 
 // The samples of `go tool pprof -traces`: each one's frames, leaf first,
