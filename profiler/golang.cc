@@ -270,6 +270,11 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
     }
     if (!version_.empty()) break;
   }
+  // g.goid: after stack, stackguard0/1, _panic, _defer, m, sched (a gobuf of
+  // 7 words at 56), syscallsp, syscallpc, [syscallbp, new in 1.23],
+  // stktopsp, param and atomicstatus (4 bytes, padded): runtime/runtime2.go.
+  if (version_.rfind("go1.21", 0) == 0 || version_.rfind("go1.22", 0) == 0) goid_offset_ = 152;
+  else if (version_.rfind("go1.23", 0) == 0) goid_offset_ = 160;
   return true;
 }
 
@@ -582,6 +587,12 @@ bool GoModule::allocation(const uint8_t* mem, uint64_t mem_size, uint64_t sp, ui
   }
   bytes = *std::lower_bound(size_classes_.begin(), size_classes_.end(), size);
   return true;
+}
+
+bool GoModule::goroutine_id(const uint8_t* mem, uint64_t mem_size, uint64_t g, uint64_t& id) const {
+  if (!goid_offset_ || g == 0 || g > mem_size || mem_size - g < goid_offset_ + 8) return false;
+  std::memcpy(&id, mem + g + goid_offset_, 8);
+  return id != 0;
 }
 
 bool GoModule::resumes_goroutines(const vm::Module& module, uint32_t func_index) {

@@ -97,6 +97,10 @@ class GoModule {
   // (16 bytes), as in Go, whose heap profile sees the blocks only.
   bool allocation(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t ret, uint64_t& ptr,
                   uint64_t& bytes) const;
+  // The id (goid) of the goroutine whose g struct is at `g` (Go's global 2),
+  // false for g0 (the scheduler's own stack, id 0) or when this Go
+  // version's g layout is not known here (1.21 to 1.23 are).
+  bool goroutine_id(const uint8_t* mem, uint64_t mem_size, uint64_t g, uint64_t& id) const;
   // Go's goroutine scheduler loop: calls from it are grafted (vm::LoadOptions::graft_calls).
   static bool resumes_goroutines(const vm::Module& module, uint32_t func_index);
 
@@ -119,6 +123,7 @@ class GoModule {
   uint64_t funcnametab_ = 0, cutab_ = 0, filetab_ = 0, pctab_ = 0, pclntab_ = 0, gofunc_ = 0;
   uint64_t pctab_size_ = 0;
   std::vector<uint16_t> size_classes_;  // runtime.class_to_size; empty if not found
+  uint32_t goid_offset_ = 0;            // of g.goid for this version; 0: unknown
 };
 
 }  // namespace wzvm::profiler

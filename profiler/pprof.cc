@@ -361,6 +361,11 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
       ps->add_value(static_cast<int64_t>(s.cpu_ns));
       ps->add_value(0);
       b.thread_label(ps, tid);
+      if (s.goroutine) {
+        pb::Label* l = ps->add_label();
+        l->set_key(b.str("goroutine"));
+        l->set_str(b.str(std::to_string(s.goroutine)));
+      }
     }
     for (const HostSite& h : host_sites) {
       pb::Sample* ps = p.add_sample();

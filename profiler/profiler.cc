@@ -92,11 +92,24 @@ Profiler* Profiler::add_thread(int32_t tid) {
   return threads_.back().profiler.get();
 }
 
+uint64_t Profiler::goroutine_of(const vm::FuncInst* func) const {
+  const vm::Instance* inst = func ? func->instance : nullptr;
+  if (!inst || inst->globals.size() < 3 || inst->memories.empty()) return 0;
+  const GoModule* go = symbolizer(inst->module.get()).go();
+  uint64_t id = 0;
+  const vm::MemInst& mem = *inst->memories[0];
+  // Go's globals: 0 SP, 1 CTXT, 2 g (the running goroutine's g struct).
+  if (go) go->goroutine_id(mem.data, mem.current_size(), inst->globals[2]->value, id);
+  return id;
+}
+
 void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
-  CpuSite& s = cpu_[CpuKey{node, offset}];
+  const uint64_t g = goroutine_of(func);
+  CpuSite& s = cpu_[CpuKey{node, offset, g}];
   s.node = node;
   s.func = func;
   s.offset = offset;
+  s.goroutine = g;
   s.count++;
   s.cpu_ns += cpu_ns;
 }
@@ -140,7 +153,9 @@ std::vector<CpuSite> Profiler::cpu_sites() const {
   out.reserve(cpu_.size());
   for (const auto& [k, s] : cpu_) out.push_back(s);
   std::sort(out.begin(), out.end(),
-            [](const CpuSite& a, const CpuSite& b) { return std::tie(a.node, a.offset) < std::tie(b.node, b.offset); });
+            [](const CpuSite& a, const CpuSite& b) {
+              return std::tie(a.node, a.offset, a.goroutine) < std::tie(b.node, b.offset, b.goroutine);
+            });
   return out;
 }
 

@@ -53,6 +53,7 @@ struct CpuSite {
   int64_t offset = -1;  // module byte offset of the sampled instruction, -1 if unknown
   uint64_t count = 0;   // samples
   uint64_t cpu_ns = 0;  // guest CPU time they weigh
+  uint64_t goroutine = 0;  // Go: the running goroutine's id (0: none, or not Go)
 };
 
 // Aggregated host calls at one call-tree node (the host function under its caller).
@@ -142,13 +143,17 @@ class Profiler final : public vm::ProfileSink {
   struct CpuKey {
     uint32_t node;
     int64_t offset;
+    uint64_t goroutine;
     bool operator==(const CpuKey&) const = default;
   };
   struct CpuKeyHash {
     size_t operator()(const CpuKey& k) const {
-      return (static_cast<size_t>(k.node) * 0x9E3779B97F4A7C15ull) ^ static_cast<size_t>(k.offset);
+      return (static_cast<size_t>(k.node) * 0x9E3779B97F4A7C15ull) ^ static_cast<size_t>(k.offset) ^
+             (k.goroutine << 32);
     }
   };
+  // The goroutine running `func`'s code now, for a Go module (else 0).
+  uint64_t goroutine_of(const vm::FuncInst* func) const;
 
   Options options_;
   vm::Profiling profiling_;
