@@ -530,35 +530,43 @@ GoFrame GoModule::function(uint32_t func) const {
 // the runtime marks as the top of a stack (goexit, mstart, ...) or anything
 // that does not check out (then what was found so far is kept: the frames
 // nearest the callee, which are right).
+bool GoModule::resume_pc(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func, uint64_t& pc) const {
+  // wasm_pc_f_loop calls the function whose PC it finds at SP - 8.
+  if (sp < 8 || sp > mem_size) return false;
+  std::memcpy(&pc, mem + sp - 8, 8);
+  uint32_t k;
+  return func_of(pc, k) && k == func;
+}
+
+bool GoModule::caller(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint64_t pc, uint64_t& caller_sp,
+                      uint64_t& caller_pc) const {
+  uint32_t k;
+  int32_t delta;
+  if (!func_of(pc, k) || is_top_of_stack(k) || !sp_delta(pc, delta)) return false;
+  const uint64_t fp = sp + uint64_t(delta) + 8;
+  if (fp > mem_size || fp < 8) return false;
+  std::memcpy(&caller_pc, mem + fp - 8, 8);
+  caller_sp = fp;
+  return caller_pc != 0 && func_of(caller_pc, k);
+}
+
 bool GoModule::walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
                     std::vector<std::pair<uint32_t, uint32_t>>& callers) const {
   callers.clear();
-  auto load64 = [&](uint64_t addr, uint64_t& v) {
-    if (addr > mem_size || mem_size - addr < 8) return false;
-    std::memcpy(&v, mem + addr, 8);
-    return true;
-  };
-  // wasm_pc_f_loop calls the function whose PC it found at SP - 8.
   uint64_t pc;
-  if (sp < 8 || !load64(sp - 8, pc)) return false;
-  uint32_t k;
-  if (!func_of(pc, k) || k != func) return false;
+  if (!resume_pc(mem, mem_size, sp, func, pc)) return false;
   for (int depth = 0; depth < kMaxWalk; ++depth) {
-    if (is_top_of_stack(k)) break;
-    int32_t delta;
-    if (!sp_delta(pc, delta)) break;
-    uint64_t fp = sp + uint64_t(delta) + 8, ret;
-    if (!load64(fp - 8, ret) || ret == 0) break;
-    uint32_t caller, site;
-    if (!func_of(ret, caller)) break;
+    uint64_t ret, fp;
+    if (!caller(mem, mem_size, sp, pc, fp, ret)) break;
+    uint32_t k, site;
+    func_of(ret, k);
     // A return PC that no call precedes is one the runtime made up: a new
     // goroutine "returns" to goexit + 1. The frame is real; it is placed at
     // the start of the resume point holding that PC.
-    if (!call_offset(ret, site) && !(is_top_of_stack(caller) && region_offset(ret, site))) break;
-    callers.emplace_back(caller, site);
+    if (!call_offset(ret, site) && !(is_top_of_stack(k) && region_offset(ret, site))) break;
+    callers.emplace_back(k, site);
     pc = ret;
     sp = fp;
-    k = caller;
   }
   std::reverse(callers.begin(), callers.end());
   return true;

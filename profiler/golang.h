@@ -85,6 +85,14 @@ class GoModule {
   // a resume PC of `func`.
   bool walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
             std::vector<std::pair<uint32_t, uint32_t>>& callers) const;
+  // The PC at SP - 8 that wasm_pc_f_loop resumes `func` at; false if it is
+  // not one of `func`'s.
+  bool resume_pc(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func, uint64_t& pc) const;
+  // One step of the walk: the caller of the frame at (sp, pc), as the SP it
+  // resumes with and its return PC; false at a stack's top or on anything
+  // that does not check out.
+  bool caller(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint64_t pc, uint64_t& caller_sp,
+              uint64_t& caller_pc) const;
   // runtime.mallocgc(size, typ, needzero) just returned `ret` (its wasm
   // result: 0, or 1 when it unwound to switch goroutines and will go on
   // later) with the SP global `sp`: the object as Go's own heap profile

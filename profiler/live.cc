@@ -86,8 +86,8 @@ void LiveProfiler::on_reentry(bool entering) {
   paused_ = !entering;
 }
 
-bool LiveProfiler::graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) {
-  return profiler_.graft(callee, callers);
+bool LiveProfiler::graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) {
+  return profiler_.graft(p, callee, node);
 }
 
 void LiveProfiler::on_host_call(uint32_t node, uint64_t wall_ns) {

@@ -88,7 +88,7 @@ class LiveProfiler final : public vm::ProfileSink {
 
   // vm::ProfileSink: record into open windows, forward to the Profiler.
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
-  bool graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) override;
+  bool graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
   void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
                       const vm::FuncInst* func) override;

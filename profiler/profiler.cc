@@ -43,17 +43,42 @@ const Symbolizer& Profiler::symbolizer(const vm::Module* module) const {
   return *s;
 }
 
-bool Profiler::graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) {
+// Go (profiler/golang.h): the callee's callers are walked up the goroutine's
+// stack when it resumes after a switch. When a resumed function returns, the
+// loop resumes its caller next, whose node is the parent of the one just
+// given: that case is recognised (the same goroutine, the SP and resume PC
+// the returning frame left) and costs no walk, so unwinding a deep stack one
+// return at a time is linear, not quadratic, in its depth.
+bool Profiler::graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) {
   const vm::Instance* inst = callee->instance;
-  if (!inst || inst->globals.empty() || inst->memories.empty()) return false;
+  if (!inst || inst->globals.size() < 3 || inst->memories.empty()) return false;
   const vm::Module& m = *inst->module;
   const GoModule* go = symbolizer(&m).go();
   if (!go || callee->func_index < m.num_imported_funcs) return false;
   const vm::MemInst& mem = *inst->memories[0];
-  uint64_t sp = static_cast<uint32_t>(inst->globals[0]->value);  // Go's SP global (i32)
-  thread_local std::vector<std::pair<uint32_t, uint32_t>> chain;
-  if (!go->walk(mem.data, mem.current_size(), sp, callee->func_index - m.num_imported_funcs, chain)) return false;
-  for (auto [func, site] : chain) callers.push_back({inst->funcs[m.num_imported_funcs + func], site});
+  const uint64_t sp = static_cast<uint32_t>(inst->globals[0]->value), g = inst->globals[2]->value;
+  const uint32_t k = callee->func_index - m.num_imported_funcs;
+  uint64_t pc = 0;
+  if (sp < 8 || sp > mem.current_size() || !go->resume_pc(mem.data, mem.current_size(), sp, k, pc)) return false;
+  if (next_resume_.node && next_resume_.sp == sp && next_resume_.pc == pc && next_resume_.g == g &&
+      p.tree.node(next_resume_.node).func == callee) {
+    node = next_resume_.node;
+  } else {
+    thread_local std::vector<std::pair<uint32_t, uint32_t>> chain;
+    if (!go->walk(mem.data, mem.current_size(), sp, k, chain) || chain.empty()) return false;
+    uint32_t n = vm::CallTree::kRoot, site = vm::CallTree::kNoSite;
+    for (auto [func, at] : chain) {
+      n = p.enter_at(n, inst->funcs[m.num_imported_funcs + func], site);
+      site = at;
+    }
+    node = p.enter_at(n, callee, site);
+  }
+  // Where the callee's caller will resume when the callee returns.
+  next_resume_ = {};
+  uint64_t caller_sp, caller_pc;
+  const uint32_t parent = p.tree.node(node).parent;
+  if (parent != vm::CallTree::kRoot && go->caller(mem.data, mem.current_size(), sp, pc, caller_sp, caller_pc))
+    next_resume_ = {parent, caller_sp, caller_pc, g};
   return true;
 }
 

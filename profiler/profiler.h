@@ -130,7 +130,7 @@ class Profiler final : public vm::ProfileSink {
   // vm::ProfileSink
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
   // Go: the goroutine's callers, walked up its stack in linear memory (profiler/golang.h).
-  bool graft(const vm::FuncInst* callee, std::vector<vm::GraftFrame>& callers) override;
+  bool graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
   void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
                       const vm::FuncInst* func) override;
@@ -152,6 +152,12 @@ class Profiler final : public vm::ProfileSink {
              (k.goroutine << 32);
     }
   };
+  // Go: the frame the next grafted call resumes when the last one returns.
+  struct NextResume {
+    uint32_t node = 0;  // 0: none expected
+    uint64_t sp = 0, pc = 0, g = 0;
+  };
+  NextResume next_resume_;
   // The goroutine running `func`'s code now, for a Go module (else 0).
   uint64_t goroutine_of(const vm::FuncInst* func) const;
 

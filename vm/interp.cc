@@ -365,15 +365,9 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
 // goroutine switches, not the common path.
 __attribute__((noinline)) uint32_t graft_node(Profiling& p, uint32_t caller, const FuncInst* callee,
                                               const uint32_t* ret) {
-  thread_local std::vector<GraftFrame> callers;
-  callers.clear();
-  if (!p.sink || !p.sink->graft(callee, callers) || callers.empty()) return p.enter(caller, callee, ret);
-  uint32_t node = CallTree::kRoot, site = CallTree::kNoSite;
-  for (const GraftFrame& g : callers) {
-    node = p.enter_at(node, g.func, site);
-    site = g.site;
-  }
-  return p.enter_at(node, callee, site);
+  uint32_t node;
+  if (p.sink && p.sink->graft(p, callee, node)) return node;
+  return p.enter(caller, callee, ret);
 }
 
 // A safe point found the sampling flag raised: report the current stack and

@@ -107,25 +107,20 @@ class CallTree {
   std::unordered_map<Key, uint32_t, KeyHash> index_;
 };
 
-// One caller of a grafted call (ProfileSink::graft): a function and the
-// module byte offset of its call to the next frame.
-struct GraftFrame {
-  const FuncInst* func;
-  uint32_t site;
-};
+struct Profiling;
 
 // Receives what the interpreter measures. Called on the interpreter's thread.
 class ProfileSink {
  public:
   virtual ~ProfileSink() = default;
   // A function of LoadOptions::graft_calls calls `callee` (call_table.graft):
-  // the callee's real callers, outermost first, each at its call to the
-  // next (the last one's site calls `callee`), read by the sink from outside
-  // the wasm stack (Go: the goroutine's stack in linear memory). The callee's
-  // node then hangs from the root through them. False: the callers are not
-  // known; the callee hangs from the calling frame, as any callee does.
-  virtual bool graft(const FuncInst* callee, std::vector<GraftFrame>& callers) {
-    (void)callee, (void)callers;
+  // the node of `callee` in `p`'s call tree under its real callers, which the
+  // sink reads from outside the wasm stack (Go: the goroutine's stack in
+  // linear memory) and enters with Profiling::enter_at, from the root. False:
+  // the callers are not known; the callee hangs from the calling frame, as
+  // any callee does.
+  virtual bool graft(Profiling& p, const FuncInst* callee, uint32_t& node) {
+    (void)p, (void)callee, (void)node;
     return false;
   }
   // A CPU sample taken at a safe point: `node` is the current call stack,
