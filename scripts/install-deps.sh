@@ -29,7 +29,7 @@ PACKAGES=(
   nodejs valgrind
   # Go programs for wasip1 (testdata/go/): Go 1.21 or later, which Debian 12
   # has only in bookworm-backports (golang-go stays 1.19, for `go tool pprof`)
-  golang-1.23-go
+  golang-1.21-go golang-1.22-go golang-1.23-go
   # CPython for wasm32-wasi, built from Debian's python3.11 source package by
   # scripts/build-cpython.sh: apt-get source (dpkg-dev), the build python,
   # and llvm-ar/llvm-ranlib (GNU ar cannot index wasm objects for wasm-ld)
