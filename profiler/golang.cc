@@ -436,6 +436,15 @@ uint64_t GoModule::pc_at(uint32_t func, uint32_t offset) const {
   return f.entry | pcb;
 }
 
+uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
+  if (func >= funcs_.size()) return offset;
+  const Func& f = funcs_[func];
+  auto it = std::upper_bound(f.region_start.begin(), f.region_start.end(), offset);
+  if (it == f.region_start.begin()) return f.region_start.empty() ? offset : f.region_start[0];  // the dispatch at entry
+  size_t r = size_t(it - f.region_start.begin()) - 1;
+  return offset == f.region_call[r] ? offset : f.region_start[r];
+}
+
 bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
   uint32_t k;
   if (!func_of(ret_pc, k)) return false;

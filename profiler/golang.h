@@ -57,6 +57,10 @@ class GoModule {
   // defined function `func` (an index among defined functions, imports
   // excluded), as the file comment says.
   uint64_t pc_at(uint32_t func, uint32_t offset) const;
+  // The one offset that stands for every instruction of `func` whose Go PC
+  // is that of the instruction at `offset` (pc_at): its resume point's start,
+  // or the call itself.
+  uint32_t representative_offset(uint32_t func, uint32_t offset) const;
   // The frames at `pc`, innermost (inlined) first, the physical function
   // last. For a return PC (a caller on the stack) pass pc - 1. Empty when
   // `pc` is in no function.

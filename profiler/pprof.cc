@@ -1,5 +1,7 @@
 #include "profiler/pprof.h"
 
+#include "profiler/golang.h"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -395,6 +397,44 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
 
 namespace {
 
+// Go functions: the instructions that resolve to one Go PC (a basic block's
+// first, profiler/golang.h) become one sample at one offset, not one per wasm
+// instruction with identical frames: a Go test binary's profile had tens of
+// times more samples than it has lines, and pprof takes seconds per million.
+// Counts of other modules stay per instruction.
+std::vector<vm::Profiling::InstructionCount> go_pcs(std::vector<vm::Profiling::InstructionCount> counts,
+                                                    const vm::CallTree& tree, const Profiler& profiler) {
+  const vm::Module* last_module = nullptr;
+  const GoModule* go = nullptr;
+  bool any = false;
+  for (vm::Profiling::InstructionCount& c : counts) {
+    const vm::FuncInst* f = tree.node(c.node).func;
+    if (!f || !f->instance) continue;
+    const vm::Module* m = f->instance->module.get();
+    if (m != last_module) {
+      last_module = m;
+      go = profiler.symbolizer(m).go();
+    }
+    if (!go || f->func_index < m->num_imported_funcs) continue;
+    c.offset = go->representative_offset(f->func_index - m->num_imported_funcs, c.offset);
+    any = true;
+  }
+  if (!any) return counts;
+  // Still sorted by node; within a node, merge equal offsets.
+  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return a.node != b.node ? a.node < b.node : a.offset < b.offset;
+  });
+  size_t out = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (out && counts[out - 1].node == counts[i].node && counts[out - 1].offset == counts[i].offset)
+      counts[out - 1].count += counts[i].count;
+    else
+      counts[out++] = counts[i];
+  }
+  counts.resize(out);
+  return counts;
+}
+
 // build_instructions_profile's, into `b` (streaming its samples or not).
 void instructions_profile(Builder& b, const Profiler& profiler) {
   pb::Profile& p = b.profile();
@@ -405,7 +445,7 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   // profile stays deterministic wherever each thread's work is.
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
-    const std::vector<vm::Profiling::InstructionCount> counts = prof->instruction_counts();
+    const std::vector<vm::Profiling::InstructionCount> counts = go_pcs(prof->instruction_counts(), tree, profiler);
     for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
     for (const vm::Profiling::InstructionCount& c : counts) {
       pb::Sample* ps = b.new_sample();

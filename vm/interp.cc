@@ -78,6 +78,21 @@ __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) 
   std::memcpy(fp + slot, &v, sizeof(T));
 }
 
+// call_indirect's checks, in the spec's order, for [op table type elem ...]:
+// the element fp[elem] of table `table` exists, is not null and has the
+// expected type. Returns it, or null with `why` set. The one copy for every
+// indirect call op.
+__attribute__((always_inline)) inline FuncInst* table_target(const Instance* inst, const uint32_t* ip,
+                                                             const uint64_t* fp, TrapCode& why) {
+  const TableInst* table = inst->tables[ip[1]];
+  uint32_t i = rd<uint32_t>(fp, ip[3]);
+  if (i >= table->elems.size()) return why = TrapCode::UndefinedElement, nullptr;
+  FuncInst* f = reinterpret_cast<FuncInst*>(table->elems[i]);
+  if (!f) return why = TrapCode::UninitializedElement, nullptr;
+  if (f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
+  return f;
+}
+
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_t* ip) {
   if constexpr (F::kTraps) {
@@ -1111,43 +1126,31 @@ dispatch:
     CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false, false); }
     CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false, false); }
     CASE(CallTable) {
-      TableInst* table = inst->tables[ip[1]];
-      uint32_t i = rd<uint32_t>(fp, ip[3]);
-      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
-      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
-      if (!target) TRAP(TrapCode::UninitializedElement);
-      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      TrapCode why;
+      FuncInst* target = table_target(inst, ip, fp, why);
+      if (!target) TRAP(why);
       // Indirect calls to hooked functions are found here, at run time.
       CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, false);
     }
     CASE(CallTableGraft) {
-      TableInst* table = inst->tables[ip[1]];
-      uint32_t i = rd<uint32_t>(fp, ip[3]);
-      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
-      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
-      if (!target) TRAP(TrapCode::UninitializedElement);
-      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      TrapCode why;
+      FuncInst* target = table_target(inst, ip, fp, why);
+      if (!target) TRAP(why);
       CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, true);
     }
     CASE(CallTableCounted) {
-      TableInst* table = inst->tables[ip[1]];
-      uint32_t i = rd<uint32_t>(fp, ip[3]);
-      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
-      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
-      if (!target) TRAP(TrapCode::UninitializedElement);
-      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      TrapCode why;
+      FuncInst* target = table_target(inst, ip, fp, why);
+      if (!target) TRAP(why);
       CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true, false, false);
     }
     // [return_call func base nargs][ret base nres]
     CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
     // [return_call_indirect table type elem base nargs][ret base nres]
     CASE(ReturnCallIndirect) {
-      TableInst* table = inst->tables[ip[1]];
-      uint32_t i = rd<uint32_t>(fp, ip[3]);
-      if (i >= table->elems.size()) TRAP(TrapCode::UndefinedElement);
-      FuncInst* target = reinterpret_cast<FuncInst*>(table->elems[i]);
-      if (!target) TRAP(TrapCode::UninitializedElement);
-      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      TrapCode why;
+      FuncInst* target = table_target(inst, ip, fp, why);
+      if (!target) TRAP(why);
       TAIL_CALL(target, fp + ip[4], ip[5], ip + 6);
     }
 

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Go programs: wzvm against native Go and the peers on PATH (node's V8 through
+# node:wasi, wasm3, iwasm), as ratios of CPU time, plus what wzvm's profilers
+# cost on them (--profiling).
+#
+#   bash bench/go.sh [--runs N] [--profiling] [--build DIR] [PROGRAM...]
+#
+# Programs are Go's own package tests, built here with `go test -c` by the
+# newest Go of 1.21 or later installed (Debian's golang-1.2x-go, from
+# bookworm-backports) for GOOS=wasip1 and natively, into BUILD/bench/go/
+# (cached), and run as Go's own wasip1 runner runs them: in the package's
+# source directory, with / preopened and PWD set, with -test.short and a
+# selection of the package's tests (SEL below), a second to a few on wzvm:
+#   strconv    all its tests: number parsing and formatting (i64 arithmetic,
+#              math/bits done in software)
+#   flate      compress/flate Deflate/Inflate/Writer/Reader (tables, bit twiddling)
+#   json       encoding/json Marshal/Unmarshal (reflection, maps, allocation)
+#   sort       all its tests (calls through interfaces; short natively, so
+#              its ratio to native is mostly wzvm's start-up and loading)
+# Run i of every runtime comes before run i+1 of any, so a change in the
+# machine's load hits all alike. Every run must pass (PASS on stdout).
+#
+#   --runs N      runs per runtime and program (default 5)
+#   --profiling   add wzvm --profile=cpu and --profile=instructions, as ratios to plain
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BUILD=build
+RUNS=5
+PROFILING=0
+PROGRAMS=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runs) RUNS=$2; shift ;;
+    --profiling) PROFILING=1 ;;
+    --build) BUILD=$2; shift ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    -*) echo "go.sh: unknown option $1" >&2; exit 2 ;;
+    *) PROGRAMS+=("$1") ;;
+  esac
+  shift
+done
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "go.sh: --runs must be a positive integer" >&2; exit 2; }
+
+GO=
+for v in 1.23 1.22 1.21; do [ -x /usr/lib/go-$v/bin/go ] && { GO=/usr/lib/go-$v/bin/go; break; }; done
+[ -n "$GO" ] || { echo "go.sh: no Go 1.21+ (install golang-1.23-go from bookworm-backports)" >&2; exit 1; }
+GOROOT=$("$GO" env GOROOT)
+WZVM=$BUILD/wzvm
+[ -x "$WZVM" ] || { echo "go.sh: $WZVM not found: build first" >&2; exit 1; }
+WZVM=$(cd "$(dirname "$WZVM")" && pwd)/wzvm
+OUT=$(mkdir -p "$BUILD/bench/go" && cd "$BUILD/bench/go" && pwd)
+NODE_RUNNER=$(pwd)/bench/wasi/run-node-wasi.mjs
+
+# name package test-selection
+declare -A PKG=([strconv]=strconv [flate]=compress/flate [json]=encoding/json [sort]=sort)
+declare -A SEL=([strconv]='^Test'
+                [flate]='^Test(Deflate|Inflate|Writer|Reader|BestSpeed)'
+                [json]='^Test(Marshal|Unmarshal)'
+                [sort]='^Test')
+[ ${#PROGRAMS[@]} -eq 0 ] && PROGRAMS=(strconv flate json sort)
+
+export GOCACHE=$OUT/cache GOPATH=$OUT/path GOPROXY=off GOTOOLCHAIN=local GOFLAGS=
+for p in "${PROGRAMS[@]}"; do
+  [ -n "${PKG[$p]:-}" ] || { echo "go.sh: unknown program $p" >&2; exit 2; }
+  [ -f "$OUT/$p.wasm" ] || GOOS=wasip1 GOARCH=wasm "$GO" test -c -o "$OUT/$p.wasm" "${PKG[$p]}"
+  [ -f "$OUT/$p.native" ] || "$GO" test -c -o "$OUT/$p.native" "${PKG[$p]}"
+done
+
+have() { command -v "$1" >/dev/null 2>&1; }
+RUNTIMES=(native wzvm)
+have node && RUNTIMES+=(node)
+have wasm3 && RUNTIMES+=(wasm3)
+have iwasm && RUNTIMES+=(iwasm)
+[ "$PROFILING" = 1 ] && RUNTIMES+=(wzvm+cpu wzvm+instr)
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+
+run() {  # runtime program -> CPU seconds on stdout; fails unless the tests pass
+  local rt=$1 p=$2 dir=$GOROOT/src/${PKG[$2]} args=(-test.short -test.run "${SEL[$2]}")
+  local cmd
+  case "$rt" in
+    native) cmd=("$OUT/$p.native" "${args[@]}") ;;
+    wzvm) cmd=("$WZVM" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+    wzvm+cpu) cmd=("$WZVM" --profile=cpu --profile-out "$TMP/c.pb.gz" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+    wzvm+instr) cmd=("$WZVM" --profile=instructions --profile-out "$TMP/i.pb.gz" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+    node) cmd=(node --no-warnings "$NODE_RUNNER" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+    wasm3) cmd=(wasm3 --dir / "$OUT/$p.wasm" "${args[@]}") ;;
+    iwasm) cmd=(iwasm --dir=/ --env="PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+  esac
+  (cd "$dir" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${cmd[@]}" >"$TMP/out" 2>"$TMP/err") || true
+  if ! grep -q '^PASS$' "$TMP/out"; then
+    echo "go.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
+    return 1
+  fi
+  awk '{ printf "%.3f\n", $1 + $2 }' "$TMP/t"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+
+declare -A T
+for p in "${PROGRAMS[@]}"; do
+  for rt in "${RUNTIMES[@]}"; do : >"$TMP/$p.$rt"; done
+  for ((i = 0; i < RUNS; i++)); do
+    for rt in "${RUNTIMES[@]}"; do
+      if s=$(run "$rt" "$p"); then echo "$s" >>"$TMP/$p.$rt"; fi
+    done
+  done
+  for rt in "${RUNTIMES[@]}"; do
+    if [ -s "$TMP/$p.$rt" ]; then T[$p.$rt]=$(median <"$TMP/$p.$rt"); else T[$p.$rt]=; fi
+  done
+done
+
+printf '%s on %s, %s runs, CPU time medians (s); ratios: wzvm / other\n' "$("$GO" version | awk '{print $3}')" \
+  "$(uname -m)" "$RUNS"
+printf '%-8s' program
+for rt in "${RUNTIMES[@]}"; do printf '%11s' "$rt"; done
+printf '%14s' wzvm/native
+for rt in "${RUNTIMES[@]:2}"; do
+  case "$rt" in wzvm+*) printf '%15s' "$rt/wzvm" ;; *) printf '%12s' "wzvm/$rt" ;; esac
+done
+echo
+declare -A LOGS
+for p in "${PROGRAMS[@]}"; do
+  printf '%-8s' "$p"
+  for rt in "${RUNTIMES[@]}"; do printf '%11s' "${T[$p.$rt]:--}"; done
+  ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+  r=$(ratio "${T[$p.wzvm]}" "${T[$p.native]}")
+  printf '%14s' "$r"
+  [ "$r" != - ] && LOGS[native]+=" $r"
+  for rt in "${RUNTIMES[@]:2}"; do
+    case "$rt" in
+      wzvm+*) r=$(ratio "${T[$p.$rt]}" "${T[$p.wzvm]}"); printf '%15s' "$r" ;;
+      *) r=$(ratio "${T[$p.wzvm]}" "${T[$p.$rt]}"); printf '%12s' "$r" ;;
+    esac
+    [ "$r" != - ] && LOGS[$rt]+=" $r"
+  done
+  echo
+done
+geo() { awk '{ s = 0; for (i = 1; i <= NF; i++) s += log($i); printf "%.2f", NF ? exp(s / NF) : 0 }' <<<"$1"; }
+printf '%-8s' geomean
+for rt in "${RUNTIMES[@]}"; do printf '%11s' ''; done
+printf '%14s' "$(geo "${LOGS[native]:-}")"
+for rt in "${RUNTIMES[@]:2}"; do
+  case "$rt" in wzvm+*) printf '%15s' "$(geo "${LOGS[$rt]:-}")" ;; *) printf '%12s' "$(geo "${LOGS[$rt]:-}")" ;; esac
+done
+echo
