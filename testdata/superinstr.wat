@@ -59,4 +59,112 @@
       (br_if 0 (i32.ne (local.tee 1 (i32.add (local.get 1) (i32.const 1))) (local.get 0))))
     (local.get 2))
   (func (export "store_f64") (param i32 f64)
-    (f64.store (local.get 0) (local.get 1))))
+    (f64.store (local.get 0) (local.get 1)))
+
+  ;; Go's shapes. i32.wrap_i64 emits nothing: the i32 is the low half of
+  ;; the i64's slot, so every use must read only that half.
+  (global $g32 (mut i32) (i32.const 0))
+  (func (export "wrap_load") (param i64 i64) (result i32)  ;; load_add of the low halves
+    (i32.load (i32.wrap_i64 (i64.add (local.get 0) (local.get 1)))))
+  (func (export "wrap_eqz") (param i64) (result i32)
+    (i32.eqz (i32.wrap_i64 (local.get 0))))
+  (func (export "wrap_extend_u") (param i64) (result i64)
+    (i64.extend_i32_u (i32.wrap_i64 (local.get 0))))
+  (func (export "wrap_extend_s") (param i64) (result i64)
+    (i64.extend_i32_s (i32.wrap_i64 (i64.add (local.get 0) (i64.const 0)))))
+  (func (export "wrap_div") (param i32 i64) (result i32)
+    (i32.div_u (local.get 0) (i32.wrap_i64 (local.get 1))))
+  (func (export "wrap_ret") (param i64) (result i32)
+    (i32.wrap_i64 (i64.shl (local.get 0) (i64.const 1))))
+  (func (export "wrap_br_if") (param i64) (result i32)
+    (block (result i32)
+      (drop (br_if 0 (i32.const 1) (i32.wrap_i64 (local.get 0))))
+      (i32.const 2)))
+  ;; the i64.add writes straight into the i32 local (local.set's redirect)
+  (func (export "wrap_set") (param i64) (result i64)
+    (local i32)
+    (local.set 1 (i32.wrap_i64 (i64.add (local.get 0) (local.get 0))))
+    (i64.extend_i32_u (local.get 1)))
+  (func (export "wrap_global") (param i64) (result i64)
+    (global.set $g32 (i32.wrap_i64 (i64.mul (local.get 0) (i64.const 3))))
+    (i64.extend_i32_u (global.get $g32)))
+
+  ;; i32.eqz of an integer compare is the negated compare, which then fuses
+  ;; with the branch; a float compare is never negated (NaN).
+  (func (export "not_lt_u") (param i64 i64) (result i32)
+    (if (result i32) (i32.eqz (i64.lt_u (local.get 0) (local.get 1)))
+      (then (i32.const 1)) (else (i32.const 0))))
+  (func (export "not_gt_s") (param i64 i64) (result i32)
+    (i32.eqz (i64.gt_s (local.get 0) (local.get 1))))
+  (func (export "not_flt") (param f64 f64) (result i32)
+    (i32.eqz (f64.lt (local.get 0) (local.get 1))))
+
+  ;; Go's jumps: `i32.const N; local.set 0; br $top` to a loop whose first
+  ;; op switches on local 0 over the resume points. Jumps go straight to
+  ;; the switch's target. Sums n + (n-1) + ... + 1 from resume point 0.
+  (func (export "go_shape") (param $pc i32) (param $n i32) (result i32)
+    (local $acc i32)
+    (loop $top
+      (block $b2
+        (block $b1
+          (block $b0
+            (br_table $b0 $b1 $b2 (local.get $pc)))
+          ;; resume point 0: start
+          (local.set $acc (i32.const 0))
+          (local.set $pc (i32.const 1))
+          (br $top))
+        ;; resume point 1: the loop body
+        (local.set $acc (i32.add (local.get $acc) (local.get $n)))
+        (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+        (if (local.get $n) (then (local.set $pc (i32.const 1)) (br $top)))
+        (local.set $pc (i32.const 7))  ;; past the table: its default, $b2
+        (br $top)))
+    ;; resume point 2 and beyond: done
+    (local.get $acc))
+  ;; The same, reading $pc after the loop: the writes before the jumps stay.
+  (func (export "go_shape_reads") (param $pc i32) (param $n i32) (result i32)
+    (local $acc i32)
+    (loop $top
+      (block $b2
+        (block $b1
+          (block $b0
+            (br_table $b0 $b1 $b2 (local.get $pc)))
+          (local.set $acc (i32.const 0))
+          (local.set $pc (i32.const 1))
+          (br $top))
+        (local.set $acc (i32.add (local.get $acc) (local.get $n)))
+        (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+        (if (local.get $n) (then (local.set $pc (i32.const 1)) (br $top)))
+        (local.set $pc (i32.const 7))
+        (br $top)))
+    (i32.add (local.get $acc) (local.get $pc)))
+  ;; The same loop run twice by an outer one: the second run starts from
+  ;; the $pc the first left (2: done at once), so the writes stay.
+  (func (export "go_twice") (param $n i32) (result i32)
+    (local $pc i32) (local $acc i32) (local $round i32)
+    (loop $outer
+      (loop $top
+        (block $b2
+          (block $b1
+            (block $b0
+              (br_table $b0 $b1 $b2 (local.get $pc)))
+            (local.set $pc (i32.const 1))
+            (br $top))
+          (local.set $acc (i32.add (local.get $acc) (local.get $n)))
+          (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+          (if (local.get $n) (then (local.set $pc (i32.const 1)) (br $top)))
+          (local.set $pc (i32.const 2))
+          (br $top)))
+      (local.set $n (i32.const 5))
+      (br_if $outer (i32.lt_u (local.tee $round (i32.add (local.get $round) (i32.const 1))) (i32.const 2))))
+    (local.get $acc))
+  ;; resume point 0 jumps to itself for ever: a back edge still, which an
+  ;; interrupt stops
+  (func (export "go_spin") (param $pc i32) (result i32)
+    (loop $top
+      (block $b1
+        (block $b0
+          (br_table $b0 $b1 (local.get $pc)))
+        (local.set $pc (i32.const 0))
+        (br $top)))
+    (i32.const 7)))

@@ -4,7 +4,11 @@
 // same byte offset in the backtrace and the same instruction counts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <bit>
+#include <chrono>
+#include <limits>
+#include <thread>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -12,7 +16,9 @@
 
 #include "profiler/instruction_profile.h"
 #include "vm/code.h"
+#include "vm/interp.h"
 #include "vm/module.h"
+#include "vm/profiling.h"
 #include "vm/runtime.h"
 
 namespace wzvm {
@@ -157,6 +163,146 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
     EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds) << c.name;
     EXPECT_EQ(p->total(), c.count) << c.name;
   }
+}
+
+// i32.wrap_i64 emits nothing (vm/compile.cc): an i32 is its slot's low
+// half. Every way an i32 is used must see only that half.
+TEST(GoShapes, WrapReadsTheLowHalf) {
+  Fixture f;
+  std::vector<Value> r;
+  auto i64 = [](uint64_t v) { return Value::from_i64(v); };
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(64), f64(2.5)}, r));
+  // [i64.add] [wrap] [i32.load] -> load_add of the low halves: 0xFFFFFFF0 + 0x50 = 0x40.
+  const vm::CompiledFunc* load = f.inst->exported_func("wrap_load")->code;
+  ASSERT_NE(load, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(load->code.at(0))), "load_add(I32Load)");
+  ASSERT_FALSE(f.call("wrap_load", {i64(0xABCD0000FFFFFFF0u), i64(0x0000000100000050u)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u) << "bits of 2.5 at 64: low word";
+  ASSERT_FALSE(f.call("wrap_load", {i64(0xABCD0000FFFFFFF0u), i64(0x0000000100000054u)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x40040000u) << "bits of 2.5 at 64: high word";
+  ASSERT_FALSE(f.call("wrap_eqz", {i64(0x100000000u)}, r));
+  EXPECT_EQ(r.at(0).i32, 1u);
+  ASSERT_FALSE(f.call("wrap_extend_u", {i64(0xFFFFFFFF00000005u)}, r));
+  EXPECT_EQ(r.at(0).i64, 5u);
+  ASSERT_FALSE(f.call("wrap_extend_s", {i64(0x00000001FFFFFFFFu)}, r));
+  EXPECT_EQ(r.at(0).i64, ~uint64_t{0});
+  ASSERT_FALSE(f.call("wrap_extend_s", {i64(0xFFFFFFFF7FFFFFFFu)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x7FFFFFFFu);
+  EXPECT_EQ(f.call("wrap_div", {Value::from_i32(9), i64(0x300000000u)}, r).code, vm::TrapCode::IntegerDivideByZero);
+  ASSERT_FALSE(f.call("wrap_div", {Value::from_i32(9), i64(0x300000003u)}, r));
+  EXPECT_EQ(r.at(0).i32, 3u);
+  // A result leaves as an i32 whose high half is zero.
+  ASSERT_FALSE(f.call("wrap_ret", {i64(0xC000000080000001u)}, r));
+  EXPECT_EQ(r.at(0).type, vm::ValType::I32);
+  EXPECT_EQ(r.at(0).i64, 2u);
+  ASSERT_FALSE(f.call("wrap_br_if", {i64(0x100000000u)}, r));
+  EXPECT_EQ(r.at(0).i32, 2u) << "the low half is 0: not taken";
+  ASSERT_FALSE(f.call("wrap_br_if", {i64(0x100000001u)}, r));
+  EXPECT_EQ(r.at(0).i32, 1u);
+  // x + x = 2^32: the local holds all 64 bits, its i32 is 0.
+  ASSERT_FALSE(f.call("wrap_set", {i64(0x8000000080000000u)}, r));
+  EXPECT_EQ(r.at(0).i64, 0u);
+  ASSERT_FALSE(f.call("wrap_global", {i64(0x0000000155555556u)}, r));
+  EXPECT_EQ(r.at(0).i64, 2u) << "3 * 0x155555556 = 0x400000002";
+}
+
+TEST(GoShapes, EqzOfACompareIsTheNegatedCompare) {
+  Fixture f;
+  std::vector<Value> r;
+  auto i64 = [](int64_t v) { return Value::from_i64(static_cast<uint64_t>(v)); };
+  const vm::CompiledFunc* code = f.inst->exported_func("not_lt_u")->code;
+  ASSERT_NE(code, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code->code.at(0))), "jump_unless(I64GeU)");
+  struct Case {
+    int64_t a, b;
+  };
+  for (Case c : {Case{1, 2}, Case{2, 2}, Case{3, 2}, Case{-1, 0}, Case{0, -1}, Case{INT64_MIN, INT64_MAX}}) {
+    ASSERT_FALSE(f.call("not_lt_u", {i64(c.a), i64(c.b)}, r));
+    EXPECT_EQ(r.at(0).i32, !(static_cast<uint64_t>(c.a) < static_cast<uint64_t>(c.b)) ? 1u : 0u) << c.a << " " << c.b;
+    ASSERT_FALSE(f.call("not_gt_s", {i64(c.a), i64(c.b)}, r));
+    EXPECT_EQ(r.at(0).i32, !(c.a > c.b) ? 1u : 0u) << c.a << " " << c.b;
+  }
+  // !(x < NaN) is 1; NaN >= x would be 0.
+  ASSERT_FALSE(f.call("not_flt", {f64(1.0), f64(std::numeric_limits<double>::quiet_NaN())}, r));
+  EXPECT_EQ(r.at(0).i32, 1u);
+  ASSERT_FALSE(f.call("not_flt", {f64(1.0), f64(2.0)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u);
+}
+
+// Go's jumps (`i32.const N; local.set 0; br $top` to a loop that starts by
+// switching on local 0) go straight to the switch's target.
+TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
+  Fixture f;
+  std::vector<Value> r;
+  const vm::CompiledFunc* code = f.inst->exported_func("go_shape")->code;
+  ASSERT_NE(code, nullptr);
+  // Every `br $top` (opcode 0x0C) lowered to a jump whose target is not the
+  // br_table (0x0E): the op at the target came from another instruction.
+  auto source_byte = [&](uint32_t word) {
+    auto it = std::upper_bound(code->source_map.begin(), code->source_map.end(), std::make_pair(word, UINT32_MAX));
+    EXPECT_NE(it, code->source_map.begin());
+    return f.module->bytes.at(std::prev(it)->second);
+  };
+  int jumps = 0;
+  for (auto [word, offset] : code->source_map) {
+    if (f.module->bytes.at(offset) != 0x0C) continue;
+    const auto op = static_cast<vm::IOp>(code->code.at(word));
+    ASSERT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack) << vm::iop_name(op);
+    const uint32_t target = word + code->code.at(word + 1);
+    EXPECT_NE(source_byte(target), 0x0E) << "jump at word " << word << " still goes through the switch";
+    EXPECT_EQ(op == vm::IOp::JumpBack, target <= word) << "a backward jump keeps its back-edge form";
+    ++jumps;
+  }
+  EXPECT_EQ(jumps, 3);
+  // The loop is in no other, every jump to its head was threaded and only
+  // the switch reads $pc: after the switch $pc is dead, and the writes
+  // before the jumps are gone (a `local.set $pc` became the jump, or the
+  // copy2 it had merged into a copy of the other local).
+  int writes = 0;
+  for (auto [word, offset] : code->source_map) {
+    if (f.module->bytes.at(offset) != 0x21 || f.module->bytes.at(offset + 1) != 0) continue;
+    const auto op = static_cast<vm::IOp>(code->code.at(word));
+    EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack || (op == vm::IOp::Copy && code->code.at(word + 1) != 0))
+        << vm::iop_name(op) << " at word " << word;
+    ++writes;
+  }
+  EXPECT_EQ(writes, 3);
+  ASSERT_FALSE(f.call("go_shape", {Value::from_i32(0), Value::from_i32(100)}, r));
+  EXPECT_EQ(r.at(0).i32, 5050u);
+  ASSERT_FALSE(f.call("go_shape", {Value::from_i32(1), Value::from_i32(3)}, r));
+  EXPECT_EQ(r.at(0).i32, 6u) << "resumed at 1 with acc = 0";
+  ASSERT_FALSE(f.call("go_shape", {Value::from_i32(9), Value::from_i32(3)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u) << "the default: done at once";
+  ASSERT_FALSE(f.call("go_shape_reads", {Value::from_i32(0), Value::from_i32(3)}, r));
+  EXPECT_EQ(r.at(0).i32, 6u + 7) << "$pc is read after the loop: its last write stays";
+  ASSERT_FALSE(f.call("go_twice", {Value::from_i32(3)}, r));
+  EXPECT_EQ(r.at(0).i32, 6u) << "the second run starts at the $pc the first left: done at once";
+  // Counted code keeps the switch (a jump's edge counts the instructions
+  // around it), so counts are those of the wasm: entry `local.get br_table`
+  // (2); point 0 `const set const set br` (5); each return to the head
+  // `local.get br_table` (2); each pass of point 1 `get get add set get
+  // const sub set get if` (10) and `const set br` (3); at the end `local.get` (1).
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "go_shape", {Value::from_i32(0), Value::from_i32(3)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->total(), 2u + 5 + 2 + 3 * (10 + 3 + 2) + 1);
+}
+
+TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
+  Fixture f;
+  vm::Profiling p;
+  f.store.thread()->profiling = &p;
+  std::thread interrupter([&p] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    vm::set_flag(p.interrupt_requested, 1);
+    p.raise();
+  });
+  std::vector<Value> r;
+  const auto t0 = std::chrono::steady_clock::now();
+  vm::Trap t = f.call("go_spin", {Value::from_i32(0)}, r);
+  interrupter.join();
+  f.store.thread()->profiling = nullptr;
+  EXPECT_EQ(t.code, vm::TrapCode::Interrupted);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
 }  // namespace

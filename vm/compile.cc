@@ -104,7 +104,24 @@ struct OpTables {
   // The counted form (JumpIfExit, JumpCounted, ...) of each jump, for code
   // counted without fuel (vm/counted_ops.def); IOp::Count for the others.
   std::array<IOp, static_cast<size_t>(IOp::Count)> counted{};
+  // The integer comparison that is `i32.eqz` of each one (lt_u <-> ge_u,
+  // eq <-> ne, ...); IOp::Count for the others. Floats have none: with a
+  // NaN operand both f64.lt and f64.ge are 0.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> negated{};
+  void init_negated() {
+    negated.fill(IOp::Count);
+    const std::pair<IOp, IOp> pairs[] = {
+        {IOp::I32Eq, IOp::I32Ne},   {IOp::I32LtS, IOp::I32GeS}, {IOp::I32LtU, IOp::I32GeU},
+        {IOp::I32GtS, IOp::I32LeS}, {IOp::I32GtU, IOp::I32LeU}, {IOp::I64Eq, IOp::I64Ne},
+        {IOp::I64LtS, IOp::I64GeS}, {IOp::I64LtU, IOp::I64GeU}, {IOp::I64GtS, IOp::I64LeS},
+        {IOp::I64GtU, IOp::I64LeU}};
+    for (auto [a, b] : pairs) {
+      negated[static_cast<size_t>(a)] = b;
+      negated[static_cast<size_t>(b)] = a;
+    }
+  }
   void init_fused() {
+    init_negated();
     f64_mem.fill({IOp::Count, IOp::Count});
     store_bin_load.fill(IOp::Count);
 #define WZVM_F64BIN_MAP_(Name, Extra)                                                         \
@@ -208,6 +225,13 @@ struct Ctrl {
   // instructions that emit nothing (nop, drop, local.get) may lie between an
   // earlier label at the same word and the loop.
   uint32_t loop_count = 0;
+  // Loops whose first op is a switch on a local with no values to carry
+  // (Go's resume-point dispatch): that switch's op word, else UINT32_MAX
+  // (thread_to_head_switch).
+  uint32_t head_switch = UINT32_MAX;
+  uint32_t head_switch_slot = 0;
+  uint32_t head = UINT32_MAX;  // its entry in FunctionCompiler::heads_
+  bool outermost = false;      // a loop in no other loop: entered from above once per call
   // Jumps to the end label: (op word position, offset word position).
   std::vector<std::pair<uint32_t, uint32_t>> fixups;
   // if: the conditional jump to patch to the else arm or end (op word, offset word).
@@ -409,6 +433,7 @@ class FunctionCompiler {
   // A branch target: no instruction may be merged across it; with fuel, an
   // instruction-count segment ends here (without, the body is one).
   void bind_label() {
+    last_copy2_ = UINT32_MAX;
     last_dst_ = UINT32_MAX;
     last_op_ = UINT32_MAX;
     prev_op_ = UINT32_MAX;
@@ -520,6 +545,7 @@ class FunctionCompiler {
       src_word(src);
       retarget_fused(p);
       last_op_ = UINT32_MAX;  // no third one: copy2 is as long as they go
+      last_copy2_ = p;
       return;
     }
     if (slots_of(t) == 1) {
@@ -647,11 +673,104 @@ class FunctionCompiler {
       if (v.type != kUnknown) emit_copy(dst, v.src, v.type);
       dst += v.type == kUnknown ? 1 : slots_of(v.type);
     }
+    const uint32_t copy = target.opcode == 0x03 && vs.empty() ? head_switch_write(target) : UINT32_MAX;
+    const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
     uint32_t op = emit_op(IOp::Jump);
     word(0);
     add_edge(op, op + 1);
-    if (target.opcode == 0x03) patch(op, op + 1, target.loop_start, target.loop_count);
+    if (target.opcode == 0x03) patch_to_loop(target, op, op + 1);
     else target.fixups.emplace_back(op, op + 1);
+    if (known != kNoIndex) {
+      threaded_.push_back({op, target.head_switch, static_cast<uint32_t>(known), copy, target.head});
+      ++heads_[target.head].threaded;
+    }
+  }
+  void patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w) {
+    patch(op, w, loop.loop_start, loop.loop_count);
+    if (loop.head != UINT32_MAX) ++heads_[loop.head].jumps;
+  }
+  // ---- jump threading through a loop's head switch. Go compiles every
+  // jump between its basic blocks as `i32.const N; local.set 0; br $loop`,
+  // and the loop starts with `br_table` on local 0 over the function's
+  // resume points: two dispatches (jump back, switch) per Go jump, 9% of
+  // the ops Go's strconv tests ran. When the op just before such a `br`
+  // wrote a constant into the switch's local, the jump goes straight to
+  // the switch's target for it (the local is still written: the switch
+  // would read it again only on the next entry through the loop's head).
+  // Not in counted code, where a jump's edge counts the instructions of
+  // its source and target (the switch and its local.get would go uncounted).
+  // Every cycle still has a backward jump for the sampler and --timeout to
+  // stop at: a resolved jump keeps its back-edge form unless its target lies
+  // ahead of it, and a cycle of forward jumps cannot exist.
+  static constexpr uint64_t kNoIndex = UINT64_MAX;
+  struct ThreadedJump {
+    uint32_t op;      // the jump's op word
+    uint32_t sw;      // the head switch's op word
+    uint32_t index;   // the value it would switch on
+    uint32_t write;   // the op that wrote it, just before the jump
+    uint32_t head;    // the loop's entry in heads_
+  };
+  std::vector<ThreadedJump> threaded_;
+  // Loops with a head switch: how many jumps go to the head, and how many
+  // of those were threaded past it.
+  struct Head {
+    uint32_t slot;
+    bool outermost;
+    uint32_t jumps = 0, threaded = 0;
+  };
+  std::vector<Head> heads_;
+  std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
+  // The op just emitted, when it wrote a constant into `loop`'s head-switch
+  // local, else UINT32_MAX.
+  uint32_t head_switch_write(const Ctrl& loop) const {
+    if (counting_ || loop.head_switch == UINT32_MAX) return UINT32_MAX;
+    const uint32_t slot = loop.head_switch_slot;
+    // (a copy2 leaves last_op_ unset: no third copy merges into it)
+    if (const uint32_t p = last_copy2_; p != UINT32_MAX && here() == p + 5 &&
+        code_[p] == static_cast<uint32_t>(IOp::Copy2) && code_[p + 3] == slot && (code_[p + 4] & kConstTag))
+      return p;
+    const uint32_t p = last_op_;
+    if (p == UINT32_MAX || here() != p + 3 || code_[p + 1] != slot) return UINT32_MAX;
+    const IOp op = static_cast<IOp>(code_[p]);
+    return op == IOp::Const32 || (op == IOp::Copy && (code_[p + 2] & kConstTag)) ? p : UINT32_MAX;
+  }
+  uint64_t written_constant(uint32_t p) const {
+    switch (static_cast<IOp>(code_[p])) {
+      case IOp::Const32: return code_[p + 2];
+      case IOp::Copy: return consts_[code_[p + 2] & ~kConstTag];
+      default: return consts_[code_[p + 4] & ~kConstTag];  // Copy2's second
+    }
+  }
+  // At the end, when every switch offset is known. When a loop's head
+  // switch runs only once per call (the loop is in no other loop, every
+  // jump to its head was threaded, and nothing else reads its local), the
+  // local is dead after it: the write before each threaded jump goes too,
+  // its words becoming the jump (Go's every jump is then one dispatch).
+  void resolve_threaded_jumps() {
+    std::vector<std::pair<uint32_t, uint32_t>> gone;  // word ranges that are no longer slot operands
+    for (const ThreadedJump& j : threaded_) {
+      const Head& h = heads_[j.head];
+      uint32_t op = j.op;
+      if (h.outermost && h.jumps == h.threaded && slot_reads_[h.slot] == 1) {
+        // [const32 s v] / [copy s c] [jump] -> [jump]; [copy2 d c s c'] [jump] -> [copy d c] [jump]
+        const bool copy2 = code_[j.write] == static_cast<uint32_t>(IOp::Copy2);
+        op = copy2 ? j.write + 3 : j.write;
+        if (copy2) code_[j.write] = static_cast<uint32_t>(IOp::Copy);
+        gone.emplace_back(op, j.op);  // the write's slot operands from `op` on are the jump's words now
+      }
+      const uint32_t n = code_[j.sw + 2];
+      const uint32_t target = j.sw + code_[j.sw + 3 + std::min<uint32_t>(j.index, n)];
+      for (uint32_t at : {op, j.op}) {  // (the old jump, if the write became it, is never reached)
+        code_[at + 1] = target - at;
+        code_[at] = static_cast<uint32_t>(target <= at ? IOp::JumpBack : IOp::Jump);
+      }
+    }
+    if (gone.empty()) return;
+    // Both are in code order: jumps were recorded as emitted.
+    std::erase_if(slot_words_, [&](uint32_t w) {
+      auto it = std::upper_bound(gone.begin(), gone.end(), std::make_pair(w, UINT32_MAX));
+      return it != gone.begin() && w < std::prev(it)->second;
+    });
   }
   bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const {
     const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
@@ -884,6 +1003,7 @@ class FunctionCompiler {
   uint32_t last_dst_ = UINT32_MAX;
   uint32_t last_op_ = UINT32_MAX;  // op word of the last op emitted since the last label
   uint32_t prev_op_ = UINT32_MAX;  // the op emitted before it, with no label between (merge_add_pair)
+  uint32_t last_copy2_ = UINT32_MAX;  // the last copy2 made since the last label (head_switch_write)
   std::vector<Operand> scratch_;
   std::vector<uint64_t> consts_;
   std::vector<uint32_t> slot_words_;  // code positions of slot operands, in order
@@ -937,6 +1057,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   }
   local_slots_ = slot;
   max_slot_ = slot;
+  slot_reads_.assign(local_slots_, 0);
   uint32_t result_slots = 0;
   for (ValType t : type_.results) result_slots += slots_of(t);
   max_slot_ = std::max(max_slot_, result_slots);  // results are written to fp[0..]
@@ -964,6 +1085,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     }
   }
   if (failed_) return Status(error_);  // an internal error in patch()
+  resolve_threaded_jumps();
   if (!r_.at_end()) {
     instr_offset_ = r_.offset();
     malformed("END opcode expected");  // bytes after the final `end`
@@ -1042,6 +1164,30 @@ bool FunctionCompiler::simple(const OpInfo& info) {
     case Kind::Unary: {
       Operand a;
       if (!pop(info.p1, a)) return false;
+      if (info.op == IOp::I32WrapI64) {
+        // An i32 in a slot is the slot's low 32 bits, whatever the high ones
+        // hold (every reader of an i32 operand reads only those; values leave
+        // for the host through slots_to_values, which clears the rest). So
+        // wrapping emits nothing: the i32 is the i64's slot. Go computes
+        // every address in i64 and wraps it before the access (11% of the
+        // ops Go's strconv and compress/flate tests ran were this wrap).
+        // A temporary's slot is the one the result would get; last_dst_
+        // stays, so a local.set can still redirect the i64's producer.
+        if (a.is_virtual()) push_virtual(ValType::I32, a.src);
+        else push(ValType::I32);
+        return true;
+      }
+      if (info.op == IOp::I32Eqz && emitting() && last_op_ != UINT32_MAX) {
+        // [cmp t a b] [i32.eqz dst t] -> [negated cmp t a b]: `if (!(x < y))`
+        // is Go's and clang's usual shape, and a lone compare fuses with the
+        // branch that follows (emit_cond_jump). Neither instruction traps.
+        const IOp neg = op_tables().negated[code_[last_op_]];
+        if (neg != IOp::Count && last_op_is(static_cast<IOp>(code_[last_op_]), 4, a)) {
+          code_[last_op_] = static_cast<uint32_t>(neg);
+          push(ValType::I32);  // the compare's slot: last_dst_ still names it
+          return true;
+        }
+      }
       uint32_t dst = push(info.result);
       if (emitting()) {
         emit_op(info.op);
@@ -1102,8 +1248,12 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         // The op just emitted computed the address: the load takes it over,
         // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset],
         // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset].
+        // An i32 address that is an i64.add's slot was wrapped from it, and
+        // the low half of a sum is the sum of the low halves:
+        // [i64.add t x y] i32.wrap_i64 [load dst t offset] -> [load_add dst x y offset].
         IOp fused = IOp::Count;
-        if (last_op_is(IOp::I32Add, 4, addr)) fused = op_tables().load_add[static_cast<size_t>(info.op)];
+        if (last_op_is(IOp::I32Add, 4, addr) || (!is64(mem) && last_op_is(IOp::I64Add, 4, addr)))
+          fused = op_tables().load_add[static_cast<size_t>(info.op)];
         else if (last_op_is(IOp::I32ShlAdd, 5, addr)) fused = op_tables().load_shl_add[static_cast<size_t>(info.op)];
         if (fused != IOp::Count) {
           uint32_t p = last_op_;
@@ -1421,6 +1571,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         bind_label();
         c.loop_start = here();
         c.loop_count = counted_so_far();
+        c.outermost = loop_depth_ == 0;
         ++loop_depth_;
       } else if (info->op == IOp::If) {
         auto [op, w] = emit_cond_jump(false, cond);
@@ -1550,7 +1701,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           auto [op, w] = emit_cond_jump(true, cond);
           add_edge(op, w);
           if (target.opcode == 0x03) {
-            patch(op, w, target.loop_start, target.loop_count);
+            patch_to_loop(target, op, w);
             merge_add_into_back_jump(op, target.loop_start);
           } else {
             target.fixups.emplace_back(op, w);
@@ -1594,6 +1745,23 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         uint32_t op = emit_op(IOp::Switch);
         src_word(index.src);
         word(n);
+        if (!counting_ && arity == 0 && index.is_virtual() && index.src < local_slots_) {
+          // The first op of the innermost loop (blocks in between emit
+          // nothing): a head switch to thread jumps through.
+          for (size_t i = ctrls_.size(); i-- > 1;) {
+            Ctrl& c = ctrls_[i];
+            if (c.opcode != 0x03 && c.opcode != 0x02) break;
+            if (c.opcode == 0x03) {
+              if (c.loop_start == op && c.params.empty()) {
+                c.head_switch = op;
+                c.head_switch_slot = index.src;
+                c.head = static_cast<uint32_t>(heads_.size());
+                heads_.push_back({index.src, c.outermost});
+              }
+              break;
+            }
+          }
+        }
         uint32_t table = here();
         for (uint32_t i = 0; i <= n; ++i) word(0);
         if (counting_ && !fuel_) {
@@ -1608,7 +1776,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           uint32_t depth = depths[i];
           Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
           if (!needs_moves(depth, vs)) {
-            if (target.opcode == 0x03) patch(op, table + i, target.loop_start, target.loop_count);
+            if (target.opcode == 0x03) patch_to_loop(target, op, table + i);
             else target.fixups.emplace_back(op, table + i);
           } else {
             // A stub after the table moves the values, then jumps.
@@ -1697,6 +1865,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::LocalGet: {
       uint32_t x;
       if (!read_local(x)) return false;
+      ++slot_reads_[local_slot_[x]];
       push_virtual(local_types_[x], local_slot_[x]);
       return true;
     }
