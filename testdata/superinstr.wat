@@ -96,6 +96,21 @@
       (then (i32.const 1)) (else (i32.const 0))))
   (func (export "not_gt_s") (param i64 i64) (result i32)
     (i32.eqz (i64.gt_s (local.get 0) (local.get 1))))
+  ;; Go's stack addressing, zext(SP) + c wrapped: i32.add, then load_add.
+  (func (export "sp_load") (param i32) (result i64)
+    (i64.load (i32.wrap_i64 (i64.add (i64.extend_i32_u (local.get 0)) (i64.const 0x100000048)))))
+  ;; i64 chains: mul+add with the temporary second, shl+add, add+add.
+  (func (export "i64_chains") (param i64 i64 i64) (result i64)
+    (i64.xor
+      (i64.add (local.get 2) (i64.mul (local.get 0) (local.get 1)))
+      (i64.add (i64.add (i64.shl (local.get 0) (i64.const 3)) (local.get 2)) (local.get 1))))
+  ;; i64.eqz feeding a branch: a compare with zero from the constant area.
+  (func (export "eqz64_if") (param i64) (result i32)
+    (if (result i32) (i64.eqz (local.get 0)) (then (i32.const 1)) (else (i32.const 2))))
+  (func (export "eqz64_br_if") (param i64) (result i32)
+    (block (result i32)
+      (drop (br_if 0 (i32.const 1) (i64.eqz (local.get 0))))
+      (i32.const 2)))
   (func (export "not_flt") (param f64 f64) (result i32)
     (i32.eqz (f64.lt (local.get 0) (local.get 1))))
 

@@ -191,6 +191,21 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
   EXPECT_EQ(f.call("wrap_div", {Value::from_i32(9), i64(0x300000000u)}, r).code, vm::TrapCode::IntegerDivideByZero);
   ASSERT_FALSE(f.call("wrap_div", {Value::from_i32(9), i64(0x300000003u)}, r));
   EXPECT_EQ(r.at(0).i32, 3u);
+  // zext(x) + 0x1_00000048, wrapped: x + 72 as i32.add (wrapping), fused with the load.
+  const vm::CompiledFunc* sp = f.inst->exported_func("sp_load")->code;
+  ASSERT_NE(sp, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(sp->code.at(0))), "load_add(I64Load)");
+  ASSERT_FALSE(f.call("sp_load", {Value::from_i32(0xFFFFFFF8u)}, r));
+  EXPECT_EQ(r.at(0).i64, std::bit_cast<uint64_t>(2.5)) << "-8 + 72 = 64";
+  vm::Trap oob = f.call("sp_load", {Value::from_i32(65536 - 72)}, r);
+  EXPECT_EQ(oob.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(oob), 0x29) << "i64.load";
+  auto counted = profiler::InstructionProfile::run_and_count_file(path(), "sp_load", {Value::from_i32(65536 - 72)});
+  ASSERT_TRUE(counted) << counted.error().to_string();
+  EXPECT_EQ(counted->total(), 6u) << "get extend const add wrap load";
+  const uint64_t a = 0xFEDCBA9876543210u, b = 0x0123456789ABCDEFu, c = 0x8000000000000001u;
+  ASSERT_FALSE(f.call("i64_chains", {i64(a), i64(b), i64(c)}, r));
+  EXPECT_EQ(r.at(0).i64, (c + a * b) ^ (((a << 3) + c) + b));
   // A result leaves as an i32 whose high half is zero.
   ASSERT_FALSE(f.call("wrap_ret", {i64(0xC000000080000001u)}, r));
   EXPECT_EQ(r.at(0).type, vm::ValType::I32);
@@ -221,6 +236,15 @@ TEST(GoShapes, EqzOfACompareIsTheNegatedCompare) {
     EXPECT_EQ(r.at(0).i32, !(static_cast<uint64_t>(c.a) < static_cast<uint64_t>(c.b)) ? 1u : 0u) << c.a << " " << c.b;
     ASSERT_FALSE(f.call("not_gt_s", {i64(c.a), i64(c.b)}, r));
     EXPECT_EQ(r.at(0).i32, !(c.a > c.b) ? 1u : 0u) << c.a << " " << c.b;
+  }
+  const vm::CompiledFunc* eqz = f.inst->exported_func("eqz64_if")->code;
+  ASSERT_NE(eqz, nullptr);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(eqz->code.at(0))), "jump_unless(I64Eq)");
+  for (uint64_t x : {uint64_t{0}, uint64_t{1}, uint64_t{0x100000000u}, ~uint64_t{0}}) {
+    ASSERT_FALSE(f.call("eqz64_if", {Value::from_i64(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x == 0 ? 1u : 2u) << x;
+    ASSERT_FALSE(f.call("eqz64_br_if", {Value::from_i64(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x == 0 ? 1u : 2u) << x;
   }
   // !(x < NaN) is 1; NaN >= x would be 0.
   ASSERT_FALSE(f.call("not_flt", {f64(1.0), f64(std::numeric_limits<double>::quiet_NaN())}, r));

@@ -365,7 +365,7 @@ class FunctionCompiler {
     const IOp first = static_cast<IOp>(code_[last_op_]);
 #define WZVM_CHAIN(Name, First, Second, T, text)                                              \
     if (first == IOp::First && second == IOp::Second &&                                           \
-        (last_op_is(first, 4, a) || (ValType::T == ValType::I32 && last_op_is(first, 4, b))))     \
+        (last_op_is(first, 4, a) || (ValType::T != ValType::F64 && last_op_is(first, 4, b))))     \
       return IOp::Name;
 #include "vm/chains.def"
 #undef WZVM_CHAIN
@@ -382,6 +382,38 @@ class FunctionCompiler {
     if (counting_ && !count_marks_.empty() && count_marks_.back().pos == p && seg_pos_ != UINT32_MAX &&
         count_marks_.back().seg == seg_pos_)
       count_marks_.back().index = code_[seg_pos_];
+  }
+  // [i64.extend_i32_u t x] [i64.add d t c] i32.wrap_i64 -> [i32.add d x c]:
+  // the low half of zext(x) + c is x + c's low half. Go addresses its stack
+  // this way (`SP + 24` as i64, wrapped, then the access), so the sum can
+  // then fuse with a load (load_add). `a` is the wrap's operand. Not in
+  // counted code, whose count marks would need moving.
+  void narrow_extended_add(const Operand& a) {
+    const uint32_t q = last_op_, e = prev_op_;
+    if (counting_ || !last_op_is(IOp::I64Add, 4, a) || e == UINT32_MAX || q != e + 3 ||
+        code_[e] != static_cast<uint32_t>(IOp::I64ExtendI32U))
+      return;
+    const uint32_t t = code_[e + 1];
+    if (t < local_slots_ || (t & (kConstTag | kExnTag))) return;  // a stack temporary, read once by the add
+    uint32_t other;
+    if (code_[q + 2] == t) other = code_[q + 3];
+    else if (code_[q + 3] == t) other = code_[q + 2];
+    else return;
+    const size_t n = slot_words_.size();
+    if (n < 5 || slot_words_[n - 5] != e + 1 || slot_words_[n - 4] != e + 2 || slot_words_[n - 3] != q + 1 ||
+        slot_words_[n - 2] != q + 2 || slot_words_[n - 1] != q + 3)
+      return;
+    const uint32_t d = code_[q + 1];
+    code_[e] = static_cast<uint32_t>(IOp::I32Add);
+    code_[e + 1] = d;  // e + 2 keeps x
+    code_[e + 3] = other;
+    code_.resize(e + 4);
+    slot_words_.resize(n - 2);  // e + 1, e + 2, e + 3
+    slot_words_[n - 3] = e + 3;
+    if (!source_map_.empty() && source_map_.back().first == q) source_map_.pop_back();
+    last_op_ = e;
+    last_dst_ = e + 1;
+    prev_op_ = UINT32_MAX;
   }
   // [i32.add d1 a1 b1] [i32.add d2 a2 b2] -> [i32.add2 d1 a1 b1 d2 a2 b2],
   // in order, once the second one's result has gone into a local: then
@@ -500,6 +532,19 @@ class FunctionCompiler {
         drop_dst_word(p);
         last_dst_ = UINT32_MAX;
         return {p, p + 2};
+      }
+      if (prev == IOp::I64Eqz && here() == p + 3 && want_const_slot()) {
+        // [i64.eqz dst a] -> [JumpIf/JumpUnless_I64Eq a zero offset], zero
+        // from the constant area: Go tests its i64 booleans and pointers so
+        // (2.8% of the ops compress/flate's tests ran were the pair).
+        code_[p] = static_cast<uint32_t>(if_true ? IOp::JumpIf_I64Eq : IOp::JumpUnless_I64Eq);
+        code_[p + 1] = code_[p + 2];
+        drop_dst_word(p);
+        code_[p + 2] = const_ref(0);
+        slot_words_.push_back(p + 2);
+        word(0);
+        last_dst_ = UINT32_MAX;
+        return {p, p + 3};
       }
     }
     uint32_t op = emit_op(if_true ? IOp::JumpIf : IOp::JumpUnless);
@@ -1175,6 +1220,7 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         // stays, so a local.set can still redirect the i64's producer.
         if (a.is_virtual()) push_virtual(ValType::I32, a.src);
         else push(ValType::I32);
+        if (emitting() && !a.is_virtual()) narrow_extended_add(a);
         return true;
       }
       if (info.op == IOp::I32Eqz && emitting() && last_op_ != UINT32_MAX) {
