@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "profiler/diff.h"
 #include "profiler/viewers.h"
 
 namespace wzvm::profiler {
@@ -20,6 +21,16 @@ const std::string& str(const pb::Profile& p, int64_t i) {
   static const std::string empty;
   return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;
 }
+
+std::string percent(int64_t v, int64_t total) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "%.2f%%", total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0);
+  return buf;
+}
+
+std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+
+}  // namespace
 
 // Values as pprof prints them: times and sizes scaled, counts exact (shell
 // tests compare instruction counts as strings).
@@ -42,16 +53,6 @@ std::string format_value(int64_t v, const std::string& unit) {
   return buf;
 }
 
-std::string percent(int64_t v, int64_t total) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "%.2f%%", total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0);
-  return buf;
-}
-
-std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
-
-}  // namespace
-
 std::string report_text(const pb::Profile& p, const std::string& name, size_t top) {
   std::string out = "Profile: " + name + "\n";
   std::string types;
@@ -61,51 +62,34 @@ std::string report_text(const pb::Profile& p, const std::string& name, size_t to
   out += "Sample types: " + types + "\n";
   if (p.duration_nanos() > 0) out += "Duration: " + format_value(p.duration_nanos(), "nanoseconds") + "\n";
 
-  // Per sample: the distinct function names of its stack (cumulative counts
-  // a recursive function once) and its leaf (self).
-  struct Row {
-    std::vector<int64_t> self, cum;
-  };
-  const size_t ntypes = static_cast<size_t>(p.sample_type_size());
-  std::map<std::string, Row> rows;
-  std::vector<int64_t> totals(ntypes, 0);
-  for (const pb::Sample& s : p.sample()) {
-    std::vector<StackFrame> stack = sample_stack(p, s);
-    if (stack.empty()) continue;
-    std::set<std::string> seen;
-    for (const StackFrame& f : stack) {
-      Row& r = rows[f.name];
-      r.self.resize(ntypes, 0);
-      r.cum.resize(ntypes, 0);
-      if (!seen.insert(f.name).second) continue;
-      for (size_t t = 0; t < ntypes && t < static_cast<size_t>(s.value_size()); ++t) r.cum[t] += s.value(static_cast<int>(t));
-    }
-    Row& leaf = rows[stack.back().name];
-    for (size_t t = 0; t < ntypes && t < static_cast<size_t>(s.value_size()); ++t) {
-      leaf.self[t] += s.value(static_cast<int>(t));
-      totals[t] += s.value(static_cast<int>(t));
-    }
-  }
+  const std::vector<FunctionValues> values = function_values(p);
+  const size_t ntypes = values.size();
   for (size_t t = 0; t < ntypes; ++t) {
-    if (totals[t] == 0) continue;
-    const std::string unit = str(p, p.sample_type(static_cast<int>(t)).unit());
-    out += "\n" + sample_type_name(p, static_cast<int>(t)) + ": total " + format_value(totals[t], unit) + "\n";
-    std::vector<std::pair<std::string, const Row*>> sorted;
-    for (const auto& [n, r] : rows) sorted.emplace_back(n, &r);
-    // Ties by name (rows is a sorted map and the sort is stable): the same
-    // profile always prints the same report.
+    const FunctionValues& v = values[t];
+    if (v.total == 0) continue;
+    out += "\n" + sample_type_name(p, static_cast<int>(t)) + ": total " + format_value(v.total, v.unit) + "\n";
+    // Every function on a stack, by name; ties keep that order (the sort is
+    // stable): the same profile always prints the same report.
+    struct Row {
+      const std::string* name;
+      int64_t self, cum;
+    };
+    std::vector<Row> sorted;
+    for (const auto& [n, cum] : v.cum) {
+      auto it = v.self.find(n);
+      sorted.push_back({&n, it == v.self.end() ? 0 : it->second, cum});
+    }
     for (int by_cum = 0; by_cum < 2; ++by_cum) {
-      std::stable_sort(sorted.begin(), sorted.end(), [&](const auto& a, const auto& b) {
-        return (by_cum ? a.second->cum[t] > b.second->cum[t] : a.second->self[t] > b.second->self[t]);
-      });
+      std::stable_sort(sorted.begin(), sorted.end(),
+                       [&](const Row& a, const Row& b) { return by_cum ? a.cum > b.cum : a.self > b.self; });
       out += by_cum ? "  top " + std::to_string(top) + " by cumulative:\n" : "  top " + std::to_string(top) + " by self:\n";
       out += "  " + pad_left("self", 12) + pad_left("self%", 9) + pad_left("cum", 12) + pad_left("cum%", 9) + "  function\n";
       size_t shown = 0;
-      for (const auto& [n, r] : sorted) {
+      for (const Row& r : sorted) {
         if (shown == top) break;
-        if ((by_cum ? r->cum[t] : r->self[t]) == 0) break;
-        out += "  " + pad_left(format_value(r->self[t], unit), 12) + pad_left(percent(r->self[t], totals[t]), 9) +
-               pad_left(format_value(r->cum[t], unit), 12) + pad_left(percent(r->cum[t], totals[t]), 9) + "  " + n + "\n";
+        if ((by_cum ? r.cum : r.self) == 0) break;
+        out += "  " + pad_left(format_value(r.self, v.unit), 12) + pad_left(percent(r.self, v.total), 9) +
+               pad_left(format_value(r.cum, v.unit), 12) + pad_left(percent(r.cum, v.total), 9) + "  " + *r.name + "\n";
         ++shown;
       }
     }

@@ -34,6 +34,9 @@ PACKAGES=(
   # scripts/build-cpython.sh: apt-get source (dpkg-dev), the build python,
   # and llvm-ar/llvm-ranlib (GNU ar cannot index wasm objects for wasm-ld)
   dpkg-dev python3.11 llvm-14
+  # instruction counts in CI: `wzvm report --format=benchmark-json` is tested
+  # by Google Benchmark's own compare.py, which needs SciPy (Debian's python3)
+  libbenchmark-tools python3-scipy
 )
 
 # Debian suites beyond bookworm's main that the packages above need:
