@@ -471,7 +471,7 @@ bool GoModule::region_offset(uint64_t pc, uint32_t& offset) const {
 }
 
 bool GoModule::sp_delta(uint64_t pc, int32_t& out) const {
-  uint32_t k;
+  uint32_t k = 0;
   if (!func_of(pc, k)) return false;
   out = pcvalue(funcs_[k].pcsp, funcs_[k].entry, pc);
   return out >= 0;

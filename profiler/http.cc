@@ -27,7 +27,13 @@ std::unique_ptr<HttpServer> make_http_server(std::string& why) {
   static MakeHttpServerFn* make = nullptr;
   static std::string load_error;
   std::call_once(once, [] {
+    // Beside the binary in a build tree; installed, in the library
+    // directory's wzvm/ (WZVM_PLUGIN_RELDIR: relative to the binary's, set
+    // by CMake from the install layout).
     std::string path = exe_dir() + "/" + kHttpPluginFile;
+#ifdef WZVM_PLUGIN_RELDIR
+    if (access(path.c_str(), F_OK) != 0) path = exe_dir() + "/" WZVM_PLUGIN_RELDIR "/" + kHttpPluginFile;
+#endif
     // Never dlclose'd: its server threads and libraries' destructors must
     // not outlive their code.
     void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -17,11 +17,6 @@ namespace {
 
 namespace pb = perftools::profiles;
 
-const std::string& str(const pb::Profile& p, int64_t i) {
-  static const std::string empty;
-  return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;
-}
-
 std::string percent(int64_t v, int64_t total) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%.2f%%", total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0);
