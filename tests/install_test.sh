@@ -53,6 +53,11 @@ top=$(go tool pprof -top instructions.pb.gz 2>&1) || { echo "$top" >&2; fail "pp
 echo "$top" | grep -q "of $total total" || { echo "$top" >&2; fail "instructions.pb.gz total is not $total"; }
 echo "$top" | grep -qw main || { echo "$top" >&2; fail "no main in the instruction profile"; }
 go tool pprof -top cpu.pb.gz >/dev/null 2>&1 || fail "pprof cannot read cpu.pb.gz"
+# EXPECT_INSTRUCTIONS from the installed profiler/testing.h.
+[ -x "$tmp/embed/count_test" ] || fail "count_test was not built (GoogleTest not found?)"
+fib22=$("$build/wzvm" --profile=instructions --profile-text --invoke fib "$data/example.wasm" 22 2>&1 | sed -n 's/^\([0-9]*\) fib$/\1/p')
+WZVM_EXAMPLE_WASM=$data/example.wasm WZVM_EXPECT_FIB22=$fib22 "$tmp/embed/count_test" >count.txt 2>&1 ||
+  { cat count.txt >&2; fail "count_test"; }
 # The time limit stops a start function that never returns; profiles are still written.
 rm -f cpu.pb.gz instructions.pb.gz
 status=0
