@@ -17,10 +17,7 @@ namespace {
 namespace pb = perftools::profiles;
 using nlohmann::json;
 
-const std::string& str(const pb::Profile& p, int64_t i) {
-  static const std::string empty;
-  return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;
-}
+const std::string& str(const pb::Profile& p, int64_t i) { return profile_string(p, i); }
 
 // "+5.30%", "-0.01%", "new" (from nothing), "" (nothing to nothing).
 std::string change_percent(int64_t base, int64_t now) {

@@ -14,10 +14,7 @@ namespace {
 namespace pb = perftools::profiles;
 using nlohmann::json;
 
-const std::string& str(const pb::Profile& p, int64_t i) {
-  static const std::string empty;
-  return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;
-}
+const std::string& str(const pb::Profile& p, int64_t i) { return profile_string(p, i); }
 
 // Id -> message lookups (pprof ids are not indices).
 struct Index {
@@ -91,6 +88,11 @@ std::string frame_key(const StackFrame& f) {
 
 std::vector<StackFrame> sample_stack(const pb::Profile& profile, const pb::Sample& sample) {
   return expand(profile, Index(profile), sample);
+}
+
+const std::string& profile_string(const pb::Profile& p, int64_t i) {
+  static const std::string empty;
+  return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;
 }
 
 int default_sample_index(const pb::Profile& p) {

@@ -34,6 +34,9 @@ struct StackFrame {
 std::vector<StackFrame> sample_stack(const perftools::profiles::Profile& profile,
                                      const perftools::profiles::Sample& sample);
 
+// Entry `i` of the profile's string table; "" for 0 or an index out of range.
+const std::string& profile_string(const perftools::profiles::Profile& profile, int64_t i);
+
 // The sample type pprof shows by default: the one named default_sample_type,
 // else the last. -1 when the profile has none.
 int default_sample_index(const perftools::profiles::Profile& profile);
