@@ -32,7 +32,14 @@ std::unique_ptr<HttpServer> make_http_server(std::string& why) {
     // by CMake from the install layout).
     std::string path = exe_dir() + "/" + kHttpPluginFile;
 #ifdef WZVM_PLUGIN_RELDIR
-    if (access(path.c_str(), F_OK) != 0) path = exe_dir() + "/" WZVM_PLUGIN_RELDIR "/" + kHttpPluginFile;
+    if (access(path.c_str(), F_OK) != 0) {
+      const std::string installed = exe_dir() + "/" WZVM_PLUGIN_RELDIR "/" + kHttpPluginFile;
+      if (access(installed.c_str(), F_OK) != 0) {
+        load_error = "cannot load the HTTP server plugin: neither " + path + " nor " + installed + " exists";
+        return;
+      }
+      path = installed;
+    }
 #endif
     // Never dlclose'd: its server threads and libraries' destructors must
     // not outlive their code.

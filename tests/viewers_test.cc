@@ -490,7 +490,8 @@ TEST_F(Viewers, LiveEndpointWithoutItsPlugin) {
   Output r = sh("./wzvm --pprof-addr 127.0.0.1:0 " + kTree);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_THAT(r.err, HasSubstr("--pprof-addr: cannot load the HTTP server plugin: " + path("wzvm-http.so")));
+  EXPECT_THAT(r.err, HasSubstr("--pprof-addr: cannot load the HTTP server plugin: neither " + path("wzvm-http.so") +
+                               " nor " + path("../lib/wzvm/wzvm-http.so") + " exists"));
   Output plain = sh("./wzvm --profile=instructions --profile-out i.pb.gz " + kTree);
   EXPECT_EQ(plain.status, 0) << plain.err;
   EXPECT_TRUE(fs::exists(path("i.pb.gz")));
