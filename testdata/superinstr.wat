@@ -173,6 +173,39 @@
       (local.set $n (i32.const 5))
       (br_if $outer (i32.lt_u (local.tee $round (i32.add (local.get $round) (i32.const 1))) (i32.const 2))))
     (local.get $acc))
+;; More constants than a function's constant area holds (64 in loops, 4
+  ;; outside): the others are const ops, which the binary after them takes
+  ;; as immediates.
+  (func (export "imm_ops") (param $a i32) (param $b i64) (param $d i32) (result i64)
+    (local $s i32)
+    (local.set $s (i32.add (local.get $s) (i32.const 1000)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1001)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1002)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1003)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1004)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1005)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1006)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1007)))
+    (i64.add
+      (i64.extend_i32_u
+        (i32.xor
+          (i32.add (local.get $s)                                    ;; 1000 + ... + 1007 = 8028
+            (i32.shr_u (local.get $a) (i32.const 3)))                ;; imm(I32ShrU)
+          (i32.div_u (local.get $a) (local.get $d))))                ;; no constant: a plain op
+      (i64.add (i64.rotl (local.get $b) (i64.const 13))             ;; imm(I64Rotl)
+               (i64.const 0x123456789abcdef))))                     ;; imm(I64Add), two words
+  ;; a trapping op with an immediate divisor
+  (func (export "imm_div") (param $a i32) (result i32)
+    (local $s i32)
+    (local.set $s (i32.add (local.get $s) (i32.const 1000)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1001)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1002)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1003)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1004)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1005)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1006)))
+    (local.set $s (i32.add (local.get $s) (i32.const 1007)))
+    (i32.add (local.get $s) (i32.div_s (local.get $a) (i32.const 0))))
   ;; resume point 0 jumps to itself for ever: a back edge still, which an
   ;; interrupt stops
   (func (export "go_spin") (param $pc i32) (result i32)

@@ -8,6 +8,7 @@
 #include <bit>
 #include <chrono>
 #include <limits>
+#include <map>
 #include <thread>
 #include <fstream>
 #include <iterator>
@@ -251,6 +252,37 @@ TEST(GoShapes, EqzOfACompareIsTheNegatedCompare) {
   EXPECT_EQ(r.at(0).i32, 1u);
   ASSERT_FALSE(f.call("not_flt", {f64(1.0), f64(2.0)}, r));
   EXPECT_EQ(r.at(0).i32, 0u);
+}
+
+// Past the 64 constants of a function's constant area, constants are ops
+// of their own; an integer binary right after one takes it as an immediate.
+TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {
+  Fixture f;
+  std::vector<Value> r;
+  const vm::CompiledFunc* code = f.inst->exported_func("imm_ops")->code;
+  ASSERT_NE(code, nullptr);
+  EXPECT_LE(code->consts.size(), 64u);
+  // The ops that the source map places at `i32.shr_u`, `i64.rotl` and the last `i64.add`.
+  std::map<std::string, int> seen;
+  for (auto [word, offset] : code->source_map) seen[vm::iop_name(static_cast<vm::IOp>(code->code.at(word)))]++;
+  EXPECT_GE(seen["imm(I32ShrU)"], 1);
+  EXPECT_GE(seen["imm(I64Rotl)"], 1);
+  EXPECT_GE(seen["imm(I64Add)"], 1);
+  EXPECT_GE(seen["imm(I32Add)"], 1) << "the later local.set additions";
+  const uint32_t a = 0xDEADBEEFu, d = 7;
+  const uint64_t b = 0xFEDCBA9876543210u;
+  ASSERT_FALSE(f.call("imm_ops", {Value::from_i32(a), Value::from_i64(b), Value::from_i32(d)}, r));
+  const uint32_t sum = 8028u;
+  const uint64_t want = static_cast<uint64_t>((sum + (a >> 3)) ^ (a / d)) + (std::rotl(b, 13) + 0x123456789abcdefu);
+  EXPECT_EQ(r.at(0).i64, want);
+  // A trapping op with an immediate traps as the op, at the op's offset, with exact counts.
+  vm::Trap t = f.call("imm_div", {Value::from_i32(5)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::IntegerDivideByZero);
+  EXPECT_EQ(f.trap_opcode(t), 0x6D) << "i32.div_s";
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "imm_div", {Value::from_i32(5)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::IntegerDivideByZero);
+  EXPECT_EQ(p->total(), 8u * 4 + 4) << "8 x (get const add set), then get get const div_s";
 }
 
 // Go's jumps (`i32.const N; local.set 0; br $top` to a loop that starts by

@@ -85,6 +85,19 @@ namespace wzvm::vm {
 #define WZVM_IF_F64_V128(...)
 #define WZVM_IF_F64____(...)
 #define WZVM_F64BIN_ROW_(X, Name, K, R, Extra) WZVM_IF_KIND_##K(WZVM_IF_F64_##R(X(Name, Extra)))
+// Integer arithmetic with a constant second operand: an i32 or i64 binary
+// instruction whose second operand is a constant lowered as its own op (a
+// function's constant area holds 64: CPython's eval loop and Go's big
+// functions have more) becomes `Imm_X dst a imm`, the constant in the code
+// (one word for i32, two for i64, low first). Compilers put a commutative
+// op's constant second, so no variant per position.
+#define WZVM_IF_INT_I32(...) __VA_ARGS__
+#define WZVM_IF_INT_I64(...) __VA_ARGS__
+#define WZVM_IF_INT_F32(...)
+#define WZVM_IF_INT_F64(...)
+#define WZVM_IF_INT_V128(...)
+#define WZVM_IF_INT____(...)
+#define WZVM_IMM_ROW_(X, Name, K, R, P1) WZVM_IF_KIND_##K(WZVM_IF_INT_##P1(X(Name, R, P1)))
 
 enum class IOp : uint32_t {
 #define WZVM_OP(Name, ...) Name,
@@ -111,6 +124,11 @@ enum class IOp : uint32_t {
 #define WZVM_CHAIN(Name, ...) Name,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+#define WZVM_IMM_ENUM_(Name, R, P1) Imm_##Name,
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_IMM_ENUM_, Name, K, R, P1)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_IMM_ENUM_
 #define WZVM_COUNTED_IOP(Name, ...) Name,
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP

@@ -108,6 +108,8 @@ struct OpTables {
   // eq <-> ne, ...); IOp::Count for the others. Floats have none: with a
   // NaN operand both f64.lt and f64.ge are 0.
   std::array<IOp, static_cast<size_t>(IOp::Count)> negated{};
+  // Imm_X for each integer binary X (vm/code.h), IOp::Count for the others.
+  std::array<IOp, static_cast<size_t>(IOp::Count)> imm{};
   void init_negated() {
     negated.fill(IOp::Count);
     const std::pair<IOp, IOp> pairs[] = {
@@ -122,6 +124,12 @@ struct OpTables {
   }
   void init_fused() {
     init_negated();
+    imm.fill(IOp::Count);
+#define WZVM_IMM_MAP_(Name, R, P1) imm[static_cast<size_t>(IOp::Name)] = IOp::Imm_##Name;
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_IMM_MAP_, Name, K, R, P1)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_IMM_MAP_
     f64_mem.fill({IOp::Count, IOp::Count});
     store_bin_load.fill(IOp::Count);
 #define WZVM_F64BIN_MAP_(Name, Extra)                                                         \
@@ -1274,6 +1282,26 @@ bool FunctionCompiler::simple(const OpInfo& info) {
           word(off);
           mark_dst(p + 1);  // last_op_ stays p: an f64.store may follow (store_bin_load)
           return true;
+        }
+        if (IOp imm = op_tables().imm[static_cast<size_t>(info.op)]; imm != IOp::Count) {
+          // [const32 t v] [X dst a t] -> [imm(X) dst a v]; [const64 t lo hi]
+          // [X dst a t] -> [imm(X) dst a lo hi]. The constant cannot trap:
+          // the op's source offset and count mark become X's.
+          const IOp konst = info.p1 == ValType::I64 ? IOp::Const64 : IOp::Const32;
+          const uint32_t len = konst == IOp::Const64 ? 4 : 3;
+          if (last_op_is(konst, len, b) && !slot_words_.empty() && slot_words_.back() == last_op_ + 1) {
+            const uint32_t p = last_op_;
+            const uint32_t lo = code_[p + 2], hi = konst == IOp::Const64 ? code_[p + 3] : 0;
+            code_.resize(p + 2);
+            code_[p] = static_cast<uint32_t>(imm);
+            code_[p + 1] = dst;
+            src_word(a.src);
+            word(lo);
+            if (konst == IOp::Const64) word(hi);
+            retarget_fused(p);
+            mark_dst(p + 1);
+            return true;
+          }
         }
         emit_op(info.op);
         slot_word(dst);
@@ -2514,6 +2542,11 @@ const char* iop_name(IOp op) {
 #define WZVM_CHAIN(Name, First, Second, T, text) text,
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+#define WZVM_IMM_NAMES_(Name, R, P1) "imm(" #Name ")",
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_IMM_NAMES_, Name, K, R, P1)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_IMM_NAMES_
 #define WZVM_COUNTED_IOP(Name, text) text,
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP

@@ -120,6 +120,24 @@ __attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32
   }
 }
 
+// [Imm_X dst a imm] (vm/code.h): binary() with its second operand in the
+// code, one word for 32-bit types, two (low first) for 64-bit ones.
+template <class F, class R, class A>
+__attribute__((always_inline)) inline TrapCode binary_imm(uint64_t* fp, const uint32_t* ip) {
+  A b;
+  if constexpr (sizeof(A) == 8) b = static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32);
+  else b = static_cast<A>(ip[3]);
+  if constexpr (F::kTraps) {
+    R r;
+    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), b, r);
+    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
+    return t;
+  } else {
+    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), b));
+    return TrapCode::None;
+  }
+}
+
 // The condition of a fused compare-and-branch (vm/code.h): operands at ip[1], ip[2].
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, const uint32_t* ip, bool& c) {
@@ -994,6 +1012,20 @@ dispatch:
   }
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+
+    // ---- Integer arithmetic with a constant second operand (vm/code.h):
+    // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).
+#define WZVM_GEN_IMM_(Name, R, P1)                                                      \
+  CASE(Imm_##Name) {                                                                    \
+    TrapCode t = binary_imm<BinaryFunctor<IOp::Name>::F, C_##R, C_##P1>(fp, ip);        \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                              \
+    ip += sizeof(C_##P1) == 8 ? 5 : 4;                                                  \
+    DISPATCH();                                                                         \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_GEN_IMM_, Name, K, R, P1)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_IMM_
 
     // ---- Moves and constants.
     CASE(Copy) {
