@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Go programs: wzvm against native Go and the peers on PATH (node's V8 through
-# node:wasi, wasm3, iwasm), as ratios of CPU time, plus what wzvm's profilers
-# cost on them (--profiling).
+# Real programs: wzvm against the same programs run natively and on the
+# peers on PATH (node's V8 through node:wasi, wasm3, iwasm), as ratios of CPU
+# time, plus what wzvm's profilers cost on them (--profiling).
 #
-#   bash bench/go.sh [--runs N] [--profiling] [--build DIR] [PROGRAM...]
+#   bash bench/real.sh [--runs N] [--profiling] [--build DIR] [PROGRAM...]
 #
-# Programs are Go's own package tests, built here with `go test -c` by the
+# Go programs are Go's own package tests, built here with `go test -c` by the
 # newest Go of 1.21 or later installed (Debian's golang-1.2x-go, from
 # bookworm-backports) for GOOS=wasip1 and natively, into BUILD/bench/go/
 # (cached), and run as Go's own wasip1 runner runs them: in the package's
@@ -20,8 +20,16 @@
 #              per call-tree node and depth)
 #   sort       all its tests (calls through interfaces; short natively, so
 #              its ratio to native is mostly wzvm's start-up and loading)
+# Python programs are the scripts in bench/python/ run by CPython 3.11 built
+# for wasm32-wasi from Debian's source (BUILD/cpython, scripts/build-cpython.sh;
+# skipped without it), its standard library preopened as /lib, and natively
+# by Debian's python3.11 (also built from that source, with PGO):
+#   py-objects   a binary tree of objects, dicts, recursion, json, re
+#   py-text      regular expressions, string building, a JSON round trip
+#   py-calls     calls, methods, closures, generators, exceptions
+# A Go run must print PASS; a Python run must print what python3.11 prints.
 # Run i of every runtime comes before run i+1 of any, so a change in the
-# machine's load hits all alike. Every run must pass (PASS on stdout).
+# machine's load hits all alike.
 #
 #   --runs N      runs per runtime and program (default 5)
 #   --profiling   add wzvm --profile=cpu and --profile=instructions, as ratios to plain
@@ -38,22 +46,28 @@ while [ $# -gt 0 ]; do
     --profiling) PROFILING=1 ;;
     --build) BUILD=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
-    -*) echo "go.sh: unknown option $1" >&2; exit 2 ;;
+    -*) echo "real.sh: unknown option $1" >&2; exit 2 ;;
     *) PROGRAMS+=("$1") ;;
   esac
   shift
 done
-[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "go.sh: --runs must be a positive integer" >&2; exit 2; }
+[[ $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "real.sh: --runs must be a positive integer" >&2; exit 2; }
 
 GO=
 for v in 1.23 1.22 1.21; do [ -x /usr/lib/go-$v/bin/go ] && { GO=/usr/lib/go-$v/bin/go; break; }; done
-[ -n "$GO" ] || { echo "go.sh: no Go 1.21+ (install golang-1.23-go from bookworm-backports)" >&2; exit 1; }
+[ -n "$GO" ] || { echo "real.sh: no Go 1.21+ (install golang-1.23-go from bookworm-backports)" >&2; exit 1; }
 GOROOT=$("$GO" env GOROOT)
 WZVM=$BUILD/wzvm
-[ -x "$WZVM" ] || { echo "go.sh: $WZVM not found: build first" >&2; exit 1; }
+[ -x "$WZVM" ] || { echo "real.sh: $WZVM not found: build first" >&2; exit 1; }
 WZVM=$(cd "$(dirname "$WZVM")" && pwd)/wzvm
 OUT=$(mkdir -p "$BUILD/bench/go" && cd "$BUILD/bench/go" && pwd)
 NODE_RUNNER=$(pwd)/bench/wasi/run-node-wasi.mjs
+PYDIR=$(pwd)/bench/python
+# Debian's python3.11 (the same 3.11.2 source as the wasm build), not
+# whatever python3.11 comes first on PATH.
+PYTHON=/usr/bin/python3.11
+[ -x "$PYTHON" ] || PYTHON=python3.11
+CPYTHON=$(cd "$BUILD" && pwd)/cpython
 
 # name package test-selection
 declare -A PKG=([strconv]=strconv [flate]=compress/flate [json]=encoding/json [sort]=sort)
@@ -61,11 +75,21 @@ declare -A SEL=([strconv]='^Test'
                 [flate]='^Test(Deflate|Inflate|Writer|Reader|BestSpeed)'
                 [json]='^Test(Marshal|Unmarshal|MarshalEmbeds|UnmarshalMarshal|RoundTrip)$'
                 [sort]='^Test')
-[ ${#PROGRAMS[@]} -eq 0 ] && PROGRAMS=(strconv flate json sort)
+if [ ${#PROGRAMS[@]} -eq 0 ]; then
+  PROGRAMS=(strconv flate json sort)
+  if [ -f "$CPYTHON/python.wasm" ]; then PROGRAMS+=(py-objects py-text py-calls)
+  else echo "real.sh: no $CPYTHON/python.wasm: Python programs skipped (bash scripts/build-cpython.sh $CPYTHON)" >&2; fi
+fi
 
 export GOCACHE=$OUT/cache GOPATH=$OUT/path GOPROXY=off GOTOOLCHAIN=local GOFLAGS=
 for p in "${PROGRAMS[@]}"; do
-  [ -n "${PKG[$p]:-}" ] || { echo "go.sh: unknown program $p" >&2; exit 2; }
+  if [[ $p == py-* ]]; then
+    [ -f "$PYDIR/${p#py-}.py" ] || { echo "real.sh: unknown program $p (no bench/python/${p#py-}.py)" >&2; exit 2; }
+    [ -f "$CPYTHON/python.wasm" ] || { echo "real.sh: $p needs $CPYTHON/python.wasm (bash scripts/build-cpython.sh $CPYTHON)" >&2; exit 1; }
+    "$PYTHON" "$PYDIR/${p#py-}.py" >"$OUT/$p.expected"
+    continue
+  fi
+  [ -n "${PKG[$p]:-}" ] || { echo "real.sh: unknown program $p" >&2; exit 2; }
   [ -f "$OUT/$p.wasm" ] || GOOS=wasip1 GOARCH=wasm "$GO" test -c -o "$OUT/$p.wasm" "${PKG[$p]}"
   [ -f "$OUT/$p.native" ] || "$GO" test -c -o "$OUT/$p.native" "${PKG[$p]}"
 done
@@ -79,21 +103,43 @@ have iwasm && RUNTIMES+=(iwasm)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-run() {  # runtime program -> CPU seconds on stdout; fails unless the tests pass
-  local rt=$1 p=$2 dir=$GOROOT/src/${PKG[$2]} args=(-test.short -test.run "${SEL[$2]}")
-  local cmd
+# The command line of program $2 on runtime $1, into CMD, and the directory
+# to run it in, into DIR.
+command_for() {
+  local rt=$1 p=$2 wasm args wasi=()
+  if [[ $p == py-* ]]; then
+    DIR=$PYDIR
+    [ "$rt" = native ] && { CMD=("$PYTHON" "$PYDIR/${p#py-}.py"); return; }
+    wasm=$CPYTHON/python.wasm
+    args=(/src/${p#py-}.py)
+    wasi=(--dir "$CPYTHON/lib::/lib" --dir "$PYDIR::/src" --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1)
+  else
+    DIR=$GOROOT/src/${PKG[$p]}
+    [ "$rt" = native ] && { CMD=("$OUT/$p.native" -test.short -test.run "${SEL[$p]}"); return; }
+    wasm=$OUT/$p.wasm
+    args=(-test.short -test.run "${SEL[$p]}")
+    wasi=(--dir /::/ --env "PWD=$DIR")
+  fi
   case "$rt" in
-    native) cmd=("$OUT/$p.native" "${args[@]}") ;;
-    wzvm) cmd=("$WZVM" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
-    wzvm+cpu) cmd=("$WZVM" --profile=cpu --profile-out "$TMP/c.pb.gz" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
-    wzvm+instr) cmd=("$WZVM" --profile=instructions --profile-out "$TMP/i.pb.gz" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
-    node) cmd=(node --no-warnings "$NODE_RUNNER" --dir /::/ --env "PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
-    wasm3) cmd=(wasm3 --dir / "$OUT/$p.wasm" "${args[@]}") ;;
-    iwasm) cmd=(iwasm --dir=/ --env="PWD=$dir" "$OUT/$p.wasm" "${args[@]}") ;;
+    wzvm) CMD=("$WZVM" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    wzvm+cpu) CMD=("$WZVM" --profile=cpu --profile-out "$TMP/c.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    wzvm+instr) CMD=("$WZVM" --profile=instructions --profile-out "$TMP/i.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    node) CMD=(node --no-warnings "$NODE_RUNNER" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    # wasm3 and iwasm take preopens as host paths seen at the same guest path.
+    wasm3) CMD=(wasm3 --dir / "$wasm" "${args[@]}") ;;
+    iwasm) CMD=(iwasm --dir=/ "--env=PWD=$DIR" "$wasm" "${args[@]}") ;;
   esac
-  (cd "$dir" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${cmd[@]}" >"$TMP/out" 2>"$TMP/err") || true
-  if ! grep -q '^PASS$' "$TMP/out"; then
-    echo "go.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
+}
+
+run() {  # runtime program -> CPU seconds on stdout; fails unless the run is right
+  local rt=$1 p=$2
+  command_for "$rt" "$p"
+  (cd "$DIR" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${CMD[@]}" >"$TMP/out" 2>"$TMP/err") || true
+  if [[ $p == py-* ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
+    echo "real.sh: $rt $p printed something else than $PYTHON: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
+    return 1
+  elif [[ $p != py-* ]] && ! grep -q '^PASS$' "$TMP/out"; then
+    echo "real.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
   fi
   awk '{ printf "%.3f\n", $1 + $2 }' "$TMP/t"
@@ -114,9 +160,10 @@ for p in "${PROGRAMS[@]}"; do
   done
 done
 
-printf '%s on %s, %s runs, CPU time medians (s); ratios: wzvm / other\n' "$("$GO" version | awk '{print $3}')" \
+printf '%s and Python %s on %s, %s runs, CPU time medians (s); ratios: wzvm / other\n' \
+  "$("$GO" version | awk '{print $3}')" "$("$PYTHON" -c 'import platform; print(platform.python_version())')" \
   "$(uname -m)" "$RUNS"
-printf '%-8s' program
+printf '%-11s' program
 for rt in "${RUNTIMES[@]}"; do printf '%11s' "$rt"; done
 printf '%14s' wzvm/native
 for rt in "${RUNTIMES[@]:2}"; do
@@ -125,7 +172,7 @@ done
 echo
 declare -A LOGS
 for p in "${PROGRAMS[@]}"; do
-  printf '%-8s' "$p"
+  printf '%-11s' "$p"
   for rt in "${RUNTIMES[@]}"; do printf '%11s' "${T[$p.$rt]:--}"; done
   ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b == 0) print "-"; else printf "%.2f", a / b }'; }
   r=$(ratio "${T[$p.wzvm]}" "${T[$p.native]}")
@@ -141,7 +188,7 @@ for p in "${PROGRAMS[@]}"; do
   echo
 done
 geo() { awk '{ s = 0; for (i = 1; i <= NF; i++) s += log($i); printf "%.2f", NF ? exp(s / NF) : 0 }' <<<"$1"; }
-printf '%-8s' geomean
+printf '%-11s' geomean
 for rt in "${RUNTIMES[@]}"; do printf '%11s' ''; done
 printf '%14s' "$(geo "${LOGS[native]:-}")"
 for rt in "${RUNTIMES[@]:2}"; do
