@@ -446,7 +446,7 @@ uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
 }
 
 bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
-  uint32_t k;
+  uint32_t k = 0;
   if (!func_of(ret_pc, k)) return false;
   const Func& f = funcs_[k];
   uint32_t pcb = static_cast<uint32_t>(ret_pc & 0xFFFF);
@@ -461,7 +461,7 @@ bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
 }
 
 bool GoModule::region_offset(uint64_t pc, uint32_t& offset) const {
-  uint32_t k;
+  uint32_t k = 0;
   if (!func_of(pc, k)) return false;
   const Func& f = funcs_[k];
   uint32_t pcb = static_cast<uint32_t>(pc & 0xFFFF);
@@ -483,7 +483,7 @@ bool GoModule::is_top_of_stack(uint32_t func) const {
 
 std::vector<GoFrame> GoModule::frames(uint64_t pc) const {
   std::vector<GoFrame> out;
-  uint32_t k;
+  uint32_t k = 0;
   if (!func_of(pc, k)) return out;
   const Func& f = funcs_[k];
   uint64_t inltree = 0;
@@ -543,13 +543,13 @@ bool GoModule::resume_pc(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uin
   // wasm_pc_f_loop calls the function whose PC it finds at SP - 8.
   if (sp < 8 || sp > mem_size) return false;
   std::memcpy(&pc, mem + sp - 8, 8);
-  uint32_t k;
+  uint32_t k = 0;
   return func_of(pc, k) && k == func;
 }
 
 bool GoModule::caller(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint64_t pc, uint64_t& caller_sp,
                       uint64_t& caller_pc) const {
-  uint32_t k;
+  uint32_t k = 0;
   int32_t delta;
   if (!func_of(pc, k) || is_top_of_stack(k) || !sp_delta(pc, delta)) return false;
   const uint64_t fp = sp + uint64_t(delta) + 8;
@@ -567,8 +567,8 @@ bool GoModule::walk(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t
   for (int depth = 0; depth < kMaxWalk; ++depth) {
     uint64_t ret, fp;
     if (!caller(mem, mem_size, sp, pc, fp, ret)) break;
-    uint32_t k, site;
-    func_of(ret, k);
+    uint32_t k = 0, site = 0;
+    if (!func_of(ret, k)) break;  // not a PC of this module: the stack ends (or is not Go's)
     // A return PC that no call precedes is one the runtime made up: a new
     // goroutine "returns" to goexit + 1. The frame is real; it is placed at
     // the start of the resume point holding that PC.
