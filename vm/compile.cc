@@ -234,12 +234,10 @@ struct Ctrl {
   // earlier label at the same word and the loop.
   uint32_t loop_count = 0;
   // Loops whose first op is a switch on a local with no values to carry
-  // (Go's resume-point dispatch): that switch's op word, else UINT32_MAX
-  // (thread_to_head_switch).
-  uint32_t head_switch = UINT32_MAX;
-  uint32_t head_switch_slot = 0;
-  uint32_t head = UINT32_MAX;  // its entry in FunctionCompiler::heads_
-  bool outermost = false;      // a loop in no other loop: entered from above once per call
+  // (Go's resume-point dispatch): its entry in FunctionCompiler::heads_,
+  // else UINT32_MAX (jump threading, resolve_threaded_jumps).
+  uint32_t head = UINT32_MAX;
+  bool outermost = false;  // a loop in no other loop: entered from above once per call
   // Jumps to the end label: (op word position, offset word position).
   std::vector<std::pair<uint32_t, uint32_t>> fixups;
   // if: the conditional jump to patch to the else arm or end (op word, offset word).
@@ -734,7 +732,7 @@ class FunctionCompiler {
     if (target.opcode == 0x03) patch_to_loop(target, op, op + 1);
     else target.fixups.emplace_back(op, op + 1);
     if (known != kNoIndex) {
-      threaded_.push_back({op, target.head_switch, static_cast<uint32_t>(known), copy, target.head});
+      threaded_.push_back({op, static_cast<uint32_t>(known), copy, target.head});
       ++heads_[target.head].threaded;
     }
   }
@@ -758,16 +756,16 @@ class FunctionCompiler {
   static constexpr uint64_t kNoIndex = UINT64_MAX;
   struct ThreadedJump {
     uint32_t op;      // the jump's op word
-    uint32_t sw;      // the head switch's op word
-    uint32_t index;   // the value it would switch on
+    uint32_t index;   // the value the head switch would switch on
     uint32_t write;   // the op that wrote it, just before the jump
     uint32_t head;    // the loop's entry in heads_
   };
   std::vector<ThreadedJump> threaded_;
-  // Loops with a head switch: how many jumps go to the head, and how many
-  // of those were threaded past it.
+  // Loops with a head switch: the switch's op word and the local's slot it
+  // switches on, how many jumps go to the head, and how many of those were
+  // threaded past it.
   struct Head {
-    uint32_t slot;
+    uint32_t sw, slot;
     bool outermost;
     uint32_t jumps = 0, threaded = 0;
   };
@@ -776,8 +774,8 @@ class FunctionCompiler {
   // The op just emitted, when it wrote a constant into `loop`'s head-switch
   // local, else UINT32_MAX.
   uint32_t head_switch_write(const Ctrl& loop) const {
-    if (counting_ || loop.head_switch == UINT32_MAX) return UINT32_MAX;
-    const uint32_t slot = loop.head_switch_slot;
+    if (counting_ || loop.head == UINT32_MAX) return UINT32_MAX;
+    const uint32_t slot = heads_[loop.head].slot;
     // (a copy2 leaves last_op_ unset: no third copy merges into it)
     if (const uint32_t p = last_copy2_; p != UINT32_MAX && here() == p + 5 &&
         code_[p] == static_cast<uint32_t>(IOp::Copy2) && code_[p + 3] == slot && (code_[p + 4] & kConstTag))
@@ -811,8 +809,8 @@ class FunctionCompiler {
         if (copy2) code_[j.write] = static_cast<uint32_t>(IOp::Copy);
         gone.emplace_back(op, j.op);  // the write's slot operands from `op` on are the jump's words now
       }
-      const uint32_t n = code_[j.sw + 2];
-      const uint32_t target = j.sw + code_[j.sw + 3 + std::min<uint32_t>(j.index, n)];
+      const uint32_t n = code_[h.sw + 2];
+      const uint32_t target = h.sw + code_[h.sw + 3 + std::min<uint32_t>(j.index, n)];
       for (uint32_t at : {op, j.op}) {  // (the old jump, if the write became it, is never reached)
         code_[at + 1] = target - at;
         code_[at] = static_cast<uint32_t>(target <= at ? IOp::JumpBack : IOp::Jump);
@@ -1827,10 +1825,8 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
             if (c.opcode != 0x03 && c.opcode != 0x02) break;
             if (c.opcode == 0x03) {
               if (c.loop_start == op && c.params.empty()) {
-                c.head_switch = op;
-                c.head_switch_slot = index.src;
                 c.head = static_cast<uint32_t>(heads_.size());
-                heads_.push_back({index.src, c.outermost});
+                heads_.push_back({op, index.src, c.outermost});
               }
               break;
             }

@@ -106,36 +106,32 @@ __attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_
   }
 }
 
-// B is the second operand's type: A, except for SIMD shifts (v128 x i32).
+// fp[dst] = F(a, b), unless F traps.
 template <class F, class R, class A, class B>
-__attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32_t* ip) {
+__attribute__((always_inline)) inline TrapCode binary_into(uint64_t* fp, uint32_t dst, A a, B b) {
   if constexpr (F::kTraps) {
     R r;
-    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), rd<B>(fp, ip[3]), r);
-    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
+    TrapCode t = F::template op<R, A>(a, b, r);
+    if (t == TrapCode::None) wr<R>(fp, dst, r);
     return t;
   } else {
-    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), rd<B>(fp, ip[3])));
+    wr<R>(fp, dst, F::template op<R, A>(a, b));
     return TrapCode::None;
   }
 }
 
-// [Imm_X dst a imm] (vm/code.h): binary() with its second operand in the
-// code, one word for 32-bit types, two (low first) for 64-bit ones.
+// [X dst a b]. B is the second operand's type: A, except for SIMD shifts (v128 x i32).
+template <class F, class R, class A, class B>
+__attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32_t* ip) {
+  return binary_into<F, R, A, B>(fp, ip[1], rd<A>(fp, ip[2]), rd<B>(fp, ip[3]));
+}
+
+// [Imm_X dst a imm] (vm/code.h): the second operand is in the code, one word
+// for 32-bit types, two (low first) for 64-bit ones.
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode binary_imm(uint64_t* fp, const uint32_t* ip) {
-  A b;
-  if constexpr (sizeof(A) == 8) b = static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32);
-  else b = static_cast<A>(ip[3]);
-  if constexpr (F::kTraps) {
-    R r;
-    TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), b, r);
-    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
-    return t;
-  } else {
-    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2]), b));
-    return TrapCode::None;
-  }
+  const A b = sizeof(A) == 8 ? static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32) : static_cast<A>(ip[3]);
+  return binary_into<F, R, A, A>(fp, ip[1], rd<A>(fp, ip[2]), b);
 }
 
 // The condition of a fused compare-and-branch (vm/code.h): operands at ip[1], ip[2].
