@@ -33,17 +33,21 @@
 #
 #   --runs N      runs per runtime and program (default 5)
 #   --profiling   add wzvm --profile=cpu and --profile=instructions, as ratios to plain
+#   --base PATH   add another wzvm binary (an earlier commit's) as runtime `base`:
+#                 wzvm/base is a change's speed-up side by side, in the same run
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=build
 RUNS=5
 PROFILING=0
+BASE=
 PROGRAMS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --runs) RUNS=$2; shift ;;
     --profiling) PROFILING=1 ;;
+    --base) BASE=$(cd "$(dirname "$2")" && pwd)/$(basename "$2"); shift ;;
     --build) BUILD=$2; shift ;;
     -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     -*) echo "real.sh: unknown option $1" >&2; exit 2 ;;
@@ -96,6 +100,7 @@ done
 
 have() { command -v "$1" >/dev/null 2>&1; }
 RUNTIMES=(native wzvm)
+[ -n "$BASE" ] && RUNTIMES+=(base)
 have node && RUNTIMES+=(node)
 have wasm3 && RUNTIMES+=(wasm3)
 have iwasm && RUNTIMES+=(iwasm)
@@ -122,6 +127,7 @@ command_for() {
   fi
   case "$rt" in
     wzvm) CMD=("$WZVM" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    base) CMD=("$BASE" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     wzvm+cpu) CMD=("$WZVM" --profile=cpu --profile-out "$TMP/c.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     wzvm+instr) CMD=("$WZVM" --profile=instructions --profile-out "$TMP/i.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     node) CMD=(node --no-warnings "$NODE_RUNNER" "${wasi[@]}" "$wasm" "${args[@]}") ;;
