@@ -57,6 +57,7 @@ bool Profiler::graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& nod
   if (!go || callee->func_index < m.num_imported_funcs) return false;
   const vm::MemInst& mem = *inst->memories[0];
   const uint64_t sp = static_cast<uint32_t>(inst->globals[0]->value), g = inst->globals[2]->value;
+  stack_g_ = g;
   const uint32_t k = callee->func_index - m.num_imported_funcs;
   uint64_t pc = 0;
   if (sp < 8 || sp > mem.current_size() || !go->resume_pc(mem.data, mem.current_size(), sp, k, pc)) return false;
@@ -124,7 +125,13 @@ uint64_t Profiler::goroutine_of(const vm::FuncInst* func) const {
   uint64_t id = 0;
   const vm::MemInst& mem = *inst->memories[0];
   // Go's globals: 0 SP, 1 CTXT, 2 g (the running goroutine's g struct).
-  if (go) go->goroutine_id(mem.data, mem.current_size(), inst->globals[2]->value, id);
+  // On the scheduler's g0 (id 0) the sample gets no goroutine. A switch
+  // (gogo) sets g before the old goroutine's wasm frames unwind back to the
+  // scheduler loop; samples in that window show the old goroutine's stack,
+  // so they carry the goroutine the stack was resumed for, not the next one.
+  if (!go || !go->goroutine_id(mem.data, mem.current_size(), inst->globals[2]->value, id)) return 0;
+  if (stack_g_ && stack_g_ != inst->globals[2]->value && !go->goroutine_id(mem.data, mem.current_size(), stack_g_, id))
+    return 0;
   return id;
 }
 

@@ -158,7 +158,11 @@ class Profiler final : public vm::ProfileSink {
     uint64_t sp = 0, pc = 0, g = 0;
   };
   NextResume next_resume_;
-  // The goroutine running `func`'s code now, for a Go module (else 0).
+  // Go: the g that was running when the scheduler loop last resumed a
+  // function (the last graft): the goroutine whose frames the wasm stack
+  // holds until it unwinds back to that loop. 0 before the first.
+  uint64_t stack_g_ = 0;
+  // The goroutine whose stack a sample in `func` shows, for a Go module (else 0).
   uint64_t goroutine_of(const vm::FuncInst* func) const;
 
   Options options_;
