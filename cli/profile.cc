@@ -367,6 +367,8 @@ void ProfileSession::finish() {
   // from Go's tables, or, when those could not be read, it is said why.
   const profiler::Symbolizer& sym = profiler_->symbolizer(module_);
   if (!sym.go_note().empty()) std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
+  // CPython whose frames could not be read: its profile is the C one.
+  if (!sym.python_note().empty()) std::cerr << "wzvm: note: " << module_path_ << ": " << sym.python_note() << "\n";
   if (sym.built_by_go()) without_lines.erase(module_path_);
   for (const std::string& m : without_lines)
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "

@@ -42,11 +42,14 @@ LiveProfiler::Stack LiveProfiler::stack_of(uint32_t node) const {
 void LiveProfiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
   // With only a window asking, the Profiler gets no samples: it was not
   // asked for a CPU profile, and its tables would grow for nothing.
+  const bool window = cpu_open_.load(std::memory_order_relaxed);
+  GuestState state;
+  if (profiler_.options().cpu || window) state = profiler_.guest_state(node, func);
   if (profiler_.options().cpu) {
-    profiler_.on_cpu_sample(node, func, offset, cpu_ns);
+    profiler_.add_cpu_sample(node, func, offset, cpu_ns, state);
     samples_.fetch_add(1, std::memory_order_relaxed);
   }
-  if (cpu_open_.load(std::memory_order_relaxed)) {
+  if (window) {
     std::lock_guard lock(mu_);
     if (cpu_.open) {
       if (!profiler_.options().cpu) samples_.fetch_add(1, std::memory_order_relaxed);
@@ -57,7 +60,7 @@ void LiveProfiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_
         cpu_.start_unix_ns = unix_ns();
         cpu_.start_mono_ns = monotonic_ns();
       } else {
-        cpu_.samples.push_back({node, func, offset, cpu_ns});
+        cpu_.samples.push_back({node, func, offset, cpu_ns, std::move(state)});
         if (!cpu_.stacks.contains(node)) cpu_.stacks.emplace(node, stack_of(node));
       }
     }
@@ -258,7 +261,7 @@ LiveProfiler::Status LiveProfiler::cpu_profile(double seconds, pb::Profile& out,
     if (inserted) it->second = enter_stack(*p, w.stacks[n]);
     return it->second;
   };
-  for (const CpuSample& s : w.samples) p->on_cpu_sample(node_of(s.node), s.func, s.offset, s.cpu_ns);
+  for (const CpuSample& s : w.samples) p->add_cpu_sample(node_of(s.node), s.func, s.offset, s.cpu_ns, s.state);
   for (const auto& [n, h] : w.host) {
     // The Profiler counts calls one by one; its total wall time is the sum.
     uint32_t rn = node_of(n);

@@ -106,6 +106,7 @@ class LiveProfiler final : public vm::ProfileSink {
     const vm::FuncInst* func;
     int64_t offset;
     uint64_t cpu_ns;
+    GuestState state;  // read when the sample was taken, not at the replay
   };
   struct HostCalls {
     uint64_t count = 0, wall_ns = 0;

@@ -1,5 +1,6 @@
 #include "profiler/pprof.h"
 
+#include "profiler/cpython.h"
 #include "profiler/golang.h"
 
 #include <algorithm>
@@ -168,6 +169,59 @@ class Builder {
     last_tree_ = &tree;
     last_node_ = node;
   }
+  // A CPython sample's stack (CpuSite::python): the wasm stack as
+  // add_stack gives it, with each frame of the evaluation loop replaced by
+  // the Python frames it runs (innermost first), matched up from the
+  // outermost: an innermost loop frame with no group of its own (it has not
+  // pushed its _PyCFrame yet, or has popped it) stays a C frame.
+  void add_python_stack(pb::Sample* s, const CpuSite& site, const Profiler& prof) {
+    const vm::CallTree& tree = prof.tree();
+    const std::vector<std::vector<PyFrame>>& groups = prof.python_stack(site.python);
+    const vm::Instance* inst = site.func->instance;
+    const CPythonModule* py = prof.symbolizer(inst->module.get()).python();
+    const vm::FuncInst* eval = inst->funcs[py->eval_function()];
+    uint32_t evals = 0;
+    for (uint32_t n = site.node; n != vm::CallTree::kRoot; n = tree.node(n).parent) evals += tree.node(n).func == eval;
+    size_t keep = evals - groups.size(), next = 0;  // loop frames kept as C, groups used
+    std::vector<uint64_t> ids;
+    auto frame = [&](const vm::FuncInst* f, int64_t offset) {
+      if (f != eval || keep > 0) {
+        if (f == eval) --keep;
+        ids.push_back(location(f, offset));
+        return;
+      }
+      for (const PyFrame& pf : groups[next++]) ids.push_back(python_location(pf));
+    };
+    frame(site.func, site.offset);
+    for (uint32_t c = site.node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
+      frame(tree.node(n).func, site_of(tree, c));
+    auto* out = s->mutable_location_id();
+    out->Clear();
+    const bool elide = ids.size() > 2 * kStackEnd;
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (elide && i >= kStackEnd && i < ids.size() - kStackEnd) {
+        if (i == kStackEnd) out->Add(elided_location());
+        continue;
+      }
+      out->Add(ids[i]);
+    }
+    last_sample_ = nullptr;  // add_stack's reuse does not apply to the next sample
+  }
+  // One Location per Python function and line, in no mapping (the Python
+  // source is no part of the module).
+  uint64_t python_location(const PyFrame& f) {
+    const uint64_t fn = function(f.function, f.qualname, f.file, f.start_line);
+    auto [it, inserted] = python_locations_.try_emplace({fn, f.line}, 0);
+    if (!inserted) return it->second;
+    pb::Location* loc = p_.add_location();
+    it->second = static_cast<uint64_t>(p_.location_size());
+    loc->set_id(it->second);
+    pb::Line* line = loc->add_line();
+    line->set_function_id(fn);
+    line->set_line(f.line);
+    return it->second;
+  }
+
   // Interns the caller Locations of `node`'s stack before any sample's leaf:
   // a writer calls it for every sample's node first, so the few call sites
   // that recursions repeat thousands of times per stack get the low ids,
@@ -320,6 +374,7 @@ class Builder {
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
   uint64_t elided_location_ = 0;
   const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
   // The sample add_stack filled last, and its node in its tree.
@@ -358,7 +413,8 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
     for (const HostSite& h : host_sites) b.intern_callers(h.node, prof->tree());
     for (const CpuSite& s : cpu_sites) {
       pb::Sample* ps = p.add_sample();
-      b.add_stack(ps, b.location(s.func, s.offset), s.node, prof->tree());
+      if (s.python) b.add_python_stack(ps, s, *prof);
+      else b.add_stack(ps, b.location(s.func, s.offset), s.node, prof->tree());
       ps->add_value(static_cast<int64_t>(s.count));
       ps->add_value(static_cast<int64_t>(s.cpu_ns));
       ps->add_value(0);

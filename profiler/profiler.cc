@@ -135,13 +135,62 @@ uint64_t Profiler::goroutine_of(const vm::FuncInst* func) const {
   return id;
 }
 
+std::vector<std::vector<PyFrame>> Profiler::python_of(uint32_t node, const vm::FuncInst* func) const {
+  std::vector<std::vector<PyFrame>> groups;
+  const vm::Instance* inst = func ? func->instance : nullptr;
+  if (!inst || inst->memories.empty()) return groups;
+  const CPythonModule* py = symbolizer(inst->module.get()).python();
+  if (!py || py->eval_function() >= inst->funcs.size()) return groups;
+  const vm::FuncInst* eval = inst->funcs[py->eval_function()];
+  // The evaluation loop's frames on the wasm stack (the node's own function
+  // is the sampled frame's). Each has pushed its _PyCFrame once it has
+  // started; the innermost may not have yet, or has already popped it, so
+  // it may have no group: that one stays a C frame (pprof.cc).
+  uint32_t evals = 0;
+  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree().node(n).parent) evals += tree().node(n).func == eval;
+  if (!evals) return groups;
+  const vm::MemInst& mem = *inst->memories[0];
+  if (!py->walk(mem.data, mem.current_size(), groups) || groups.size() > evals || groups.size() + 1 < evals)
+    groups.clear();
+  return groups;
+}
+
+GuestState Profiler::guest_state(uint32_t node, const vm::FuncInst* func) const {
+  GuestState st;
+  st.goroutine = goroutine_of(func);
+  if (!st.goroutine) st.python = python_of(node, func);
+  return st;
+}
+
 void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
-  const uint64_t g = goroutine_of(func);
-  CpuSite& s = cpu_[CpuKey{node, offset, g}];
+  add_cpu_sample(node, func, offset, cpu_ns, guest_state(node, func));
+}
+
+void Profiler::add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
+                              const GuestState& state) {
+  uint32_t python = 0;
+  if (!state.python.empty()) {
+    // Interned by content: a loop's samples share a few stacks.
+    std::string key;
+    for (const auto& group : state.python) {
+      for (const PyFrame& f : group)
+        key.append(f.function).append(1, '\0').append(f.file).append(1, '\0') += std::to_string(f.start_line) + ':' +
+                                                                                 std::to_string(f.line) + '\1';
+      key += '\2';
+    }
+    auto [it, inserted] = python_ids_.try_emplace(std::move(key), 0);
+    if (inserted) {
+      python_stacks_.push_back(state.python);
+      it->second = static_cast<uint32_t>(python_stacks_.size());
+    }
+    python = it->second;
+  }
+  CpuSite& s = cpu_[CpuKey{node, offset, state.goroutine, python}];
   s.node = node;
   s.func = func;
   s.offset = offset;
-  s.goroutine = g;
+  s.goroutine = state.goroutine;
+  s.python = python;
   s.count++;
   s.cpu_ns += cpu_ns;
 }
@@ -186,7 +235,7 @@ std::vector<CpuSite> Profiler::cpu_sites() const {
   for (const auto& [k, s] : cpu_) out.push_back(s);
   std::sort(out.begin(), out.end(),
             [](const CpuSite& a, const CpuSite& b) {
-              return std::tie(a.node, a.offset, a.goroutine) < std::tie(b.node, b.offset, b.goroutine);
+              return std::tie(a.node, a.offset, a.goroutine, a.python) < std::tie(b.node, b.offset, b.goroutine, b.python);
             });
   return out;
 }

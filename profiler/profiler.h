@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "profiler/cpython.h"
 #include "profiler/memory.h"
 #include "profiler/sampler.h"
 #include "vm/profiling.h"
@@ -54,6 +55,15 @@ struct CpuSite {
   uint64_t count = 0;   // samples
   uint64_t cpu_ns = 0;  // guest CPU time they weigh
   uint64_t goroutine = 0;  // Go: the running goroutine's id (0: none, or not Go)
+  uint32_t python = 0;     // CPython: the Python stack (Profiler::python_stack), 0: none
+};
+
+// What a sample reads of the guest's own state, at the moment it is taken:
+// Go's running goroutine, CPython's Python frames (profiler/cpython.h), one
+// group per evaluation-loop frame of the wasm stack, innermost first.
+struct GuestState {
+  uint64_t goroutine = 0;
+  std::vector<std::vector<PyFrame>> python;
 };
 
 // Aggregated host calls at one call-tree node (the host function under its caller).
@@ -127,8 +137,15 @@ class Profiler final : public vm::ProfileSink {
   uint64_t start_mono_ns() const { return start_mono_ns_; }
   uint64_t duration_ns() const { return duration_ns_; }
 
-  // vm::ProfileSink
+  // vm::ProfileSink: guest_state() now, then add_cpu_sample().
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
+  // The guest's state for a sample in `func` at call-tree node `node`, read
+  // from its memory now (on the interpreter thread, while it is stopped).
+  GuestState guest_state(uint32_t node, const vm::FuncInst* func) const;
+  void add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
+                      const GuestState& state);
+  // CPU samples' Python stacks by CpuSite::python (1-based), as GuestState has them.
+  const std::vector<std::vector<PyFrame>>& python_stack(uint32_t id) const { return python_stacks_[id - 1]; }
   // Go: the goroutine's callers, walked up its stack in linear memory (profiler/golang.h).
   bool graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
@@ -144,12 +161,13 @@ class Profiler final : public vm::ProfileSink {
     uint32_t node;
     int64_t offset;
     uint64_t goroutine;
+    uint32_t python;
     bool operator==(const CpuKey&) const = default;
   };
   struct CpuKeyHash {
     size_t operator()(const CpuKey& k) const {
       return (static_cast<size_t>(k.node) * 0x9E3779B97F4A7C15ull) ^ static_cast<size_t>(k.offset) ^
-             (k.goroutine << 32);
+             (k.goroutine << 32) ^ (static_cast<size_t>(k.python) << 20);
     }
   };
   // Go: the frame the next grafted call resumes when the last one returns.
@@ -164,6 +182,11 @@ class Profiler final : public vm::ProfileSink {
   uint64_t stack_g_ = 0;
   // The goroutine whose stack a sample in `func` shows, for a Go module (else 0).
   uint64_t goroutine_of(const vm::FuncInst* func) const;
+  // CPython: the Python frames of the evaluation-loop frames on the stack
+  // at `node` (empty when they cannot be matched up: the C stack stays).
+  std::vector<std::vector<PyFrame>> python_of(uint32_t node, const vm::FuncInst* func) const;
+  std::vector<std::vector<std::vector<PyFrame>>> python_stacks_;
+  std::unordered_map<std::string, uint32_t> python_ids_;
 
   Options options_;
   vm::Profiling profiling_;

@@ -1,5 +1,6 @@
 #include "profiler/symbolize.h"
 
+#include "profiler/cpython.h"
 #include "profiler/golang.h"
 
 #include <algorithm>
@@ -272,6 +273,117 @@ class DwarfReader {
   }
   // Reads unit `u` into the tables; finish() then rebuilds the
   // Symbolizer's lookup table from every unit read so far.
+  // ---- data layout (Symbolizer::layout) ----
+  // Records, among unit `u`'s top-level DIEs, the first definition of each
+  // type named in `types` (struct, union or typedef; declarations are not
+  // definitions) and the address of each variable named in `variables`
+  // (a DW_OP_addr location). Entries still 0 / kUnknown are looked for.
+  static constexpr uint64_t kUnknown = UINT64_MAX;
+  void scan_definitions(const Unit& u, std::map<std::string, Dwarf_Off, std::less<>>& types,
+                        std::map<std::string, uint64_t, std::less<>>& variables) {
+    Dwarf_Die cu = nullptr;
+    if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
+      clear();
+      return;
+    }
+    Dwarf_Die child = nullptr;
+    int rc = dwarf_child(cu, &child, &err_);
+    while (rc == DW_DLV_OK) {
+      Dwarf_Half tag = 0;
+      const char* name = dwarf_tag(child, &tag, &err_) == DW_DLV_OK ? string(child, DW_AT_name) : nullptr;
+      if (!name) clear();
+      if (name && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_typedef)) {
+        auto it = types.find(std::string_view(name));
+        Dwarf_Off off = 0;
+        if (it != types.end() && !it->second && !has(child, DW_AT_declaration) && dwarf_dieoffset(child, &off, &err_) == DW_DLV_OK)
+          it->second = off;
+      } else if (name && tag == DW_TAG_variable) {
+        auto it = variables.find(std::string_view(name));
+        if (it != variables.end() && it->second == kUnknown) address(child, it->second);
+      }
+      Dwarf_Die next = nullptr;
+      rc = dwarf_siblingof_b(dbg_, child, true, &next, &err_);
+      dwarf_dealloc_die(child);
+      child = next;
+    }
+    if (rc == DW_DLV_ERROR) clear();
+    dwarf_dealloc_die(cu);
+  }
+
+  // Where member path `path` ("a.b.c") lies in the type whose DIE is at
+  // `type`; an empty path gives the type's own size. False when a part is
+  // missing, or a type on the way is only declared.
+  bool member(Dwarf_Off type, std::string_view path, Symbolizer::Field& out) {
+    out = {};
+    for (int guard = 0; guard < 64; ++guard) {
+      Dwarf_Off t = strip(type);
+      if (!t) return false;
+      Dwarf_Die die = nullptr;
+      if (dwarf_offdie_b(dbg_, t, true, &die, &err_) != DW_DLV_OK) return clear(), false;
+      if (path.empty()) {
+        bool ok = udata(die, DW_AT_byte_size, out.size);
+        // Pointers usually have no size of their own: the unit's address size.
+        Dwarf_Half tag = 0, bytes = 0;
+        if (!ok && dwarf_tag(die, &tag, &err_) == DW_DLV_OK && tag == DW_TAG_pointer_type &&
+            dwarf_get_die_address_size(die, &bytes, &err_) == DW_DLV_OK)
+          out.size = bytes, ok = true;
+        clear();
+        dwarf_dealloc_die(die);
+        return ok;
+      }
+      const size_t dot = path.find('.');
+      const std::string_view part = path.substr(0, dot);
+      path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
+      Dwarf_Half tag = 0;
+      bool found = false;
+      if (dwarf_tag(die, &tag, &err_) == DW_DLV_OK && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) &&
+          !has(die, DW_AT_declaration)) {
+        Dwarf_Die child = nullptr;
+        int rc = dwarf_child(die, &child, &err_);
+        while (rc == DW_DLV_OK && !found) {
+          const char* name = dwarf_tag(child, &tag, &err_) == DW_DLV_OK && tag == DW_TAG_member
+                                 ? string(child, DW_AT_name) : nullptr;
+          if (name && part == name) {
+            uint64_t at = 0, bits = 0, size = 0, msb = 0;
+            // A union's members have no location: they start at 0.
+            udata(child, DW_AT_data_member_location, at);
+            out.bit_offset = out.bit_size = 0;
+            if (udata(child, DW_AT_bit_size, size)) {
+              out.bit_size = static_cast<uint32_t>(size);
+              // DWARF 5 counts a bit field's bits from the start of the
+              // struct; DWARF 4's DW_AT_bit_offset from the most
+              // significant bit of a storage unit of DW_AT_byte_size bytes
+              // at the member's location (little-endian wasm: flip it).
+              uint64_t unit = 0;
+              if (udata(child, DW_AT_data_bit_offset, bits)) at = bits / 8, bits %= 8;
+              else if (udata(child, DW_AT_bit_offset, msb) && udata(child, DW_AT_byte_size, unit) && unit * 8 >= msb + size)
+                bits = unit * 8 - msb - size, at += bits / 8, bits %= 8;
+              out.bit_offset = static_cast<uint32_t>(bits);
+            }
+            out.offset += at;
+            found = reference(child, DW_AT_type, type);
+          }
+          Dwarf_Die next = nullptr;
+          if (!found) rc = dwarf_siblingof_b(dbg_, child, true, &next, &err_);
+          dwarf_dealloc_die(child);
+          child = next;
+        }
+        if (rc == DW_DLV_ERROR) clear();
+      } else {
+        clear();
+      }
+      dwarf_dealloc_die(die);
+      if (!found) return false;
+      if (path.empty()) {
+        // The member's own size: from its type (a bit field has bit_size).
+        Symbolizer::Field sized;
+        if (!out.bit_size && member(type, "", sized)) out.size = sized.size;
+        return true;
+      }
+    }
+    return false;
+  }
+
   void load(Unit& u) {
     u.loaded = true;
     Dwarf_Die cu = nullptr;
@@ -314,6 +426,44 @@ class DwarfReader {
     dwarf_dealloc_attribute(a);
     out = v;
     return rc == DW_DLV_OK;
+  }
+  bool has(Dwarf_Die die, Dwarf_Half name) {
+    Dwarf_Bool yes = false;
+    if (dwarf_hasattr(die, name, &yes, &err_) != DW_DLV_OK) clear();
+    return yes;
+  }
+  // A variable's address: a location that is one DW_OP_addr.
+  bool address(Dwarf_Die die, uint64_t& out) {
+    Dwarf_Attribute a;
+    if (!attr(die, DW_AT_location, a)) return false;
+    Dwarf_Unsigned len = 0;
+    Dwarf_Ptr bytes = nullptr;
+    int rc = dwarf_formexprloc(a, &len, &bytes, &err_);
+    if (rc == DW_DLV_ERROR) clear();
+    dwarf_dealloc_attribute(a);
+    const auto* p = static_cast<const uint8_t*>(bytes);
+    if (rc != DW_DLV_OK || len < 2 || len > 9 || p[0] != DW_OP_addr) return false;
+    out = 0;
+    for (Dwarf_Unsigned i = len - 1; i >= 1; --i) out = out << 8 | p[i];  // little-endian
+    return true;
+  }
+  // `type` with typedefs and qualifiers taken off (0: none, or a loop).
+  Dwarf_Off strip(Dwarf_Off type) {
+    for (int guard = 0; guard < 32; ++guard) {
+      Dwarf_Die die = nullptr;
+      if (dwarf_offdie_b(dbg_, type, true, &die, &err_) != DW_DLV_OK) return clear(), 0;
+      Dwarf_Half tag = 0;
+      if (dwarf_tag(die, &tag, &err_) != DW_DLV_OK) clear();
+      const bool through = tag == DW_TAG_typedef || tag == DW_TAG_const_type || tag == DW_TAG_volatile_type ||
+                           tag == DW_TAG_atomic_type;
+      Dwarf_Off next = 0;
+      const bool ok = through && reference(die, DW_AT_type, next);
+      dwarf_dealloc_die(die);
+      if (!through) return type;
+      if (!ok) return 0;
+      type = next;
+    }
+    return 0;
   }
   // The string is in a debug section (libdwarf's formstring does not copy).
   const char* string(Dwarf_Die die, Dwarf_Half name) {
@@ -900,6 +1050,60 @@ void Symbolizer::read_units(Pred wanted) const {
     --lazy_->unloaded;
   }
   if (libdwarf_lock) lazy_->reader->finish();  // once for all the units just read
+}
+
+bool Symbolizer::layout(std::map<std::string, Field>& fields, std::map<std::string, uint64_t>& variables,
+                        std::string& why) const {
+  if (!lazy_ || !lazy_->reader) {
+    why = "the module has no DWARF (.debug_info)";
+    return false;
+  }
+  // The types the paths start from, then every unit until each is defined.
+  std::map<std::string, Dwarf_Off, std::less<>> types;
+  for (const auto& [path, f] : fields) types.emplace(path.substr(0, path.find('.')), 0);
+  std::map<std::string, uint64_t, std::less<>> vars;
+  for (const auto& [name, a] : variables) vars.emplace(name, DwarfReader::kUnknown);
+  std::lock_guard libdwarf_lock(libdwarf_mu());
+  auto missing = [&] {
+    return std::any_of(types.begin(), types.end(), [](const auto& t) { return !t.second; }) ||
+           std::any_of(vars.begin(), vars.end(), [](const auto& v) { return v.second == DwarfReader::kUnknown; });
+  };
+  for (const DwarfReader::Unit& u : lazy_->units) {
+    if (!missing()) break;
+    lazy_->reader->scan_definitions(u, types, vars);
+  }
+  for (auto& [name, a] : variables) {
+    a = vars[name];
+    if (a == DwarfReader::kUnknown) {
+      why = "DWARF has no address for variable " + name;
+      return false;
+    }
+  }
+  for (auto& [path, f] : fields) {
+    const size_t dot = path.find('.');
+    const Dwarf_Off root = types[path.substr(0, dot)];
+    if (!root) {
+      why = "DWARF does not define " + path.substr(0, dot);
+      return false;
+    }
+    if (!lazy_->reader->member(root, dot == std::string::npos ? "" : std::string_view(path).substr(dot + 1), f)) {
+      why = "DWARF has no " + path;
+      return false;
+    }
+  }
+  return true;
+}
+
+const CPythonModule* Symbolizer::python() const {
+  if (!python_read_) {
+    python_read_ = true;
+    if (!go_) python_ = CPythonModule::read(module_, *this, python_note_);
+  }
+  return python_.get();
+}
+const std::string& Symbolizer::python_note() const {
+  python();
+  return python_note_;
 }
 
 bool Symbolizer::has_line_numbers() const {

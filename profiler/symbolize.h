@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -36,6 +37,7 @@
 namespace wzvm::profiler {
 
 class GoModule;
+class CPythonModule;
 
 // One frame of source: a function and where in it execution is. Views point
 // into the Symbolizer (or the Module) and live as long as they do.
@@ -90,6 +92,20 @@ class Symbolizer {
   // from the name section, exports or indices).
   bool has_dwarf_functions() const;
 
+  // Data layout from DWARF, for runtimes whose state the profiler reads
+  // from linear memory (profiler/cpython.h). `fields` maps "Type.a.b" to
+  // where member a.b lies in Type (a struct, union or typedef name), and
+  // "Type" to its size; `variables` maps a global variable's name to its
+  // address. False with `why` naming the first one DWARF does not give.
+  struct Field {
+    uint64_t offset = 0;     // bytes from the start of the type
+    uint32_t bit_offset = 0; // a bit field: its first bit in the byte at `offset`
+    uint32_t bit_size = 0;   // a bit field: its width; 0 otherwise
+    uint64_t size = 0;       // the member's (or the type's) size in bytes
+  };
+  bool layout(std::map<std::string, Field>& fields, std::map<std::string, uint64_t>& variables,
+              std::string& why) const;
+
   // Why DWARF sections present in the module were not used, or "".
   const std::string& warning() const;
 
@@ -103,6 +119,11 @@ class Symbolizer {
   // could be read; go_note() says why not, or is empty.
   bool built_by_go() const { return built_by_go_; }
   const std::string& go_note() const { return go_note_; }
+  // The module is CPython and its frames can be read (profiler/cpython.h),
+  // else null; python_note() says why a CPython module's cannot. Read on
+  // first call (it looks up DWARF types).
+  const CPythonModule* python() const;
+  const std::string& python_note() const;
 
   // Internal tables, public so the DWARF reader (symbolize.cc) can fill them.
   static constexpr uint32_t kNone = UINT32_MAX;
@@ -159,6 +180,9 @@ class Symbolizer {
   std::unique_ptr<GoModule> go_;
   bool built_by_go_ = false;
   std::string go_note_;
+  mutable bool python_read_ = false;
+  mutable std::unique_ptr<CPythonModule> python_;
+  mutable std::string python_note_;
   std::vector<SourceFrame> go_lookup(uint32_t address, std::optional<uint32_t> func_index) const;
 };
 

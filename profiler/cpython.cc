@@ -1,0 +1,314 @@
+#include "profiler/cpython.h"
+
+#include <cstring>
+#include <map>
+#include <string_view>
+
+#include "profiler/symbolize.h"
+
+namespace wzvm::profiler {
+
+namespace {
+
+// Deeper chains than these are not stacks a program has: memory that loops.
+constexpr int kMaxGroups = 4096;
+constexpr int kMaxFramesPerGroup = 65536;
+constexpr uint32_t kMaxText = 4096;
+
+bool u32(const uint8_t* mem, uint64_t size, uint64_t at, uint32_t& v) {
+  if (at > size || size - at < 4) return false;
+  std::memcpy(&v, mem + at, 4);
+  return true;
+}
+
+void append_utf8(std::string& out, uint32_t c) {
+  if (c < 0x80) {
+    out += static_cast<char>(c);
+  } else if (c < 0x800) {
+    out += static_cast<char>(0xC0 | c >> 6);
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else if (c < 0x10000) {
+    out += static_cast<char>(0xE0 | c >> 12);
+    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | c >> 18);
+    out += static_cast<char>(0x80 | (c >> 12 & 0x3F));
+    out += static_cast<char>(0x80 | (c >> 6 & 0x3F));
+    out += static_cast<char>(0x80 | (c & 0x3F));
+  }
+}
+
+// "json/encoder.py" -> "encoder", "pkg/__init__.py" -> "pkg": the name a
+// file's functions are shown under (a script's is its file name, as
+// cProfile shows it, not "__main__").
+std::string module_name(std::string_view file) {
+  auto base = [](std::string_view p) {
+    size_t slash = p.find_last_of('/');
+    return slash == std::string_view::npos ? p : p.substr(slash + 1);
+  };
+  std::string_view stem = base(file);
+  if (stem.size() > 3 && stem.substr(stem.size() - 3) == ".py") stem.remove_suffix(3);
+  if (stem == "__init__") {
+    size_t slash = file.find_last_of('/');
+    if (slash != std::string_view::npos) stem = base(file.substr(0, slash));
+  }
+  return std::string(stem);
+}
+
+}  // namespace
+
+// Where each field the walk reads lies, from DWARF (names as in CPython's
+// headers: struct tags, or the typedef of an anonymous struct).
+struct CPythonModule::Layout {
+  uint32_t runtime = 0, code_type = 0, unicode_type = 0, bytes_type = 0;
+  using F = Symbolizer::Field;
+  F tstate_current, cframe, root_cframe, current_frame, cframe_previous;
+  F f_code, f_previous, prev_instr, is_entry;
+  F ob_type, co_filename, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
+  F bytes_size, bytes_data;
+  F ascii_size, compact_size, length, kind, compact, ascii;
+
+  bool ptr(const uint8_t* mem, uint64_t size, uint64_t base, const F& f, uint32_t& v) const {
+    return u32(mem, size, base + f.offset, v);
+  }
+  uint32_t bits(const uint8_t* mem, uint64_t size, uint64_t base, const F& f) const {
+    uint32_t v = 0;
+    if (!u32(mem, size, base + f.offset, v)) return 0;
+    return f.bit_size >= 32 ? v : (v >> f.bit_offset) & ((1u << f.bit_size) - 1);
+  }
+  bool has_type(const uint8_t* mem, uint64_t size, uint32_t object, uint32_t type) const {
+    uint32_t t = 0;
+    return object && ptr(mem, size, object, ob_type, t) && t == type;
+  }
+};
+
+CPythonModule::~CPythonModule() = default;
+
+std::unique_ptr<CPythonModule> CPythonModule::read(const vm::Module& module, const Symbolizer& sym,
+                                                   std::string& note) {
+  // The evaluation loop, by the name section: without it (a stripped
+  // module, or not CPython) there is nothing to replace.
+  uint32_t eval = UINT32_MAX;
+  if (!module.names.functions.empty())
+    for (uint32_t f = module.num_imported_funcs; f < module.func_type_indices.size(); ++f)
+      if (module.function_name(f) == "_PyEval_EvalFrameDefault") {
+        eval = f;
+        break;
+      }
+  if (eval == UINT32_MAX) return nullptr;
+
+  std::map<std::string, uint64_t> vars{
+      {"_PyRuntime", 0}, {"Py_Version", 0}, {"PyCode_Type", 0}, {"PyUnicode_Type", 0}, {"PyBytes_Type", 0}};
+  const char* paths[] = {
+      "pyruntimestate.gilstate.tstate_current._value",
+      "_ts.cframe",
+      "_ts.root_cframe",
+      "_PyCFrame.current_frame",
+      "_PyCFrame.previous",
+      "_PyInterpreterFrame.f_code",
+      "_PyInterpreterFrame.previous",
+      "_PyInterpreterFrame.prev_instr",
+      "_PyInterpreterFrame.is_entry",
+      "_object.ob_type",
+      "PyCodeObject.co_filename",
+      "PyCodeObject.co_qualname",
+      "PyCodeObject.co_linetable",
+      "PyCodeObject.co_firstlineno",
+      "PyCodeObject.co_code_adaptive",
+      "PyBytesObject.ob_base.ob_size",
+      "PyBytesObject.ob_sval",
+      "PyASCIIObject",
+      "PyCompactUnicodeObject",
+      "PyASCIIObject.length",
+      "PyASCIIObject.state.kind",
+      "PyASCIIObject.state.compact",
+      "PyASCIIObject.state.ascii",
+  };
+  std::map<std::string, Symbolizer::Field> fields;
+  for (const char* p : paths) fields[p];
+  std::string why;
+  if (!sym.layout(fields, vars, why)) {
+    note = "CPython's frames cannot be read (" + why + "): profiled at the C level";
+    return nullptr;
+  }
+  // Py_Version is a constant in the data segments.
+  uint32_t version = 0;
+  bool found = false;
+  for (const vm::DataSegment& d : module.datas) {
+    if (d.mode != vm::SegmentMode::Active || d.memory != 0 || d.offset.code.size() != 1 ||
+        d.offset.code[0].op != vm::ConstInstr::Op::I32Const)
+      continue;
+    const uint64_t at = static_cast<uint32_t>(d.offset.code[0].value);
+    if (vars["Py_Version"] >= at && vars["Py_Version"] + 4 <= at + d.size) {
+      std::memcpy(&version, module.bytes.data() + d.data_offset + (vars["Py_Version"] - at), 4);
+      found = true;
+    }
+  }
+  if (!found) {
+    note = "CPython's version (Py_Version) is not in the module's data: profiled at the C level";
+    return nullptr;
+  }
+  if ((version >> 16) != 0x030B) {
+    note = "CPython " + std::to_string(version >> 24) + "." + std::to_string(version >> 16 & 0xFF) +
+           " is not one whose frames wzvm reads (3.11): profiled at the C level";
+    return nullptr;
+  }
+  // wasm32: every pointer the walk follows is 4 bytes.
+  for (const char* p : {"pyruntimestate.gilstate.tstate_current._value", "_ts.cframe", "_PyCFrame.current_frame",
+                        "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_linetable"})
+    if (fields[p].size != 4) {
+      note = std::string("CPython's ") + p + " is not a 4-byte pointer: profiled at the C level";
+      return nullptr;
+    }
+
+  std::unique_ptr<CPythonModule> py(new CPythonModule);
+  py->version_ = version;
+  py->eval_function_ = eval;
+  py->l_ = std::make_unique<Layout>();
+  Layout& l = *py->l_;
+  l.runtime = static_cast<uint32_t>(vars["_PyRuntime"]);
+  l.code_type = static_cast<uint32_t>(vars["PyCode_Type"]);
+  l.unicode_type = static_cast<uint32_t>(vars["PyUnicode_Type"]);
+  l.bytes_type = static_cast<uint32_t>(vars["PyBytes_Type"]);
+  l.tstate_current = fields["pyruntimestate.gilstate.tstate_current._value"];
+  l.cframe = fields["_ts.cframe"];
+  l.root_cframe = fields["_ts.root_cframe"];
+  l.current_frame = fields["_PyCFrame.current_frame"];
+  l.cframe_previous = fields["_PyCFrame.previous"];
+  l.f_code = fields["_PyInterpreterFrame.f_code"];
+  l.f_previous = fields["_PyInterpreterFrame.previous"];
+  l.prev_instr = fields["_PyInterpreterFrame.prev_instr"];
+  l.is_entry = fields["_PyInterpreterFrame.is_entry"];
+  l.is_entry.bit_size = static_cast<uint32_t>(8 * l.is_entry.size);
+  l.ob_type = fields["_object.ob_type"];
+  l.co_filename = fields["PyCodeObject.co_filename"];
+  l.co_qualname = fields["PyCodeObject.co_qualname"];
+  l.co_linetable = fields["PyCodeObject.co_linetable"];
+  l.co_firstlineno = fields["PyCodeObject.co_firstlineno"];
+  l.co_code_adaptive = fields["PyCodeObject.co_code_adaptive"];
+  l.bytes_size = fields["PyBytesObject.ob_base.ob_size"];
+  l.bytes_data = fields["PyBytesObject.ob_sval"];
+  l.ascii_size = fields["PyASCIIObject"];
+  l.compact_size = fields["PyCompactUnicodeObject"];
+  l.length = fields["PyASCIIObject.length"];
+  l.kind = fields["PyASCIIObject.state.kind"];
+  l.compact = fields["PyASCIIObject.state.compact"];
+  l.ascii = fields["PyASCIIObject.state.ascii"];
+  return py;
+}
+
+bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const {
+  groups.clear();
+  const Layout& l = *l_;
+  uint32_t ts = 0, cf = 0;
+  if (!l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) || !ts || !l.ptr(mem, mem_size, ts, l.cframe, cf))
+    return false;
+  const uint64_t root = uint64_t{ts} + l.root_cframe.offset;
+  for (int depth = 0; cf && cf != root; ++depth) {
+    uint32_t f = 0;
+    if (depth == kMaxGroups || !l.ptr(mem, mem_size, cf, l.current_frame, f) || !f) return groups.clear(), false;
+    std::vector<PyFrame>& g = groups.emplace_back();
+    for (int n = 0; f; ++n) {
+      if (n == kMaxFramesPerGroup || !frame(mem, mem_size, f, g.emplace_back())) return groups.clear(), false;
+      if (l.bits(mem, mem_size, f, l.is_entry) & 0xFF) break;
+      if (!l.ptr(mem, mem_size, f, l.f_previous, f)) return groups.clear(), false;
+    }
+    if (!l.ptr(mem, mem_size, cf, l.cframe_previous, cf)) return groups.clear(), false;
+  }
+  return true;
+}
+
+bool CPythonModule::frame(const uint8_t* mem, uint64_t mem_size, uint32_t frame_addr, PyFrame& out) const {
+  const Layout& l = *l_;
+  uint32_t code = 0, prev = 0, first = 0, filename = 0, qualname = 0;
+  if (!l.ptr(mem, mem_size, frame_addr, l.f_code, code) || !l.has_type(mem, mem_size, code, l.code_type) ||
+      !l.ptr(mem, mem_size, frame_addr, l.prev_instr, prev) ||
+      !l.ptr(mem, mem_size, code, l.co_firstlineno, first) || !l.ptr(mem, mem_size, code, l.co_filename, filename) ||
+      !l.ptr(mem, mem_size, code, l.co_qualname, qualname) || !text(mem, mem_size, filename, out.file) ||
+      !text(mem, mem_size, qualname, out.qualname))
+    return false;
+  out.start_line = static_cast<int32_t>(first) > 0 ? first : 0;
+  out.function = module_name(out.file) + "." + out.qualname;
+  // prev_instr is the instruction being executed (or, before the first, the
+  // code unit before it): code units are 2 bytes.
+  const int64_t index = (int64_t{prev} - int64_t{code} - int64_t(l.co_code_adaptive.offset)) / 2;
+  out.line = line_of(mem, mem_size, code, index);
+  return true;
+}
+
+bool CPythonModule::text(const uint8_t* mem, uint64_t mem_size, uint32_t object, std::string& out) const {
+  const Layout& l = *l_;
+  out.clear();
+  uint32_t length = 0;
+  if (!l.has_type(mem, mem_size, object, l.unicode_type) || !l.bits(mem, mem_size, object, l.compact) ||
+      !l.ptr(mem, mem_size, object, l.length, length) || length > kMaxText)
+    return false;
+  const bool ascii = l.bits(mem, mem_size, object, l.ascii);
+  const uint32_t kind = ascii ? 1 : l.bits(mem, mem_size, object, l.kind);
+  if (kind != 1 && kind != 2 && kind != 4) return false;
+  const uint64_t data = uint64_t{object} + (ascii ? l.ascii_size.size : l.compact_size.size);
+  if (data > mem_size || mem_size - data < uint64_t{length} * kind) return false;
+  for (uint32_t i = 0; i < length; ++i) {
+    uint32_t c = 0;
+    std::memcpy(&c, mem + data + uint64_t{i} * kind, kind);
+    append_utf8(out, c);
+  }
+  return true;
+}
+
+// The 3.11 location table: entries of one header byte (1 CCCC LLL: code C,
+// L + 1 code units) and its operands; codes 0-9 keep the line (one column
+// byte), 10-12 add C - 10 (two column bytes), 13 adds a signed varint,
+// 14 a signed varint then three varints (end line, columns), 15 says the
+// instructions have no line. Varints are 6 bits a byte, bit 6 continuing.
+uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
+  const Layout& l = *l_;
+  uint32_t first = 0, table = 0, size = 0;
+  if (!l.ptr(mem, mem_size, code, l.co_firstlineno, first) || !l.ptr(mem, mem_size, code, l.co_linetable, table) ||
+      !l.has_type(mem, mem_size, table, l.bytes_type) || !l.ptr(mem, mem_size, table, l.bytes_size, size))
+    return 0;
+  int64_t line = static_cast<int32_t>(first);
+  if (index < 0) return line > 0 ? static_cast<uint32_t>(line) : 0;
+  const uint64_t begin = uint64_t{table} + l.bytes_data.offset;
+  if (begin > mem_size || mem_size - begin < size) return 0;
+  const uint8_t* p = mem + begin;
+  const uint8_t* end = p + size;
+  auto varint = [&](uint64_t& v) {
+    v = 0;
+    for (int shift = 0; p < end && shift < 64; shift += 6) {
+      const uint8_t b = *p++;
+      v |= uint64_t(b & 63) << shift;
+      if (!(b & 64)) return true;
+    }
+    return false;
+  };
+  int64_t at = 0;  // code units
+  while (p < end) {
+    const uint8_t head = *p++;
+    if (!(head & 0x80)) return 0;  // not an entry's start: malformed
+    const int kind = head >> 3 & 15;
+    const int64_t units = (head & 7) + 1;
+    int64_t delta = 0;
+    uint64_t v = 0;
+    if (kind == 15) {
+    } else if (kind == 14 || kind == 13) {
+      if (!varint(v)) return 0;
+      delta = (v & 1) ? -int64_t(v >> 1) : int64_t(v >> 1);
+      if (kind == 14)
+        for (int i = 0; i < 3; ++i)
+          if (!varint(v)) return 0;
+    } else if (kind >= 10) {
+      delta = kind - 10;
+      p += 2;
+    } else {
+      p += 1;
+    }
+    line += delta;
+    if (index < at + units) return kind == 15 || line <= 0 ? 0 : static_cast<uint32_t>(line);
+    at += units;
+  }
+  return 0;
+}
+
+}  // namespace wzvm::profiler

@@ -1,0 +1,80 @@
+#pragma once
+// CPython programs (python.wasm built for wasm32-wasi, CPython 3.11) read as
+// Python: at a sample, the running thread's chain of Python frames is read
+// from linear memory, so a profile shows Python functions, files and lines
+// in place of the C evaluation loop that runs them.
+//
+// What CPython 3.11 does that this relies on:
+//  - `_PyRuntime.gilstate.tstate_current` is the running thread's state, and
+//    its `cframe` the innermost `_PyCFrame`: every call of the evaluation
+//    loop (`_PyEval_EvalFrameDefault`) pushes one on the C stack and links
+//    it to the one before (`previous`); the thread's own `root_cframe` is
+//    the outermost and belongs to no evaluation.
+//  - a `_PyCFrame`'s `current_frame` is the innermost Python frame that
+//    evaluation runs; Python-to-Python calls stay in the same C call, and
+//    the frames it runs are linked by `previous` down to the one it was
+//    entered with (`is_entry`).
+//  - a frame's `prev_instr` points into its code object's
+//    `co_code_adaptive`; `co_linetable` (the 3.11 location table) maps the
+//    instruction to a line, `co_qualname` and `co_filename` name it.
+// Every offset comes from the module's DWARF (Symbolizer::layout), none is
+// written here; the version is `Py_Version`'s value. A module without
+// DWARF, or of another version, is profiled at the C level, with one note.
+// Every pointer read is checked (inside memory, code objects have
+// PyCode_Type, strings PyUnicode_Type), and a chain that does not check out
+// gives no Python frames rather than wrong ones.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vm/module.h"
+
+namespace wzvm::profiler {
+
+class Symbolizer;
+
+// One Python frame: the code object it runs and its current line.
+struct PyFrame {
+  std::string function;  // "module.Class.method": the file's module name, then co_qualname
+  std::string qualname;  // co_qualname
+  std::string file;      // co_filename, as the guest sees it
+  uint32_t start_line = 0;  // co_firstlineno
+  uint32_t line = 0;        // 0: unknown
+};
+
+class CPythonModule {
+ public:
+  // CPython, recognised by its `_PyRuntime` and `Py_Version` variables and
+  // its `_PyEval_EvalFrameDefault` function; null when `module` is not.
+  // When it is CPython but cannot be walked (no DWARF, another version, a
+  // layout DWARF does not give), null too, and `note` says why.
+  static std::unique_ptr<CPythonModule> read(const vm::Module& module, const Symbolizer& sym, std::string& note);
+  ~CPythonModule();
+
+  uint32_t version() const { return version_; }  // PY_VERSION_HEX, e.g. 0x030B02F0
+  // Index (imports included) of the evaluation loop's wasm function.
+  uint32_t eval_function() const { return eval_function_; }
+
+  // The running thread's Python frames, one group per call of the
+  // evaluation loop, innermost call first; within a group, innermost frame
+  // first. False (and `groups` empty) when the chain does not check out.
+  bool walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const;
+
+  // The line of code-unit `index` in the code object at `code` from its
+  // location table (exposed for tests); 0 when it has none.
+  uint32_t line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const;
+
+ private:
+  CPythonModule() = default;
+  struct Layout;
+  bool frame(const uint8_t* mem, uint64_t mem_size, uint32_t frame_addr, PyFrame& out) const;
+  bool text(const uint8_t* mem, uint64_t mem_size, uint32_t object, std::string& out) const;
+
+  std::unique_ptr<Layout> l_;
+  uint32_t version_ = 0;
+  uint32_t eval_function_ = 0;
+};
+
+}  // namespace wzvm::profiler
