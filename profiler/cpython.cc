@@ -262,6 +262,8 @@ bool CPythonModule::text(const uint8_t* mem, uint64_t mem_size, uint32_t object,
 // byte), 10-12 add C - 10 (two column bytes), 13 adds a signed varint,
 // 14 a signed varint then three varints (end line, columns), 15 says the
 // instructions have no line. Varints are 6 bits a byte, bit 6 continuing.
+// Lines start at co_firstlineno; an index before the first instruction
+// (a frame about to start) is at that line.
 uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
   const Layout& l = *l_;
   uint32_t first = 0, table = 0, size = 0;
@@ -305,7 +307,11 @@ uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t 
       p += 1;
     }
     line += delta;
-    if (index < at + units) return kind == 15 || line <= 0 ? 0 : static_cast<uint32_t>(line);
+    // An instruction with no line takes the next one's that has one: a
+    // closure's prologue (COPY_FREE_VARS, MAKE_CELL) is the function
+    // starting, at its `def` line as RESUME is; an `except` handler's entry
+    // (PUSH_EXC_INFO) is its `except` line. None after it: unknown, 0.
+    if (index < at + units && kind != 15) return line > 0 ? static_cast<uint32_t>(line) : 0;
     at += units;
   }
   return 0;
