@@ -198,8 +198,8 @@ std::unique_ptr<CPythonModule> CPythonModule::read(const vm::Module& module, con
   return py;
 }
 
-bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const {
-  groups.clear();
+bool CPythonModule::walk_words(const uint8_t* mem, uint64_t mem_size, std::vector<uint32_t>& words) const {
+  words.clear();
   const Layout& l = *l_;
   uint32_t ts = 0, cf = 0;
   if (!l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) || !ts || !l.ptr(mem, mem_size, ts, l.cframe, cf))
@@ -207,26 +207,53 @@ bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size, std::vector<std:
   const uint64_t root = uint64_t{ts} + l.root_cframe.offset;
   for (int depth = 0; cf && cf != root; ++depth) {
     uint32_t f = 0;
-    if (depth == kMaxGroups || !l.ptr(mem, mem_size, cf, l.current_frame, f) || !f) return groups.clear(), false;
-    std::vector<PyFrame>& g = groups.emplace_back();
+    if (depth == kMaxGroups || !l.ptr(mem, mem_size, cf, l.current_frame, f) || !f) return words.clear(), false;
     for (int n = 0; f; ++n) {
-      if (n == kMaxFramesPerGroup || !frame(mem, mem_size, f, g.emplace_back())) return groups.clear(), false;
+      uint32_t code = 0, prev = 0, qualname = 0, filename = 0;
+      if (n == kMaxFramesPerGroup || !l.ptr(mem, mem_size, f, l.f_code, code) ||
+          !l.has_type(mem, mem_size, code, l.code_type) || !l.ptr(mem, mem_size, f, l.prev_instr, prev) ||
+          !l.ptr(mem, mem_size, code, l.co_qualname, qualname) || !l.ptr(mem, mem_size, code, l.co_filename, filename))
+        return words.clear(), false;
+      words.insert(words.end(), {code, prev, qualname, filename});
       if (l.bits(mem, mem_size, f, l.is_entry) & 0xFF) break;
-      if (!l.ptr(mem, mem_size, f, l.f_previous, f)) return groups.clear(), false;
+      if (!l.ptr(mem, mem_size, f, l.f_previous, f)) return words.clear(), false;
     }
-    if (!l.ptr(mem, mem_size, cf, l.cframe_previous, cf)) return groups.clear(), false;
+    words.push_back(kGroupEnd);
+    if (!l.ptr(mem, mem_size, cf, l.cframe_previous, cf)) return words.clear(), false;
   }
   return true;
 }
 
-bool CPythonModule::frame(const uint8_t* mem, uint64_t mem_size, uint32_t frame_addr, PyFrame& out) const {
+bool CPythonModule::describe(const uint8_t* mem, uint64_t mem_size, const std::vector<uint32_t>& words,
+                             std::vector<std::vector<PyFrame>>& groups) const {
+  groups.clear();
+  std::vector<PyFrame>* g = nullptr;
+  for (size_t i = 0; i < words.size();) {
+    if (words[i] == kGroupEnd) {
+      g = nullptr;
+      ++i;
+      continue;
+    }
+    if (!g) g = &groups.emplace_back();
+    if (i + kFrameWords > words.size() || !frame(mem, mem_size, &words[i], g->emplace_back()))
+      return groups.clear(), false;
+    i += kFrameWords;
+  }
+  return true;
+}
+
+bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const {
+  std::vector<uint32_t> words;
+  return walk_words(mem, mem_size, words) ? describe(mem, mem_size, words, groups) : (groups.clear(), false);
+}
+
+// `words`: code, prev_instr, co_qualname, co_filename (walk_words).
+bool CPythonModule::frame(const uint8_t* mem, uint64_t mem_size, const uint32_t* words, PyFrame& out) const {
   const Layout& l = *l_;
-  uint32_t code = 0, prev = 0, first = 0, filename = 0, qualname = 0;
-  if (!l.ptr(mem, mem_size, frame_addr, l.f_code, code) || !l.has_type(mem, mem_size, code, l.code_type) ||
-      !l.ptr(mem, mem_size, frame_addr, l.prev_instr, prev) ||
-      !l.ptr(mem, mem_size, code, l.co_firstlineno, first) || !l.ptr(mem, mem_size, code, l.co_filename, filename) ||
-      !l.ptr(mem, mem_size, code, l.co_qualname, qualname) || !text(mem, mem_size, filename, out.file) ||
-      !text(mem, mem_size, qualname, out.qualname))
+  const uint32_t code = words[0], prev = words[1];
+  uint32_t first = 0;
+  if (!l.ptr(mem, mem_size, code, l.co_firstlineno, first) || !text(mem, mem_size, words[3], out.file) ||
+      !text(mem, mem_size, words[2], out.qualname))
     return false;
   out.start_line = static_cast<int32_t>(first) > 0 ? first : 0;
   out.function = module_name(out.file) + "." + out.qualname;

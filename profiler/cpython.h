@@ -62,6 +62,20 @@ class CPythonModule {
   // first. False (and `groups` empty) when the chain does not check out.
   bool walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const;
 
+  // The same chain as words, without reading a name or a line: per frame
+  // its code object, instruction pointer, co_qualname and co_filename (a
+  // code object freed and another made at its address has other strings),
+  // and kGroupEnd after each group. Cheap enough for every allocation: a
+  // profiler keys its cache of describe()d stacks by it.
+  static constexpr uint32_t kGroupEnd = 0;
+  bool walk_words(const uint8_t* mem, uint64_t mem_size, std::vector<uint32_t>& words) const;
+  // What walk() gives for the chain walk_words() gave, read now.
+  bool describe(const uint8_t* mem, uint64_t mem_size, const std::vector<uint32_t>& words,
+                std::vector<std::vector<PyFrame>>& groups) const;
+  // One frame of it: the kFrameWords words from `words` on.
+  static constexpr size_t kFrameWords = 4;
+  bool frame(const uint8_t* mem, uint64_t mem_size, const uint32_t* words, PyFrame& out) const;
+
   // The line of code-unit `index` in the code object at `code` from its
   // location table (exposed for tests); 0 when it has none.
   uint32_t line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const;
@@ -69,7 +83,6 @@ class CPythonModule {
  private:
   CPythonModule() = default;
   struct Layout;
-  bool frame(const uint8_t* mem, uint64_t mem_size, uint32_t frame_addr, PyFrame& out) const;
   bool text(const uint8_t* mem, uint64_t mem_size, uint32_t object, std::string& out) const;
 
   std::unique_ptr<Layout> l_;

@@ -139,8 +139,10 @@ void LiveProfiler::take_memory_locked() {
   if (const MemoryProfiler* mem = profiler_.memory()) {
     snap->sites = mem->sites();
     snap->grows = mem->grows();
-    for (const MemSite& s : snap->sites)
+    for (const MemSite& s : snap->sites) {
       if (!snap->stacks.contains(s.node)) snap->stacks.emplace(s.node, stack_of(s.node));
+      if (s.python && !snap->python.contains(s.python)) snap->python.emplace(s.python, profiler_.python_stack(s.python));
+    }
     for (const GrowEvent& g : snap->grows)
       if (!snap->stacks.contains(g.node)) snap->stacks.emplace(g.node, stack_of(g.node));
   }
@@ -360,6 +362,7 @@ LiveProfiler::Status LiveProfiler::memory_profile(bool allocs, pb::Profile& out,
   for (const auto& [node, stack] : snap->stacks) add_modules(profiler_, p, stack);
   for (MemSite s : snap->sites) {
     s.node = enter_stack(p, snap->stacks.at(s.node));
+    if (s.python) s.python = p.intern_python(snap->python.at(s.python));
     p.memory()->add_site(s);
   }
   for (GrowEvent g : snap->grows) {

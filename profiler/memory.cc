@@ -7,6 +7,7 @@
 #include <cstring>
 #include <map>
 #include <string_view>
+#include <tuple>
 
 #include "profiler/demangle.h"
 #include "profiler/profiler.h"
@@ -268,13 +269,7 @@ void MemoryProfiler::gc_allocated(uint32_t node, const vm::MemInst* memory, uint
 void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc) {
   const double w = sample_weight(size);
   if (w == 0) return;
-  if (node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), node + 1), 0);
-  uint32_t& index = site_of_node_[node];
-  if (index == 0) {
-    sites_.push_back(MemSite{node});
-    index = static_cast<uint32_t>(sites_.size());
-  }
-  const uint32_t site = index - 1;
+  const uint32_t site = site_index(node, python_ ? python_(node) : 0);
   const double bytes = w * static_cast<double>(size);
   sites_[site].alloc_objects += w;
   sites_[site].alloc_bytes += bytes;
@@ -351,14 +346,23 @@ void MemoryProfiler::LiveTable::added() {
     if (l.used) *slot(l.memory, l.ptr) = l;
 }
 
-void MemoryProfiler::add_site(const MemSite& s) {
-  if (s.node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), s.node + 1), 0);
-  uint32_t& index = site_of_node_[s.node];
-  if (index == 0) {
-    sites_.push_back(MemSite{s.node});
-    index = static_cast<uint32_t>(sites_.size());
+uint32_t MemoryProfiler::site_index(uint32_t node, uint32_t python) {
+  uint32_t* index;
+  if (python) {
+    index = &site_of_python_[uint64_t{node} << 32 | python];
+  } else {
+    if (node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), node + 1), 0);
+    index = &site_of_node_[node];
   }
-  MemSite& m = sites_[index - 1];
+  if (*index == 0) {
+    sites_.push_back(MemSite{node, python});
+    *index = static_cast<uint32_t>(sites_.size());
+  }
+  return *index - 1;
+}
+
+void MemoryProfiler::add_site(const MemSite& s) {
+  MemSite& m = sites_[site_index(s.node, s.python)];
   m.alloc_objects += s.alloc_objects;
   m.alloc_bytes += s.alloc_bytes;
   m.inuse_objects += s.inuse_objects;
@@ -372,7 +376,8 @@ void MemoryProfiler::add_site(const MemSite& s) {
 
 std::vector<MemSite> MemoryProfiler::sites() const {
   std::vector<MemSite> out = sites_;
-  std::sort(out.begin(), out.end(), [](const MemSite& a, const MemSite& b) { return a.node < b.node; });
+  std::sort(out.begin(), out.end(),
+            [](const MemSite& a, const MemSite& b) { return std::tie(a.node, a.python) < std::tie(b.node, b.python); });
   return out;
 }
 

@@ -20,6 +20,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "vm/module.h"
@@ -74,6 +75,7 @@ std::function<uint8_t(const vm::Module&, uint32_t)> allocator_hook(std::vector<C
 // are estimates (weights) when sampling by bytes, exact integers otherwise.
 struct MemSite {
   uint32_t node = 0;
+  uint32_t python = 0;  // CPython: the Python stack (Profiler::python_stack), 0: none
   double alloc_objects = 0, alloc_bytes = 0;
   double inuse_objects = 0, inuse_bytes = 0;
 };
@@ -102,6 +104,9 @@ class MemoryProfiler {
   void on_return(uint8_t hook, uint32_t node, const uint64_t* results, vm::MemInst* memory,
                  const vm::FuncInst* func = nullptr);
   void on_grow(const GrowEvent& e) { grows_.push_back(e); }
+  // Called for each allocation recorded, with its allocator's node: the
+  // Python stack to charge it to as well (MemSite::python), or 0.
+  void set_python(std::function<uint32_t(uint32_t node)> f) { python_ = std::move(f); }
   // An allocation a garbage collector frees unseen (Go's mallocgc, read by
   // the Profiler): alloc_* only.
   void gc_allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size);
@@ -174,6 +179,9 @@ class MemoryProfiler {
   std::vector<MemSite> sites_;
   std::vector<GrowEvent> grows_;
   std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
+  std::unordered_map<uint64_t, uint32_t> site_of_python_;  // node << 32 | python -> index in sites_ + 1
+  std::function<uint32_t(uint32_t)> python_;
+  uint32_t site_index(uint32_t node, uint32_t python);  // creates the site
   LiveTable live_;
   double total_objects_ = 0, total_bytes_ = 0;
   double inuse_objects_ = 0, inuse_bytes_ = 0, peak_inuse_bytes_ = 0;

@@ -174,14 +174,16 @@ class Builder {
   // the Python frames it runs (innermost first), matched up from the
   // outermost: an innermost loop frame with no group of its own (it has not
   // pushed its _PyCFrame yet, or has popped it) stays a C frame.
-  void add_python_stack(pb::Sample* s, const CpuSite& site, const Profiler& prof) {
+  // `leaf_func` at `leaf_offset` is the innermost frame, that of `node`.
+  void add_python_stack(pb::Sample* s, uint32_t node, const vm::FuncInst* leaf_func, int64_t leaf_offset,
+                        uint32_t python, const Profiler& prof) {
     const vm::CallTree& tree = prof.tree();
-    const std::vector<std::vector<PyFrame>>& groups = prof.python_stack(site.python);
-    const vm::Instance* inst = site.func->instance;
+    const std::vector<std::vector<PyFrame>>& groups = prof.python_stack(python);
+    const vm::Instance* inst = leaf_func->instance;
     const CPythonModule* py = prof.symbolizer(inst->module.get()).python();
     const vm::FuncInst* eval = inst->funcs[py->eval_function()];
     uint32_t evals = 0;
-    for (uint32_t n = site.node; n != vm::CallTree::kRoot; n = tree.node(n).parent) evals += tree.node(n).func == eval;
+    for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent) evals += tree.node(n).func == eval;
     size_t keep = evals - groups.size(), next = 0;  // loop frames kept as C, groups used
     std::vector<uint64_t> ids;
     auto frame = [&](const vm::FuncInst* f, int64_t offset) {
@@ -192,8 +194,8 @@ class Builder {
       }
       for (const PyFrame& pf : groups[next++]) ids.push_back(python_location(pf));
     };
-    frame(site.func, site.offset);
-    for (uint32_t c = site.node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
+    frame(leaf_func, leaf_offset);
+    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
       frame(tree.node(n).func, site_of(tree, c));
     auto* out = s->mutable_location_id();
     out->Clear();
@@ -413,7 +415,7 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
     for (const HostSite& h : host_sites) b.intern_callers(h.node, prof->tree());
     for (const CpuSite& s : cpu_sites) {
       pb::Sample* ps = p.add_sample();
-      if (s.python) b.add_python_stack(ps, s, *prof);
+      if (s.python) b.add_python_stack(ps, s.node, s.func, s.offset, s.python, *prof);
       else b.add_stack(ps, b.location(s.func, s.offset), s.node, prof->tree());
       ps->add_value(static_cast<int64_t>(s.count));
       ps->add_value(static_cast<int64_t>(s.cpu_ns));
@@ -559,7 +561,8 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
     int64_t at = b.site_of(tree, s.node);
     if (leaf == vm::CallTree::kRoot) leaf = s.node, at = -1;
     pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(tree.node(leaf).func, at), leaf);
+    if (s.python) b.add_python_stack(ps, leaf, tree.node(leaf).func, at, s.python, profiler);
+    else b.add_stack(ps, b.location(tree.node(leaf).func, at), leaf);
     ps->add_value(value(s.alloc_objects));
     ps->add_value(value(s.alloc_bytes));
     ps->add_value(value(s.inuse_objects));

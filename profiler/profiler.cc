@@ -17,7 +17,11 @@ Profiler::Profiler(Options options) : options_(options) {
   profiling_.memory_grow = options.mem;
   // Made here, not in start(): its data spans start()s, and a replay (the
   // live endpoint) fills one without ever starting.
-  if (options_.mem) memory_ = std::make_unique<MemoryProfiler>(profiling_.tree, options_.mem_sample_bytes);
+  if (options_.mem) {
+    memory_ = std::make_unique<MemoryProfiler>(profiling_.tree, options_.mem_sample_bytes);
+    // CPython: an allocation is charged to the Python stack too.
+    memory_->set_python([this](uint32_t node) { return python_id(node, profiling_.tree.node(node).func); });
+  }
 }
 
 Profiler::~Profiler() { stop(); }
@@ -135,24 +139,92 @@ uint64_t Profiler::goroutine_of(const vm::FuncInst* func) const {
   return id;
 }
 
-std::vector<std::vector<PyFrame>> Profiler::python_of(uint32_t node, const vm::FuncInst* func) const {
-  std::vector<std::vector<PyFrame>> groups;
+uint32_t Profiler::evals_at(uint32_t node, const vm::FuncInst* func, const CPythonModule*& py) const {
   const vm::Instance* inst = func ? func->instance : nullptr;
-  if (!inst || inst->memories.empty()) return groups;
-  const CPythonModule* py = symbolizer(inst->module.get()).python();
-  if (!py || py->eval_function() >= inst->funcs.size()) return groups;
+  if (!inst || inst->memories.empty()) return 0;
+  // One lookup per module change: allocation hooks of C programs come here too.
+  if (inst->module.get() != last_module_) {
+    last_module_ = inst->module.get();
+    last_python_ = symbolizer(last_module_).python();
+  }
+  py = last_python_;
+  if (!py || py->eval_function() >= inst->funcs.size()) return 0;
   const vm::FuncInst* eval = inst->funcs[py->eval_function()];
   // The evaluation loop's frames on the wasm stack (the node's own function
   // is the sampled frame's). Each has pushed its _PyCFrame once it has
   // started; the innermost may not have yet, or has already popped it, so
   // it may have no group: that one stays a C frame (pprof.cc).
+  // A node's callers never change: counted once per node.
+  if (node < evals_of_node_.size() && evals_of_node_[node]) return evals_of_node_[node] - 1;
   uint32_t evals = 0;
   for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree().node(n).parent) evals += tree().node(n).func == eval;
+  if (node >= evals_of_node_.size()) evals_of_node_.resize(std::max<size_t>(tree().size(), node + 1), 0);
+  evals_of_node_[node] = evals + 1;
+  return evals;
+}
+
+std::vector<std::vector<PyFrame>> Profiler::python_of(uint32_t node, const vm::FuncInst* func) const {
+  std::vector<std::vector<PyFrame>> groups;
+  const CPythonModule* py = nullptr;
+  const uint32_t evals = evals_at(node, func, py);
   if (!evals) return groups;
-  const vm::MemInst& mem = *inst->memories[0];
+  const vm::MemInst& mem = *func->instance->memories[0];
   if (!py->walk(mem.data, mem.current_size(), groups) || groups.size() > evals || groups.size() + 1 < evals)
     groups.clear();
   return groups;
+}
+
+uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
+  const CPythonModule* py = nullptr;
+  const uint32_t evals = evals_at(node, func, py);
+  if (!evals) return 0;
+  const vm::MemInst& mem = *func->instance->memories[0];
+  thread_local std::vector<uint32_t> words;
+  if (!py->walk_words(mem.data, mem.current_size(), words)) return 0;
+  const size_t groups = std::count(words.begin(), words.end(), CPythonModule::kGroupEnd);
+  if (groups == 0 || groups > evals || groups + 1 < evals) return 0;
+  const std::string_view key(reinterpret_cast<const char*>(words.data()), words.size() * 4);
+  if (auto it = python_words_.find(key); it != python_words_.end()) return it->second;
+  std::vector<std::vector<PyFrame>> described;
+  std::vector<PyFrame> group;
+  bool ok = true;
+  for (size_t i = 0; ok && i < words.size();) {
+    if (words[i] == CPythonModule::kGroupEnd) {
+      described.push_back(std::move(group));
+      group.clear();
+      ++i;
+      continue;
+    }
+    const std::string_view frame_key(reinterpret_cast<const char*>(&words[i]), CPythonModule::kFrameWords * 4);
+    auto it = python_frames_.find(frame_key);
+    if (it == python_frames_.end()) {
+      PyFrame f;
+      ok = i + CPythonModule::kFrameWords <= words.size() && py->frame(mem.data, mem.current_size(), &words[i], f);
+      if (ok) it = python_frames_.emplace(std::string(frame_key), std::move(f)).first;
+    }
+    if (ok) group.push_back(it->second);
+    i += CPythonModule::kFrameWords;
+  }
+  const uint32_t id = ok ? intern_python(described) : 0;
+  python_words_.emplace(std::string(key), id);
+  return id;
+}
+
+uint32_t Profiler::intern_python(const std::vector<std::vector<PyFrame>>& groups) {
+  // Interned by content: a loop's samples share a few stacks.
+  std::string key;
+  for (const auto& group : groups) {
+    for (const PyFrame& f : group)
+      key.append(f.function).append(1, '\0').append(f.file).append(1, '\0') +=
+          std::to_string(f.start_line) + ':' + std::to_string(f.line) + '\1';
+    key += '\2';
+  }
+  auto [it, inserted] = python_ids_.try_emplace(std::move(key), 0);
+  if (inserted) {
+    python_stacks_.push_back(groups);
+    it->second = static_cast<uint32_t>(python_stacks_.size());
+  }
+  return it->second;
 }
 
 GuestState Profiler::guest_state(uint32_t node, const vm::FuncInst* func) const {
@@ -168,23 +240,7 @@ void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t of
 
 void Profiler::add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
                               const GuestState& state) {
-  uint32_t python = 0;
-  if (!state.python.empty()) {
-    // Interned by content: a loop's samples share a few stacks.
-    std::string key;
-    for (const auto& group : state.python) {
-      for (const PyFrame& f : group)
-        key.append(f.function).append(1, '\0').append(f.file).append(1, '\0') += std::to_string(f.start_line) + ':' +
-                                                                                 std::to_string(f.line) + '\1';
-      key += '\2';
-    }
-    auto [it, inserted] = python_ids_.try_emplace(std::move(key), 0);
-    if (inserted) {
-      python_stacks_.push_back(state.python);
-      it->second = static_cast<uint32_t>(python_stacks_.size());
-    }
-    python = it->second;
-  }
+  const uint32_t python = state.python.empty() ? 0 : intern_python(state.python);
   CpuSite& s = cpu_[CpuKey{node, offset, state.goroutine, python}];
   s.node = node;
   s.func = func;

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -144,8 +145,14 @@ class Profiler final : public vm::ProfileSink {
   GuestState guest_state(uint32_t node, const vm::FuncInst* func) const;
   void add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
                       const GuestState& state);
-  // CPU samples' Python stacks by CpuSite::python (1-based), as GuestState has them.
+  // Python stacks (CpuSite::python, MemSite::python), 1-based, as
+  // GuestState has them; intern_python gives a stack its id (replays).
   const std::vector<std::vector<PyFrame>>& python_stack(uint32_t id) const { return python_stacks_[id - 1]; }
+  uint32_t intern_python(const std::vector<std::vector<PyFrame>>& groups);
+  // The id of the Python stack at `node` now (0: none), for allocations:
+  // cached by the frames' words (CPythonModule::walk_words), so names and
+  // lines are read once per distinct stack, not once per allocation.
+  uint32_t python_id(uint32_t node, const vm::FuncInst* func);
   // Go: the goroutine's callers, walked up its stack in linear memory (profiler/golang.h).
   bool graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) override;
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
@@ -185,8 +192,24 @@ class Profiler final : public vm::ProfileSink {
   // CPython: the Python frames of the evaluation-loop frames on the stack
   // at `node` (empty when they cannot be matched up: the C stack stays).
   std::vector<std::vector<PyFrame>> python_of(uint32_t node, const vm::FuncInst* func) const;
+  // The evaluation-loop frames on the stack at `node`, if `func`'s module
+  // is CPython (then `py` and `eval` are set).
+  uint32_t evals_at(uint32_t node, const vm::FuncInst* func, const CPythonModule*& py) const;
   std::vector<std::vector<std::vector<PyFrame>>> python_stacks_;
   std::unordered_map<std::string, uint32_t> python_ids_;
+  // walk_words -> id (0: did not check out); looked up by string_view, so
+  // an allocation whose stack is known allocates nothing.
+  struct WordsHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
+  };
+  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_words_;
+  mutable std::vector<uint32_t> evals_of_node_;  // evals_at's per node, + 1 (0: not yet)
+  // A frame's words (CPythonModule::kFrameWords) -> what they describe: the
+  // stacks python_id meets differ in a frame or two, not in all of them.
+  std::unordered_map<std::string, PyFrame, WordsHash, std::equal_to<>> python_frames_;
+  mutable const vm::Module* last_module_ = nullptr;  // evals_at's: the module looked up last
+  mutable const CPythonModule* last_python_ = nullptr;
 
   Options options_;
   vm::Profiling profiling_;

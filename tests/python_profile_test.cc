@@ -233,6 +233,45 @@ TEST_F(PythonProfile, CallStructureMatchesCProfile) {
   for (const std::string& e : heavy) EXPECT_TRUE(ours.count(e)) << e << " (cProfile) is in no wzvm stack";
 }
 
+// Allocations are charged to Python lines: through PyObject_Malloc and
+// PyMem_* (each object, not pymalloc's arenas), with the Python frames in
+// the stack. allocs.py keeps what it allocates, so tracemalloc's snapshot
+// at its end, run natively, sees the same blocks: the same two lines
+// allocate most, and the bytearrays' line within 1% of the same bytes.
+TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
+  if (!std::filesystem::exists("/usr/bin/python3.11")) GTEST_SKIP() << "no /usr/bin/python3.11 (apt-get install python3.11)";
+  Output r = python("--profile=mem --profile-out mem.pb.gz", "allocs.py");
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_THAT(r.out, HasSubstr("kept 1500 20000\n"));
+  Output native = sh("/usr/bin/python3.11 -X tracemalloc '" + script_dir() + "/allocs.py' --tracemalloc");
+  ASSERT_EQ(native.status, 0) << native.err;
+  std::vector<std::pair<std::string, double>> theirs;  // "allocs.py:7", bytes; largest first
+  std::istringstream in(native.out);
+  for (std::string where, bytes; in >> where >> bytes;)
+    if (where.rfind("allocs.py:", 0) == 0) theirs.push_back({where, std::stod(bytes)});
+  ASSERT_GE(theirs.size(), 2u) << native.out;
+  // wzvm's alloc_space by Python line, Python frames only, largest first.
+  std::string top = pprof("-sample_index=alloc_space -unit=B -top -lines -show='^allocs\\.' mem.pb.gz");
+  std::vector<std::pair<std::string, double>> ours;
+  const std::regex row(R"(^\s*(\d+)B\s+\S+\s+\S+\s+\S+\s+\S+\s+allocs\.\S+ /src/(allocs\.py:\d+)$)");
+  std::istringstream lines(top);
+  std::smatch m;
+  for (std::string line; std::getline(lines, line);)
+    if (std::regex_match(line, m, row)) ours.push_back({m[2].str(), std::stod(m[1].str())});
+  ASSERT_GE(ours.size(), 2u) << top;
+  EXPECT_EQ(ours[0].first, theirs[0].first) << top << native.out;
+  EXPECT_EQ(ours[1].first, theirs[1].first) << top << native.out;
+  EXPECT_EQ(theirs[0].first, "allocs.py:7") << "the bytearrays";
+  EXPECT_NEAR(ours[0].second / theirs[0].second, 1.0, 0.01) << top << native.out;
+  // The Python frames sit above the C frame that called the allocator.
+  // (A regular expression over the whole -traces text would print megabytes when it fails.)
+  std::string traces = pprof("-sample_index=alloc_space -traces -focus=PyByteArray_Resize mem.pb.gz");
+  const size_t at = traces.find("PyByteArray_Resize\n");
+  ASSERT_NE(at, std::string::npos);
+  const std::string stack = traces.substr(at, traces.find("-----", at) - at);
+  EXPECT_THAT(stack, testing::ContainsRegex("bytearray___init__\n(.*\n)* +allocs.buffers.<locals>.<listcomp>\n +allocs.buffers\n +allocs.<module>\n")) << stack;
+}
+
 // Without DWARF the layout is unknown: C-level stacks, and a note saying why.
 TEST_F(PythonProfile, WithoutDwarfTheProfileStaysC) {
   std::string bytes = cli_test::slurp(cpython() + "/python.wasm");
