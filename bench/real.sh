@@ -32,7 +32,7 @@
 # machine's load hits all alike.
 #
 #   --runs N      runs per runtime and program (default 5)
-#   --profiling   add wzvm --profile=cpu and --profile=instructions, as ratios to plain
+#   --profiling   add wzvm --profile=cpu, --profile=instructions and --profile=mem, as ratios to plain
 #   --base PATH   add another wzvm binary (an earlier commit's) as runtime `base`:
 #                 wzvm/base is a change's speed-up side by side, in the same run
 set -euo pipefail
@@ -104,7 +104,7 @@ RUNTIMES=(native wzvm)
 have node && RUNTIMES+=(node)
 have wasm3 && RUNTIMES+=(wasm3)
 have iwasm && RUNTIMES+=(iwasm)
-[ "$PROFILING" = 1 ] && RUNTIMES+=(wzvm+cpu wzvm+instr)
+[ "$PROFILING" = 1 ] && RUNTIMES+=(wzvm+cpu wzvm+instr wzvm+mem)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -130,6 +130,7 @@ command_for() {
     base) CMD=("$BASE" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     wzvm+cpu) CMD=("$WZVM" --profile=cpu --profile-out "$TMP/c.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     wzvm+instr) CMD=("$WZVM" --profile=instructions --profile-out "$TMP/i.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
+    wzvm+mem) CMD=("$WZVM" --profile=mem --profile-out "$TMP/m.pb.gz" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     node) CMD=(node --no-warnings "$NODE_RUNNER" "${wasi[@]}" "$wasm" "${args[@]}") ;;
     # wasm3 and iwasm take preopens as host paths seen at the same guest path.
     wasm3) CMD=(wasm3 --dir / "$wasm" "${args[@]}") ;;
