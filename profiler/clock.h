@@ -1,7 +1,7 @@
 #pragma once
 // The clocks the profilers read. CLOCK_THREAD_CPUTIME_ID has 1 ns resolution
 // here (a system call, ~210 ns: read it at samples and host-call boundaries,
-// never per instruction); see PLATFORM-NOTES.md.
+// never per instruction: measured on Debian 12's kernel in a VM).
 
 #include <time.h>
 
