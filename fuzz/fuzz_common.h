@@ -6,7 +6,7 @@
 // would need code lowered with counting, but users' plain runs use the other
 // lowering, which is the one worth fuzzing; so the targets run guest code in
 // the profiling loop with a CPU "profiler"
-// that asks for a sample at every safe point (function entry, loop back-edge:
+// that asks for a sample at every safe point (any instruction's dispatch:
 // vm/profiling.h). Every unbounded execution passes through safe points, so a
 // limit on their number bounds the run; the sink throws BudgetExceeded out of
 // the loop when it is reached, and the target then drops the whole Store (its

@@ -4,7 +4,7 @@
 // the compiler keeps in registers: ip, fp, and the cached base and size of
 // memory 0. Calls between wasm functions push a Frame on the thread's frame
 // stack and continue in the same loop; host functions are entered through
-// one boundary (`call_host`), where profilers will hook in.
+// one boundary (`call_host`; `host_boundary_profiled` when profiling).
 
 #include "vm/interp.h"
 
