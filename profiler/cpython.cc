@@ -39,10 +39,16 @@ void append_utf8(std::string& out, uint32_t c) {
   }
 }
 
-// "json/encoder.py" -> "encoder", "pkg/__init__.py" -> "pkg": the name a
+// "json/encoder.py" -> "encoder", "pkg/__init__.py" -> "pkg",
+// "<frozen importlib._bootstrap>" -> "importlib._bootstrap": the name a
 // file's functions are shown under (a script's is its file name, as
 // cProfile shows it, not "__main__").
 std::string module_name(std::string_view file) {
+  // Frozen modules (importlib's bootstrap, os, site, ...) are named by
+  // their module: "<frozen importlib._bootstrap>".
+  constexpr std::string_view kFrozen = "<frozen ";
+  if (file.size() > kFrozen.size() + 1 && file.substr(0, kFrozen.size()) == kFrozen && file.back() == '>')
+    return std::string(file.substr(kFrozen.size(), file.size() - kFrozen.size() - 1));
   auto base = [](std::string_view p) {
     size_t slash = p.find_last_of('/');
     return slash == std::string_view::npos ? p : p.substr(slash + 1);

@@ -53,18 +53,18 @@ def risky(i):
 def main():
     total = 0
     for _ in range(3):
-        total += fib(19)
-    shapes = [Shape(k) for k in range(400)]
+        total += fib(17)
+    shapes = [Shape(k) for k in range(150)]
     total += sum(s.area() for s in shapes)
-    total += sum(squares(100000)) % 1000
+    total += sum(squares(30000)) % 1000
     bump = make_counter()
-    for i in range(60000):
+    for i in range(20000):
         bump(i)
-    data = sorted(range(60000), key=sort_key)
+    data = sorted(range(20000), key=sort_key)
     total += data[0]
-    text = json.dumps(shapes * 30, default=encode_default)
+    text = json.dumps(shapes * 20, default=encode_default)
     total += len(text)
-    total += sum(risky(i) for i in range(40000))
+    total += sum(risky(i) for i in range(15000))
     print(total)
 
 
