@@ -174,12 +174,15 @@ class Builder {
   // the Python frames it runs (innermost first), matched up from the
   // outermost: an innermost loop frame with no group of its own (it has not
   // pushed its _PyCFrame yet, or has popped it) stays a C frame.
-  // `leaf_func` at `leaf_offset` is the innermost frame, that of `node`.
+  // `leaf_func` at `leaf_offset` is the innermost frame, that of `node`
+  // (a host function's, for host calls: the module is its caller's).
   void add_python_stack(pb::Sample* s, uint32_t node, const vm::FuncInst* leaf_func, int64_t leaf_offset,
                         uint32_t python, const Profiler& prof) {
     const vm::CallTree& tree = prof.tree();
     const std::vector<std::vector<PyFrame>>& groups = prof.python_stack(python);
     const vm::Instance* inst = leaf_func->instance;
+    for (uint32_t n = tree.node(node).parent; !inst && n != vm::CallTree::kRoot; n = tree.node(n).parent)
+      inst = tree.node(n).func->instance;
     const CPythonModule* py = prof.symbolizer(inst->module.get()).python();
     const vm::FuncInst* eval = inst->funcs[py->eval_function()];
     uint32_t evals = 0;
@@ -429,7 +432,9 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
     }
     for (const HostSite& h : host_sites) {
       pb::Sample* ps = p.add_sample();
-      b.add_stack(ps, b.location(prof->tree().node(h.node).func, -1), h.node, prof->tree());
+      const vm::FuncInst* host = prof->tree().node(h.node).func;
+      if (h.python) b.add_python_stack(ps, h.node, host, -1, h.python, *prof);
+      else b.add_stack(ps, b.location(host, -1), h.node, prof->tree());
       ps->add_value(0);
       ps->add_value(0);
       ps->add_value(static_cast<int64_t>(h.wall_ns));

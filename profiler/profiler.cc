@@ -3,6 +3,7 @@
 #include "profiler/golang.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "profiler/clock.h"
 #include "profiler/symbolize.h"
@@ -252,8 +253,17 @@ void Profiler::add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t o
 }
 
 void Profiler::on_host_call(uint32_t node, uint64_t wall_ns) {
-  HostSite& h = host_[node];
+  // CPython: the Python frames that made the call (a WASI call runs no
+  // Python, so they are those of its start). Only while attached: a
+  // replay (the live endpoint) has no guest to read.
+  uint32_t python = 0;
+  if (thread_) {
+    const uint32_t caller = tree().node(node).parent;
+    if (caller != vm::CallTree::kRoot) python = python_id(node, tree().node(caller).func);
+  }
+  HostSite& h = host_[uint64_t{node} << 32 | python];
   h.node = node;
+  h.python = python;
   h.count++;
   h.wall_ns += wall_ns;
 }
@@ -300,7 +310,8 @@ std::vector<HostSite> Profiler::host_sites() const {
   std::vector<HostSite> out;
   out.reserve(host_.size());
   for (const auto& [n, h] : host_) out.push_back(h);
-  std::sort(out.begin(), out.end(), [](const HostSite& a, const HostSite& b) { return a.node < b.node; });
+  std::sort(out.begin(), out.end(),
+            [](const HostSite& a, const HostSite& b) { return std::tie(a.node, a.python) < std::tie(b.node, b.python); });
   return out;
 }
 

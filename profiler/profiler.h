@@ -70,6 +70,7 @@ struct GuestState {
 // Aggregated host calls at one call-tree node (the host function under its caller).
 struct HostSite {
   uint32_t node = 0;
+  uint32_t python = 0;   // CPython: the Python stack that made the calls (Profiler::python_stack), 0: none
   uint64_t count = 0;    // calls
   uint64_t wall_ns = 0;  // wall time inside them
 };
@@ -217,7 +218,7 @@ class Profiler final : public vm::ProfileSink {
   vm::Thread* thread_ = nullptr;  // attached to, while running
   // A node's function is fixed (CallTree::Node::func), so (node, offset) is a site.
   std::unordered_map<CpuKey, CpuSite, CpuKeyHash> cpu_;
-  std::unordered_map<uint32_t, HostSite> host_;
+  std::unordered_map<uint64_t, HostSite> host_;  // node << 32 | python
   std::unique_ptr<MemoryProfiler> memory_;
   std::vector<vm::Profiling::InstructionCount> replay_counts_;
   bool has_replay_counts_ = false;

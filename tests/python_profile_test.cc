@@ -162,6 +162,12 @@ TEST_F(PythonProfile, CpuStacksArePython) {
                                              "encoder.JSONEncoder.encode", "json.dumps", "shapes.main"});
   ASSERT_TRUE(json) << "json's C encoder calling default=";
   EXPECT_THAT(names(*json), HasSubstr("encoder_listencode_obj"));
+  // Host calls too: print(..., flush=True)'s write, in main at line 68.
+  bool write_in_main = false;
+  for (const Sample& s : samples)
+    write_in_main |= !s.frames.empty() && s.frames[0].name == "wasi_snapshot_preview1.fd_write" &&
+                     names(s).find("\nshapes.main:68\nshapes.<module>:71\n") != std::string::npos;
+  EXPECT_TRUE(write_in_main) << "fd_write's host-time sample under shapes.main:68";
   // The module is run by C (Py_RunMain ...), which stays under it.
   EXPECT_THAT(names(*fib), testing::ContainsRegex("shapes.<module>:[0-9]+\n(.*\n)*Py_RunMain\n(.*\n)*_start\n"));
 
@@ -215,7 +221,7 @@ TEST_F(PythonProfile, CallStructureMatchesCProfile) {
     if (kind == "direct" && share >= 0.04 && (caller.rfind("shapes.py", 0) == 0 || callee.rfind("shapes.py", 0) == 0))
       heavy.insert(caller + " -> " + callee);
   }
-  ASSERT_GT(heavy.size(), 5u) << native.err;
+  ASSERT_GE(heavy.size(), 3u) << "cProfile's output read: main, fib, ... " << native.err;
   std::set<std::string> ours;
   for (const Sample& s : samples) {
     const Frame* inner = nullptr;

@@ -65,7 +65,7 @@ def main():
     text = json.dumps(shapes * 20, default=encode_default)
     total += len(text)
     total += sum(risky(i) for i in range(15000))
-    print(total)
+    print(total, flush=True)
 
 
 main()
