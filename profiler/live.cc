@@ -143,8 +143,10 @@ void LiveProfiler::take_memory_locked() {
       if (!snap->stacks.contains(s.node)) snap->stacks.emplace(s.node, stack_of(s.node));
       if (s.python && !snap->python.contains(s.python)) snap->python.emplace(s.python, profiler_.python_stack(s.python));
     }
-    for (const GrowEvent& g : snap->grows)
+    for (const GrowEvent& g : snap->grows) {
       if (!snap->stacks.contains(g.node)) snap->stacks.emplace(g.node, stack_of(g.node));
+      if (g.python && !snap->python.contains(g.python)) snap->python.emplace(g.python, profiler_.python_stack(g.python));
+    }
   }
   snap->start_unix_ns = profiler_.start_unix_ns();
   snap->duration_ns = monotonic_ns() - profiler_.start_mono_ns();
@@ -367,6 +369,7 @@ LiveProfiler::Status LiveProfiler::memory_profile(bool allocs, pb::Profile& out,
   }
   for (GrowEvent g : snap->grows) {
     g.node = enter_stack(p, snap->stacks.at(g.node));
+    if (g.python) g.python = p.intern_python(snap->python.at(g.python));
     p.memory()->on_grow(g);
   }
   out = build_memory_profile(p, allocs ? "alloc_space" : "inuse_space");

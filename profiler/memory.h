@@ -89,6 +89,7 @@ struct GrowEvent {
   const vm::MemInst* memory = nullptr;
   uint64_t old_bytes = 0, new_bytes = 0;
   uint64_t elapsed_ns = 0;  // since the profiling session started
+  uint32_t python = 0;      // CPython: the Python stack (Profiler::python_stack), 0: none
 };
 
 class MemoryProfiler {

@@ -583,7 +583,8 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
   // `-raw` lists the memory's growth over time and `-tags` its sizes.
   for (const GrowEvent& g : mem ? mem->grows() : std::vector<GrowEvent>{}) {
     pb::Sample* ps = p.add_sample();
-    b.add_stack(ps, b.location(tree.node(g.node).func, g.offset), g.node);
+    if (g.python) b.add_python_stack(ps, g.node, tree.node(g.node).func, g.offset, g.python, profiler);
+    else b.add_stack(ps, b.location(tree.node(g.node).func, g.offset), g.node);
     for (int i = 0; i < 4; ++i) ps->add_value(0);
     ps->add_value(1);
     ps->add_value(static_cast<int64_t>(g.new_bytes - g.old_bytes));

@@ -291,8 +291,10 @@ void Profiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t* res
 
 void Profiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
                               uint64_t old_bytes) {
-  (void)func;  // the node's own function
-  if (memory_) memory_->on_grow({node, offset, memory, old_bytes, memory->size, monotonic_ns() - start_mono_ns_});
+  if (!memory_) return;
+  GrowEvent e{node, offset, memory, old_bytes, memory->size, monotonic_ns() - start_mono_ns_};
+  e.python = python_id(node, func);  // CPython: which Python line made the heap grow
+  memory_->on_grow(e);
 }
 
 std::vector<CpuSite> Profiler::cpu_sites() const {

@@ -277,6 +277,9 @@ TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
   ASSERT_NE(at, std::string::npos);
   const std::string stack = traces.substr(at, traces.find("-----", at) - at);
   EXPECT_THAT(stack, testing::ContainsRegex("bytearray___init__\n(.*\n)* +allocs.buffers.<locals>.<listcomp>\n +allocs.buffers\n +allocs.<module>\n")) << stack;
+  // The heap's growth (memory.grow under malloc's sbrk) is charged to Python lines too.
+  std::string grows = pprof("-sample_index=grow_space -unit=B -top -lines -show='^allocs\\.' mem.pb.gz");
+  EXPECT_THAT(grows, testing::ContainsRegex("allocs.buffers.<locals>.<listcomp> /src/allocs.py:7\n")) << grows;
 }
 
 // Without DWARF the layout is unknown: C-level stacks, and a note saying why.
