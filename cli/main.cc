@@ -32,6 +32,7 @@
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "cli/values.h"
+#include "profiler/cpython.h"
 #include "profiler/golang.h"
 #include "vm/interp.h"
 #include "vm/module.h"
@@ -282,6 +283,13 @@ int run(const Options& opt) {
   // Go's goroutine scheduler loop, whose callees' callers the profiler reads
   // from Go's stack (profiler/golang.h).
   if (opt.profile.any()) load_options.graft_calls = profiler::GoModule::resumes_goroutines;
+  // CPython: instruction counts by Python function and line, probed at its
+  // evaluation loop's dispatch (profiler/python_counts.cc). Only when
+  // instructions are all that is profiled: CPU samples, allocations and the
+  // live endpoint take their Python stacks from memory instead
+  // (docs/RATIONALE.md, "Python").
+  if (opt.profile.count_instructions() && !opt.profile.cpu() && !opt.profile.mem() && opt.profile.pprof_addr.empty())
+    load_options.probe_dispatch = profiler::CPythonModule::dispatch_probe;
   load_options.features = opt.features;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());

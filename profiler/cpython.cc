@@ -311,16 +311,21 @@ bool CPythonModule::text(const uint8_t* mem, uint64_t mem_size, uint32_t object,
 // instructions have no line. Varints are 6 bits a byte, bit 6 continuing.
 // Lines start at co_firstlineno; an index before the first instruction
 // (a frame about to start) is at that line.
-uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
+bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const {
   const Layout& l = *l_;
-  uint32_t first = 0, table = 0, size = 0;
-  if (!l.ptr(mem, mem_size, code, l.co_firstlineno, first) || !l.ptr(mem, mem_size, code, l.co_linetable, table) ||
-      !l.has_type(mem, mem_size, table, l.bytes_type) || !l.ptr(mem, mem_size, table, l.bytes_size, size))
-    return 0;
-  int64_t line = static_cast<int32_t>(first);
-  if (index < 0) return line > 0 ? static_cast<uint32_t>(line) : 0;
-  const uint64_t begin = uint64_t{table} + l.bytes_data.offset;
-  if (begin > mem_size || mem_size - begin < size) return 0;
+  out = CodeLines{};
+  uint32_t first = 0, size = 0;
+  if (!l.has_type(mem, mem_size, code, l.code_type) || !l.ptr(mem, mem_size, code, l.co_firstlineno, first) ||
+      !l.ptr(mem, mem_size, code, l.co_linetable, out.linetable) ||
+      !l.has_type(mem, mem_size, out.linetable, l.bytes_type) ||
+      !l.ptr(mem, mem_size, out.linetable, l.bytes_size, size) ||
+      !l.ptr(mem, mem_size, code, l.co_qualname, out.qualname) ||
+      !l.ptr(mem, mem_size, code, l.co_filename, out.filename))
+    return false;
+  out.start = static_cast<uint32_t>(uint64_t{code} + l.co_code_adaptive.offset);
+  out.first_line = static_cast<int32_t>(first) > 0 ? first : 0;
+  const uint64_t begin = uint64_t{out.linetable} + l.bytes_data.offset;
+  if (begin > mem_size || mem_size - begin < size) return false;
   const uint8_t* p = mem + begin;
   const uint8_t* end = p + size;
   auto varint = [&](uint64_t& v) {
@@ -332,21 +337,22 @@ uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t 
     }
     return false;
   };
-  int64_t at = 0;  // code units
+  int64_t line = static_cast<int32_t>(first);
+  constexpr uint32_t kNoLine = UINT32_MAX;
   while (p < end) {
     const uint8_t head = *p++;
-    if (!(head & 0x80)) return 0;  // not an entry's start: malformed
+    if (!(head & 0x80)) return false;  // not an entry's start: malformed
     const int kind = head >> 3 & 15;
     const int64_t units = (head & 7) + 1;
     int64_t delta = 0;
     uint64_t v = 0;
     if (kind == 15) {
     } else if (kind == 14 || kind == 13) {
-      if (!varint(v)) return 0;
+      if (!varint(v)) return false;
       delta = (v & 1) ? -int64_t(v >> 1) : int64_t(v >> 1);
       if (kind == 14)
         for (int i = 0; i < 3; ++i)
-          if (!varint(v)) return 0;
+          if (!varint(v)) return false;
     } else if (kind >= 10) {
       delta = kind - 10;
       p += 2;
@@ -354,14 +360,65 @@ uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t 
       p += 1;
     }
     line += delta;
-    // An instruction with no line takes the next one's that has one: a
-    // closure's prologue (COPY_FREE_VARS, MAKE_CELL) is the function
-    // starting, at its `def` line as RESUME is; an `except` handler's entry
-    // (PUSH_EXC_INFO) is its `except` line. None after it: unknown, 0.
-    if (index < at + units && kind != 15) return line > 0 ? static_cast<uint32_t>(line) : 0;
-    at += units;
+    const uint32_t at = kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0;
+    out.lines.insert(out.lines.end(), static_cast<size_t>(units), at);
+    if (out.lines.size() > (uint32_t{1} << 24)) return false;
   }
-  return 0;
+  // An instruction with no line takes the next one's that has one: a
+  // closure's prologue (COPY_FREE_VARS, MAKE_CELL) is the function
+  // starting, at its `def` line as RESUME is; an `except` handler's entry
+  // (PUSH_EXC_INFO) is its `except` line. None after it: unknown, 0.
+  uint32_t next = 0;
+  for (size_t i = out.lines.size(); i-- > 0;) {
+    if (out.lines[i] == kNoLine) out.lines[i] = next;
+    else next = out.lines[i];
+  }
+  return true;
+}
+
+uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
+  CodeLines c;
+  if (!code_lines(mem, mem_size, code, c)) return 0;
+  if (index < 0) return c.first_line;
+  return static_cast<uint64_t>(index) < c.lines.size() ? c.lines[static_cast<size_t>(index)] : 0;
+}
+
+bool CPythonModule::same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const {
+  const Layout& l = *l_;
+  uint32_t table = 0, qualname = 0, filename = 0;
+  return l.ptr(mem, mem_size, code, l.co_linetable, table) && table == c.linetable &&
+         l.ptr(mem, mem_size, code, l.co_qualname, qualname) && qualname == c.qualname &&
+         l.ptr(mem, mem_size, code, l.co_filename, filename) && filename == c.filename;
+}
+
+bool CPythonModule::describe_code(const uint8_t* mem, uint64_t mem_size, const CodeLines& c, uint32_t line,
+                                  PyFrame& out) const {
+  if (!text(mem, mem_size, c.filename, out.file) || !text(mem, mem_size, c.qualname, out.qualname)) return false;
+  out.start_line = c.first_line;
+  out.function = module_name(out.file) + "." + out.qualname;
+  out.line = line;
+  return true;
+}
+
+uint32_t CPythonModule::dispatch_probe(const vm::Module& module, uint32_t func_index) {
+  return module.function_name(func_index) == "_PyEval_EvalFrameDefault" ? 128 : 0;
+}
+
+bool CPythonModule::running(const uint8_t* mem, uint64_t mem_size, uint32_t& frame, uint32_t& code) const {
+  const Layout& l = *l_;
+  uint32_t ts = 0, cf = 0;
+  return l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) && ts && l.ptr(mem, mem_size, ts, l.cframe, cf) &&
+         cf && l.ptr(mem, mem_size, cf, l.current_frame, frame) && frame &&
+         l.ptr(mem, mem_size, frame, l.f_code, code) && code;
+}
+
+bool CPythonModule::links(const uint8_t* mem, uint64_t mem_size, uint32_t frame, FrameLinks& out) const {
+  const Layout& l = *l_;
+  if (!l.ptr(mem, mem_size, frame, l.f_code, out.code) || !l.ptr(mem, mem_size, frame, l.prev_instr, out.prev_instr) ||
+      !l.ptr(mem, mem_size, frame, l.f_previous, out.previous))
+    return false;
+  out.entry = l.bits(mem, mem_size, frame, l.is_entry) & 0xFF;
+  return true;
 }
 
 }  // namespace wzvm::profiler

@@ -81,6 +81,38 @@ class CPythonModule {
   // location table (exposed for tests); 0 when it has none.
   uint32_t line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const;
 
+  // For instruction counts by Python line (Profiler::probe), which look at
+  // the running frame at every bytecode the loop dispatches:
+  // The name of the evaluation loop's function, which the counting lowering
+  // probes (LoadOptions::probe_dispatch): its opcode switch is its only
+  // br_table of 128 targets or more.
+  static uint32_t dispatch_probe(const vm::Module& module, uint32_t func_index);
+  // The running thread's innermost frame and the code object it runs.
+  bool running(const uint8_t* mem, uint64_t mem_size, uint32_t& frame, uint32_t& code) const;
+  // A frame's links: its code, instruction pointer (prev_instr), the frame
+  // it returns to and whether it was the entry of its evaluation.
+  struct FrameLinks {
+    uint32_t code = 0, prev_instr = 0, previous = 0;
+    bool entry = false;
+  };
+  bool links(const uint8_t* mem, uint64_t mem_size, uint32_t frame, FrameLinks& out) const;
+  // A code object's bytecode and lines: the address of its first code unit,
+  // the line of every unit (location table; an instruction with no line
+  // takes the next one's, as line_of), the words that identify it (its
+  // location table, co_qualname, co_filename: a code object freed and
+  // another made at its address has others).
+  struct CodeLines {
+    uint32_t start = 0;
+    uint32_t first_line = 0;
+    uint32_t linetable = 0, qualname = 0, filename = 0;
+    std::vector<uint32_t> lines;
+  };
+  bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const;
+  // Whether `out` (from code_lines) still describes the code object at `code`.
+  bool same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const;
+  // The frame a code object's names and a line describe.
+  bool describe_code(const uint8_t* mem, uint64_t mem_size, const CodeLines& c, uint32_t line, PyFrame& out) const;
+
  private:
   CPythonModule() = default;
   struct Layout;

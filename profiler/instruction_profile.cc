@@ -36,6 +36,7 @@ vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uin
   lo.count_instructions = true;
   lo.fuel = fueled;
   lo.graft_calls = GoModule::resumes_goroutines;
+  lo.probe_dispatch = CPythonModule::dispatch_probe;  // Python functions and lines (profiler/python_counts.cc)
   auto loaded = vm::load_module(std::move(wasm), lo);
   if (!loaded) return loaded.error();
 

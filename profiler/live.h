@@ -89,6 +89,12 @@ class LiveProfiler final : public vm::ProfileSink {
   // vm::ProfileSink: record into open windows, forward to the Profiler.
   void on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) override;
   bool graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& node) override;
+  // CPython's instruction counts by Python line: the Profiler's (live
+  // windows, which count by wasm frames, are not probed: cli/main.cc).
+  uint32_t probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* func, const void* frame, uint32_t index,
+                 const uint64_t* fp, const uint32_t* slots, uint32_t n) override {
+    return profiler_.probe(p, node, func, frame, index, fp, slots, n);
+  }
   void on_host_call(uint32_t node, uint64_t wall_ns) override;
   void on_hooked_call(uint8_t hook, uint32_t node, const uint64_t* args, vm::MemInst* memory,
                       const vm::FuncInst* func) override;

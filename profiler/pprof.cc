@@ -161,8 +161,8 @@ class Builder {
           continue;
         }
         uint64_t& id = caller_location_[c];
-        if (!id) id = location(tree.node(n).func, site_of(tree, c));
-        ids->Add(id);
+        if (!id) id = caller_id(tree, c);
+        if (id != kNoFrame) ids->Add(id);
       }
     }
     last_sample_ = s;
@@ -238,7 +238,26 @@ class Builder {
     // or stops at a cached node.
     for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot && !caller_location_[c];
          c = n, n = tree.node(n).parent)
-      caller_location_[c] = location(tree.node(n).func, site_of(tree, c));
+      caller_location_[c] = caller_id(tree, c);
+  }
+
+  // CPython's instruction counts (profiler/python_counts.cc): the profiler
+  // whose tree's context nodes the next stacks have (the thread's).
+  void use_contexts(const Profiler* p) { contexts_ = p; }
+  // The Python frame a context node stands for, or null.
+  const PyFrame* context_of(const vm::CallTree& tree, uint32_t n) const {
+    return contexts_ && vm::CallTree::is_context(tree.node(n).site) ? contexts_->context_frame(n) : nullptr;
+  }
+  // The frame of `c`'s caller in its stack: the call in the parent's
+  // function; the Python line that made the call, when the parent is a
+  // context node; none (kNoFrame) for the evaluation loop's own frame
+  // above its first context node, whose Python frames stand in its place.
+  static constexpr uint64_t kNoFrame = UINT64_MAX;
+  uint64_t caller_id(const vm::CallTree& tree, uint32_t c) {
+    const uint32_t n = tree.node(c).parent;
+    if (const PyFrame* pf = context_of(tree, n)) return python_location(*pf);
+    if (contexts_ && vm::CallTree::is_context(tree.node(c).site)) return kNoFrame;
+    return location(tree.node(n).func, site_of(tree, c));
   }
 
   void use_tree(const vm::CallTree& tree) {
@@ -263,6 +282,32 @@ class Builder {
   static int64_t site_of(const vm::CallTree& tree, uint32_t node) {
     uint32_t site = tree.node(node).site;
     return site == vm::CallTree::kNoSite ? -1 : int64_t{site};
+  }
+
+  // The leaf Location of an instruction count at `offset`: the
+  // instruction's own (location()), except in a module with DWARF lines,
+  // where every instruction of one source line (the same inlined frames at
+  // the same lines) shares the Location of the first one counted. pprof
+  // shows lines, not wasm addresses, and one sample per instruction made
+  // CPython's profile 7.5 M samples that pprof needed 19 GB to load; per
+  // line, a few times fewer.
+  uint64_t count_location(const vm::FuncInst* f, int64_t offset) {
+    auto [it, inserted] = count_locations_.try_emplace({f, offset}, 0);
+    if (!inserted) return it->second;
+    const vm::Module* m = module_of(f);
+    std::vector<SourceFrame> frames;
+    if (m && offset >= 0 && offset <= UINT32_MAX)
+      frames = prof_.symbolizer(m).lookup(static_cast<uint32_t>(offset), f->func_index);
+    if (frames.empty() || frames[0].line == 0) return it->second = location(f, offset);
+    std::string key(reinterpret_cast<const char*>(&f), sizeof f);
+    for (const SourceFrame& fr : frames) {
+      const void* words[2] = {fr.function.data(), fr.file.data()};
+      key.append(reinterpret_cast<const char*>(words), sizeof words);
+      key.append(reinterpret_cast<const char*>(&fr.line), sizeof fr.line);
+    }
+    auto [lt, new_line] = line_locations_.try_emplace(std::move(key), 0);
+    if (new_line) lt->second = location(f, offset);
+    return it->second = lt->second;
   }
 
   // offset -1: the function as a whole (address = its first instruction).
@@ -378,10 +423,13 @@ class Builder {
   std::unordered_map<const vm::Module*, uint64_t> mappings_;
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
+  std::unordered_map<LocKey, uint64_t, LocKeyHash> count_locations_;  // count_location()'s
+  std::unordered_map<std::string, uint64_t> line_locations_;           // (function, frames) -> Location id
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
   uint64_t elided_location_ = 0;
   const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
+  const Profiler* contexts_ = nullptr;          // use_contexts()
   // The sample add_stack filled last, and its node in its tree.
   const pb::Sample* last_sample_ = nullptr;
   const vm::CallTree* last_tree_ = nullptr;
@@ -509,14 +557,35 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
     const std::vector<vm::Profiling::InstructionCount> counts = go_pcs(prof->instruction_counts(), tree, profiler);
+    // CPython's context nodes (profiler/python_counts.cc) stand for a
+    // Python function at a line: one sample each, its counts summed over
+    // the loop's instructions.
+    b.use_contexts(prof->has_contexts() ? prof : nullptr);
     for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
-    for (const vm::Profiling::InstructionCount& c : counts) {
-      pb::Sample* ps = b.new_sample();
-      b.add_stack(ps, b.location(tree.node(c.node).func, c.offset), c.node, tree);
-      ps->add_value(static_cast<int64_t>(c.count));
-      b.thread_label(ps, tid);
-      b.end_sample(ps);
+    // Node by node: one sample per leaf Location (count_location), in
+    // the order of their first instruction.
+    std::vector<std::pair<uint64_t, uint64_t>> leaves;  // Location id, count
+    std::unordered_map<uint64_t, size_t> leaf_index;
+    for (size_t i = 0; i < counts.size();) {
+      const uint32_t node = counts[i].node;
+      const PyFrame* pf = b.context_of(tree, node);
+      leaves.clear();
+      leaf_index.clear();
+      for (; i < counts.size() && counts[i].node == node; ++i) {
+        const uint64_t loc = pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, counts[i].offset);
+        auto [it, inserted] = leaf_index.try_emplace(loc, leaves.size());
+        if (inserted) leaves.emplace_back(loc, 0);
+        leaves[it->second].second += counts[i].count;
+      }
+      for (const auto& [loc, count] : leaves) {
+        pb::Sample* ps = b.new_sample();
+        b.add_stack(ps, loc, node, tree);
+        ps->add_value(static_cast<int64_t>(count));
+        b.thread_label(ps, tid);
+        b.end_sample(ps);
+      }
     }
+    b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.
   b.value_type(p.mutable_period_type(), "instructions", "count");
@@ -644,15 +713,22 @@ bool write_serialized_profile(std::string_view raw, const std::string& path, std
 
 std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler& profiler) {
   std::unordered_map<const vm::FuncInst*, uint64_t> by_func;
+  std::map<std::string, uint64_t> by_python;
   // threads: every thread's counts (each spawned thread's instance has
   // FuncInsts of its own; they merge by name below).
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
     const std::vector<uint64_t> totals = prof->instruction_totals();
-    for (uint32_t n = 1; n < totals.size(); ++n)
-      if (uint64_t c = totals[n]) by_func[tree.node(n).func] += c;
+    for (uint32_t n = 1; n < totals.size(); ++n) {
+      if (!totals[n]) continue;
+      // CPython's context nodes are Python functions (profiler/python_counts.cc).
+      if (const PyFrame* pf = vm::CallTree::is_context(tree.node(n).site) ? prof->context_frame(n) : nullptr)
+        by_python[pf->function] += totals[n];
+      else
+        by_func[tree.node(n).func] += totals[n];
+    }
   }
-  std::map<std::string, uint64_t> by_name;
+  std::map<std::string, uint64_t> by_name = std::move(by_python);
   for (const auto& [f, c] : by_func) by_name[function_name(f)] += c;
   std::vector<std::pair<std::string, uint64_t>> out(by_name.begin(), by_name.end());
   std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });

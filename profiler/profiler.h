@@ -14,6 +14,7 @@
 // Everything here runs on the interpreter thread: the sink is called from the
 // loop, and the aggregation tables are plain hash maps.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -163,8 +164,50 @@ class Profiler final : public vm::ProfileSink {
                         const vm::FuncInst* func) override;
   void on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
                       uint64_t old_bytes) override;
+  // CPython, counting instructions: at every bytecode its evaluation loop
+  // dispatches (LoadOptions::probe_dispatch, CPythonModule::dispatch_probe),
+  // the node for the Python function and line it runs, a context node under
+  // its caller's (profiler/python_counts.cc).
+  uint32_t probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* func, const void* frame, uint32_t index,
+                 const uint64_t* fp, const uint32_t* slots, uint32_t n) override;
+  // The Python frame (function and line) a context node of probe() stands
+  // for; null for any other node.
+  const PyFrame* context_frame(uint32_t node) const;
+  bool has_contexts() const { return !python_counts_.frames.empty(); }
 
  private:
+  // probe()'s state (profiler/python_counts.cc).
+  struct PythonCounts {
+    const vm::FuncInst* eval = nullptr;  // the evaluation loop probed, once seen
+    const CPythonModule* py = nullptr;   // null: not walkable, every probe stays
+    // Which of the loop's i32 locals holds the instruction about to be
+    // dispatched (`next_instr`), learnt from the first probes: the one
+    // that always points into the running code object's bytecode, and
+    // whose opcode there always goes with the same br_table index.
+    int next_instr = -1;  // index into the probe's locals; -1: learning
+    uint32_t learnt = 0;  // probes learnt from
+    uint64_t candidates = 0;  // bit k: local k may be it
+    std::vector<std::array<int32_t, 256>> opcode_index;  // per local: opcode -> index seen (-1: none)
+    // Code objects by address (their lines, checked with same_code).
+    std::unordered_map<uint32_t, CPythonModule::CodeLines> code;
+    // Context keys: (code, co_qualname, co_filename, line) -> key, and each
+    // key's frame.
+    std::unordered_map<std::string, uint32_t> keys;
+    std::vector<PyFrame> frames;
+    // Per evaluation-loop wasm frame on the stack (outermost first): the
+    // Python frames it runs, outermost first, each with the context node it
+    // counts in and the instructions [lo, hi) of its current line.
+    struct Entry {
+      uint32_t frame, code, node, lo, hi;
+    };
+    struct Eval {
+      const void* key;     // the wasm frame
+      uint32_t eval_node;  // its own (C) node
+      std::vector<Entry> stack;
+    };
+    std::vector<Eval> evals;
+  };
+  PythonCounts python_counts_;
   struct CpuKey {
     uint32_t node;
     int64_t offset;

@@ -22,6 +22,7 @@
 #include "profiler/pprof.h"
 #include "profiler/profiler.h"
 #include "profiler/text.h"
+#include "tests/pprof_read.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 
@@ -36,27 +37,8 @@ std::vector<uint8_t> read_bytes(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::string gunzip(const std::string& gz) {
-  z_stream zs;
-  std::memset(&zs, 0, sizeof zs);
-  EXPECT_EQ(inflateInit2(&zs, 15 + 32), Z_OK);
-  std::string out(1 << 20, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  zs.avail_in = static_cast<uInt>(gz.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(inflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  inflateEnd(&zs);
-  return out;
-}
-
-pb::Profile read_profile(const std::string& path) {
-  std::vector<uint8_t> gz = read_bytes(path);
-  pb::Profile p;
-  EXPECT_TRUE(p.ParseFromString(gunzip(std::string(gz.begin(), gz.end()))));
-  return p;
-}
+using test::gunzip;
+using test::read_profile;
 
 class TempDir {
  public:

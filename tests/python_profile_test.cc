@@ -18,6 +18,7 @@
 #include "profiler/cpython.h"
 #include "profiler/symbolize.h"
 #include "tests/cli_fixture.h"
+#include "tests/pprof_read.h"
 #include "vm/module.h"
 
 namespace wzvm {
@@ -106,8 +107,10 @@ class PythonProfile : public cli_test::CliFixture {
       GTEST_SKIP() << "CPython for wasm32-wasi not built: bash scripts/build-cpython.sh " << cpython();
   }
   // wzvm FLAGS python.wasm /src/SCRIPT, the stdlib and testdata/python preopened.
-  Output python(const std::string& flags, const std::string& script) {
-    return wzvm(flags + " --dir '" + cpython() + "/lib::/lib' --dir '" + script_dir() +
+  Output python(const std::string& flags, const std::string& script) { return wzvm_in(".", flags, script); }
+  // The same, in the subdirectory `dir` of the test's directory.
+  Output wzvm_in(const std::string& dir, const std::string& flags, const std::string& script) {
+    return cli_test::run_wzvm(path(dir), flags + " --dir '" + cpython() + "/lib::/lib' --dir '" + script_dir() +
                 "::/src' --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1 --env PYTHONHASHSEED=0 '" + cpython() +
                 "/python.wasm' /src/" + script);
   }
@@ -283,6 +286,99 @@ TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
 }
 
 // Without DWARF the layout is unknown: C-level stacks, and a note saying why.
+// The self count `COUNT NAME` that --profile-text printed for `name`, or 0.
+uint64_t text_count(const std::string& err, const std::string& name) {
+  std::smatch m;
+  const std::regex row("(^|\n)([0-9]+) " + std::regex_replace(name, std::regex(R"([.<>])"), R"(\$&)") + "\n");
+  return std::regex_search(err, m, row) ? std::stoull(m[2].str()) : 0;
+}
+
+// An instruction profile read from the protobuf itself: CPython's (its C
+// start-up and imports included) has millions of samples, too many for
+// `pprof -raw` in a test. Frames are made only for the samples asked for.
+struct CountProfile {
+  perftools::profiles::Profile p;
+  std::vector<std::vector<Frame>> locations;  // by Location id - 1, innermost line first
+  explicit CountProfile(const std::string& path) : p(test::read_profile(path)) {
+    auto text = [&](int64_t i) { return p.string_table(static_cast<int>(i)); };
+    for (const auto& loc : p.location()) {
+      std::vector<Frame>& frames = locations.emplace_back();
+      for (const auto& l : loc.line()) {
+        const auto& fn = p.function(static_cast<int>(l.function_id() - 1));
+        frames.push_back({text(fn.name()), text(fn.filename()), static_cast<uint32_t>(l.line()),
+                          static_cast<uint32_t>(fn.start_line()), loc.mapping_id() != 0});
+      }
+    }
+  }
+  const Frame& leaf(const perftools::profiles::Sample& s) const { return locations[s.location_id(0) - 1][0]; }
+  Sample sample(const perftools::profiles::Sample& s) const {
+    Sample out;
+    out.count = s.value(0);
+    for (uint64_t id : s.location_id()) out.frames.insert(out.frames.end(), locations[id - 1].begin(), locations[id - 1].end());
+    return out;
+  }
+};
+
+// Instruction counts by Python function and line (profiler/python_counts.cc):
+// exact (the total is the C-level profile's), deterministic, and charged to
+// the Python frame running, with C frames kept between Python ones.
+TEST_F(PythonProfile, InstructionCountsArePython) {
+  Output a = python("--profile=instructions --profile-text --profile-out a.pb.gz", "counts.py");
+  ASSERT_EQ(a.status, 0) << a.err;
+  EXPECT_EQ(a.out, "8997000\n499\n") << "what python3.11 prints for it";
+  const uint64_t leaf = text_count(a.err, "counts.leaf"), negate = text_count(a.err, "counts.negate");
+  EXPECT_GT(leaf, 100000u) << a.err;
+  EXPECT_GT(negate, 1000u) << a.err;
+  for (const char* f : {"counts.twice", "counts.main", "counts.<module>"}) EXPECT_GT(text_count(a.err, f), 0u) << f;
+  // Byte for byte the same on another run.
+  ASSERT_EQ(sh("mkdir again").status, 0);
+  Output b = wzvm_in("again", "--profile=instructions --profile-text --profile-out a.pb.gz", "counts.py");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_TRUE(a.err == b.err) << "the text differs";
+  EXPECT_TRUE(cli_test::slurp(path("a.pb.gz")) == cli_test::slurp(path("again/a.pb.gz"))) << "profiles differ";
+  // Moving the count from node to node loses and adds nothing: the same
+  // total as counting at the C level (with a CPU profile the loop is not probed).
+  Output c = python("--profile=instructions,cpu --profile-text --profile-out c", "counts.py");
+  ASSERT_EQ(c.status, 0) << c.err;
+  EXPECT_EQ(text_count(c.err, "total"), text_count(a.err, "total"));
+  EXPECT_EQ(text_count(c.err, "counts.leaf"), 0u) << "C level: no Python functions";
+  EXPECT_GT(text_count(c.err, "_PyEval_EvalFrameDefault"), text_count(a.err, "_PyEval_EvalFrameDefault") + leaf);
+
+  const CountProfile prof(path("a.pb.gz"));
+  uint64_t leaf_self = 0, leaf_hot = 0, negate_self = 0;
+  for (const auto& ps : prof.p.sample()) {
+    ASSERT_GT(ps.location_id_size(), 0);
+    const Frame& top = prof.leaf(ps);
+    if (top.name == "counts.leaf") {
+      const Sample s = prof.sample(ps);
+      leaf_self += s.count;
+      EXPECT_GE(top.line, 3u);
+      EXPECT_LE(top.line, 7u);
+      if (top.line == 6) leaf_hot += s.count;  // total += i
+      // Called from twice() at line 11, from main() at 19, from the module at 23.
+      EXPECT_THAT(names(s), testing::StartsWith("counts.leaf:" + std::to_string(top.line) +
+                                                "\ncounts.twice:11\ncounts.main:19\ncounts.<module>:23\n"));
+    }
+    if (top.name == "counts.negate") {
+      const Sample s = prof.sample(ps);
+      negate_self += s.count;
+      EXPECT_TRUE(top.line == 14 || top.line == 15) << top.line;  // its `def` (RESUME) or its body
+      // Python -> C -> Python: sorted() calls the key function.
+      EXPECT_THAT(names(s), testing::ContainsRegex("^counts.negate:1[45]\n(.*\n)*list_sort_impl\n(.*\n)*builtin_sorted\n(.*\n)*counts.main:20\ncounts.<module>:23\n"));
+    }
+    // No frame of the evaluation loop stands above a Python frame: the
+    // Python frames replace it. (A Python Location has one line.)
+    for (int i = 0; i + 1 < ps.location_id_size(); ++i) {
+      const std::vector<Frame>& callee = prof.locations[ps.location_id(i) - 1];
+      const std::vector<Frame>& caller = prof.locations[ps.location_id(i + 1) - 1];
+      if (callee[0].python()) EXPECT_NE(caller[0].name, "_PyEval_EvalFrameDefault") << names(prof.sample(ps));
+    }
+  }
+  EXPECT_EQ(leaf_self, leaf) << "the profile's and the text's self counts";
+  EXPECT_EQ(negate_self, negate);
+  EXPECT_GT(leaf_hot * 10, leaf_self * 6) << "the loop's body line has most of leaf's instructions";
+}
+
 TEST_F(PythonProfile, WithoutDwarfTheProfileStaysC) {
   std::string bytes = cli_test::slurp(cpython() + "/python.wasm");
   auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));

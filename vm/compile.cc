@@ -259,6 +259,7 @@ class FunctionCompiler {
         r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
         counting_(options.count_instructions || options.fuel),
         fuel_(options.fuel),
+        probe_min_(counting_ && !fuel_ && options.probe_dispatch ? options.probe_dispatch(m, func_index) : 0),
         multi_memory_(m.features.has(Feature::MultiMemory)) {}
 
   Status compile(CompiledFunc& out);
@@ -582,6 +583,24 @@ class FunctionCompiler {
     emit_op(IOp::CountEdge);
     edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
     word(static_cast<uint32_t>(edges_.size()));
+  }
+  // An interpreter's dispatch (LoadOptions::probe_dispatch): ProbeCounted
+  // before its br_table, with the table's index and the function's i32
+  // locals, and its two edges at this point of the body: the rest of it,
+  // left (taken back) and landed in (vm/counted_ops.def).
+  void emit_probe(const Operand& index) {
+    emit_op(IOp::ProbeCounted);
+    src_word(index.src);
+    for (bool landing : {false, true}) {
+      edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
+      word(static_cast<uint32_t>(edges_.size()));
+    }
+    uint32_t n = 0;
+    for (ValType t : local_types_) n += t == ValType::I32;
+    word(n);
+    for (size_t i = 0; i < local_types_.size(); ++i)
+      if (local_types_[i] == ValType::I32) slot_word(local_slot_[i]);
+    last_dst_ = UINT32_MAX;
   }
   uint32_t counted_so_far() const { return seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_]; }
 
@@ -1063,6 +1082,7 @@ class FunctionCompiler {
   uint32_t loop_depth_ = 0;
   const bool counting_;
   const bool fuel_;  // segments charge Profiling::fuel (CountFuel)
+  const uint32_t probe_min_;  // LoadOptions::probe_dispatch's, or 0
   const bool multi_memory_;
   uint32_t seg_pos_ = UINT32_MAX;  // count operand of the open segment's CountInstr
   // Counted instructions' byte offsets, segment by segment (CompiledFunc::seg_offsets).
@@ -1814,6 +1834,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       }
       if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
       if (emitting()) {
+        if (probe_min_ && n + 1 >= probe_min_) emit_probe(index);
         uint32_t op = emit_op(IOp::Switch);
         src_word(index.src);
         word(n);

@@ -387,6 +387,15 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
   return node;
 }
 
+// ProbeCounted's question to the sink (vm/counted_ops.def), out of line:
+// the counter block the frame counts in from here on.
+__attribute__((noinline)) uint64_t* probe_counters(Profiling& p, const Frame* frame, const uint64_t* fp,
+                                                   const uint32_t* ip, uint64_t* counters) {
+  const uint32_t node = Profiling::block_node(counters);
+  const uint32_t to = p.sink->probe(p, node, frame->func, frame, rd<uint32_t>(fp, ip[1]), fp, ip + 5, ip[4]);
+  return to == node || !p.tree.node(to).counters ? counters : p.tree.node(to).counters;
+}
+
 // The node of `callee` called by a grafting function (call_table.graft,
 // LoadOptions::graft_calls) from the frame whose node is `caller`: under the
 // callers the sink reads from outside the wasm stack, hung from the root,
@@ -1552,6 +1561,22 @@ dispatch:
     CASE_COUNTED(CountEdge) {
       COUNT_EDGE(ip[1]);
       ip += 2;
+      DISPATCH();
+    }
+    // [op index leave land n slot0..] before an interpreter's dispatch
+    // br_table: the sink may move the frame's counting to another node.
+    CASE_COUNTED(ProbeCounted) {
+      if constexpr (kCounting) {
+        if (prof->sink) {
+          uint64_t* to = probe_counters(*prof, frame, fp, ip, counters);
+          if (to != counters) {
+            COUNT_EDGE(ip[2]);
+            to[ip[3]] += 1;
+            counters = frame->counters = to;
+          }
+        }
+      }
+      ip += 5 + ip[4];
       DISPATCH();
     }
 #undef COUNT_EDGE

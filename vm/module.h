@@ -247,6 +247,14 @@ struct LoadOptions {
   // lowered to call_table.graft, and a profiled run asks the ProfileSink
   // (graft) for the callee's real callers. Asked once per function index.
   std::function<bool(const Module&, uint32_t func_index)> graft_calls{};
+  // Instruction counting (without fuel): a non-zero N marks the dispatch
+  // loop of an interpreter compiled to wasm (CPython's
+  // _PyEval_EvalFrameDefault); each of its br_tables with at least N targets
+  // is preceded by a ProbeCounted op (vm/counted_ops.def), at which the
+  // ProfileSink (probe) may move the frame's counting to another call-tree
+  // node: the guest language's own function and line. Asked once per
+  // defined function, when counting.
+  std::function<uint32_t(const Module&, uint32_t func_index)> probe_dispatch{};
   // Proposals the module may use; anything else is rejected as in wasm 2.0.
   Features features{};
 };

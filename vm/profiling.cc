@@ -61,10 +61,22 @@ uint64_t* Profiling::alloc_counters(size_t n) {
   return p;
 }
 
+uint32_t Profiling::enter_context(uint32_t parent, const FuncInst* f, uint32_t key) {
+  const size_t before = tree.size();
+  uint32_t id = tree.child(parent, f, CallTree::kContextBit | key);
+  if (tree.size() != before) give_block(id);
+  return id;
+}
+
 uint32_t Profiling::enter_at(uint32_t parent, const FuncInst* f, uint32_t site) {
   const size_t before = tree.size();
   uint32_t id = tree.call(parent, f, site);
-  if (tree.size() != before && count_instructions) {
+  if (tree.size() != before) give_block(id);
+  return id;
+}
+
+void Profiling::give_block(uint32_t id) {
+  if (count_instructions) {
     // A new node: its function's segments and call sites get their block,
     // after the node's id (block_node); every wasm function has one, also
     // code lowered without counting (a header alone): frames find their
@@ -76,7 +88,6 @@ uint32_t Profiling::enter_at(uint32_t parent, const FuncInst* f, uint32_t site) 
       tree.node(id).counters = block + 1;
     }
   }
-  return id;
 }
 
 uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret) {

@@ -43,6 +43,12 @@ class CallTree {
   // Node::site of a call with no single call site: entered from outside wasm
   // (the embedder, a host function calling back), or a recursive call.
   static constexpr uint32_t kNoSite = UINT32_MAX;
+  // Node::site of a context node (Profiling::enter_context): a node of the
+  // same function as its parent or an ancestor, keyed by what the sink
+  // makes of the guest's state (CPython: a Python function and line), not
+  // by a call; the low bits are the sink's key. Module offsets stay below.
+  static constexpr uint32_t kContextBit = 0x80000000u;
+  static bool is_context(uint32_t site) { return site != kNoSite && (site & kContextBit); }
   struct Node {
     uint32_t parent = 0;
     const FuncInst* func = nullptr;
@@ -122,6 +128,18 @@ class ProfileSink {
   virtual bool graft(Profiling& p, const FuncInst* callee, uint32_t& node) {
     (void)p, (void)callee, (void)node;
     return false;
+  }
+  // A ProbeCounted op (LoadOptions::probe_dispatch) ran in `frame` (an
+  // identity while the frame lives; frames deeper in the stack have higher
+  // addresses) of `func`, counting in `node`: the node to count the rest of
+  // the frame's run in, one that Profiling::enter_context made for `func`
+  // (so its block has the same layout), or `node`. `index` is the
+  // br_table's index; the function's i32 locals are the low words of
+  // fp[slots[0..n)].
+  virtual uint32_t probe(Profiling& p, uint32_t node, const FuncInst* func, const void* frame, uint32_t index,
+                         const uint64_t* fp, const uint32_t* slots, uint32_t n) {
+    (void)p, (void)func, (void)frame, (void)index, (void)fp, (void)slots, (void)n;
+    return node;
   }
   // A CPU sample taken at a safe point: `node` is the current call stack,
   // `func`/`offset` the function and module byte offset of the instruction
@@ -298,6 +316,9 @@ struct Profiling {
   // when counting; not cached in the parent (grafted calls: their parent
   // depends on more than the call site).
   uint32_t enter_at(uint32_t parent, const FuncInst* f, uint32_t site);
+  // The context node `key` (< kContextBit) of `f` under `parent`
+  // (CallTree::kContextBit), with its counter block when counting.
+  uint32_t enter_context(uint32_t parent, const FuncInst* f, uint32_t key);
   uint32_t enter(uint32_t parent, const FuncInst* f, const uint32_t* ret = nullptr) {
     CallTree::Node& n = tree.node(parent);
     if (n.cached_func[0] == f && n.cached_ret[0] == ret) return n.cached_child[0];
@@ -329,6 +350,7 @@ struct Profiling {
 
  private:
   uint32_t enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret);
+  void give_block(uint32_t id);  // a new node's counter block, when counting
   uint64_t* alloc_counters(size_t n);
   static constexpr size_t kChunk = 1 << 16;  // counters per chunk (a larger function gets its own)
   std::vector<std::unique_ptr<uint64_t[]>> chunks_;

@@ -1,0 +1,188 @@
+// Instruction counts by Python function and line (Profiler::probe).
+//
+// Lowered for counting, CPython's evaluation loop runs a ProbeCounted op
+// before the br_table that dispatches each bytecode (vm/counted_ops.def).
+// Here the probe finds the Python frame and line that bytecode belongs to
+// and returns the call-tree node that stands for it: a context node of the
+// loop's function (vm::Profiling::enter_context), keyed by the function and
+// line, under the node of the Python frame that called it (or under the
+// loop's own node for the frame the loop was entered with). From then on
+// the loop's frame counts in that node's block, and the C functions it
+// calls hang below it: a Python line's cost is what the loop ran for it
+// plus everything it called, and a C function that calls back into Python
+// (a json encoder's `default=`, `sorted`'s key) shows Python -> C ->
+// Python, as the CPU profile does. The counts stay exact: the VM moves the
+// rest of the body from one block to the other at each switch.
+//
+// Which bytecode is about to run is the loop's `next_instr`, a wasm local
+// (clang keeps it in one, and its DWARF location is optimised out): the
+// first probes learn which local it is (the one that always points into
+// the running code object's bytecode, and whose opcode there goes with one
+// br_table index every time), and until then counting stays at the C
+// level. Every later probe checks that it still points there; one that
+// does not stays in the node it is in.
+
+#include <cstring>
+
+#include "profiler/profiler.h"
+#include "profiler/symbolize.h"
+
+namespace wzvm::profiler {
+
+namespace {
+// Probes to learn `next_instr` from; the opcodes of the first few bytecodes
+// of a run already tell the candidates apart.
+constexpr uint32_t kLearnProbes = 64;
+// Python frames of one evaluation deeper than this are memory that loops.
+constexpr size_t kMaxFrames = 1 << 16;
+}  // namespace
+
+uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* func, const void* frame,
+                         uint32_t index, const uint64_t* fp, const uint32_t* slots, uint32_t n) {
+  PythonCounts& s = python_counts_;
+  if (s.eval != func) {
+    if (s.eval) return node;  // one evaluation loop per profiler (a CPython instance)
+    s.eval = func;
+    if (func->instance && !func->instance->memories.empty()) s.py = symbolizer(func->instance->module.get()).python();
+    s.candidates = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    s.opcode_index.assign(std::min<uint32_t>(n, 64), {});
+    for (auto& m : s.opcode_index) m.fill(-1);
+  }
+  if (!s.py) return node;
+  const vm::MemInst& memory = *func->instance->memories[0];
+  const uint8_t* mem = memory.data;
+  const uint64_t size = memory.current_size();
+  auto local = [&](uint32_t k) { return static_cast<uint32_t>(fp[slots[k]]); };
+
+  uint32_t f = 0, code = 0;
+  if (!s.py->running(mem, size, f, code)) return node;
+  // A code object's lines, read once per code object.
+  auto lines_of = [&](uint32_t c) -> const CPythonModule::CodeLines* {
+    auto it = s.code.find(c);
+    if (it == s.code.end() || !s.py->same_code(mem, size, c, it->second)) {
+      CPythonModule::CodeLines lines;
+      if (!s.py->code_lines(mem, size, c, lines)) return nullptr;
+      it = s.code.insert_or_assign(c, std::move(lines)).first;  // elements never move
+    }
+    return &it->second;
+  };
+  auto in_code = [](const CPythonModule::CodeLines& c, uint32_t v) {
+    return v >= c.start && v - c.start < 2 * uint64_t{c.lines.size()} && !((v - c.start) & 1);
+  };
+
+  if (s.next_instr < 0) {
+    const CPythonModule::CodeLines* cl = lines_of(code);
+    if (!cl) return node;
+    for (uint32_t k = 0; k < s.opcode_index.size(); ++k) {
+      if (!(s.candidates >> k & 1)) continue;
+      const uint32_t v = local(k);
+      const bool inside = in_code(*cl, v);
+      int32_t& seen = s.opcode_index[k][inside ? mem[v] : 0];
+      if (!inside || (seen >= 0 && seen != static_cast<int32_t>(index))) s.candidates &= ~(uint64_t{1} << k);
+      else seen = static_cast<int32_t>(index);
+    }
+    if (!s.candidates) {
+      s.py = nullptr;  // no local checks out: this loop is not shaped as expected
+      return node;
+    }
+    if (++s.learnt < kLearnProbes) return node;
+    s.next_instr = __builtin_ctzll(s.candidates);
+    s.opcode_index.clear();
+  }
+  const uint32_t next = local(static_cast<uint32_t>(s.next_instr));
+
+  // This wasm frame's evaluation: frames deeper than it have returned.
+  while (!s.evals.empty() && std::less<const void*>()(frame, s.evals.back().key)) s.evals.pop_back();
+  const bool context = vm::CallTree::is_context(p.tree.node(node).site);
+  if (s.evals.empty() || s.evals.back().key != frame) {
+    uint32_t own = node;
+    while (vm::CallTree::is_context(p.tree.node(own).site)) own = p.tree.node(own).parent;
+    s.evals.push_back({frame, own, {}});
+  } else if (!context) {
+    s.evals.back() = {frame, node, {}};  // a new call of the loop in the same place
+  }
+  PythonCounts::Eval& e = s.evals.back();
+  // Still on the same line of the same frame: most bytecodes.
+  if (!e.stack.empty()) {
+    const PythonCounts::Entry& top = e.stack.back();
+    if (top.frame == f && top.code == code && next >= top.lo && next < top.hi) return top.node;
+  }
+  const CPythonModule::CodeLines* cl = lines_of(code);
+  if (!cl || !in_code(*cl, next)) return node;
+
+  // The node of a frame of code `c` at `line`, under `parent`.
+  auto context_node = [&](uint32_t parent, const CPythonModule::CodeLines& c, uint32_t line) {
+    std::string k(16, '\0');
+    const uint32_t words[4] = {c.linetable, c.qualname, c.filename, line};
+    std::memcpy(k.data(), words, sizeof words);
+    auto [it, inserted] = s.keys.try_emplace(std::move(k), static_cast<uint32_t>(s.frames.size()));
+    if (inserted) {
+      PyFrame pf;
+      if (!s.py->describe_code(mem, size, c, line, pf)) pf = {"[python]", "[python]", "", 0, line};
+      s.frames.push_back(std::move(pf));
+    }
+    return p.enter_context(parent, func, it->second);
+  };
+  auto line_at = [&](const CPythonModule::CodeLines& c, uint32_t addr) {
+    return addr >= c.start && (addr - c.start) / 2 < c.lines.size() ? c.lines[(addr - c.start) / 2] : c.first_line;
+  };
+
+  // Where `f` is in this evaluation's frames: the top (a new line), below
+  // it (the frames above returned or unwound), or not yet (a call: it and
+  // any frames between it and the ones known are pushed).
+  size_t at = e.stack.size();
+  while (at > 0 && !(e.stack[at - 1].frame == f && e.stack[at - 1].code == code)) --at;
+  if (at > 0) {
+    e.stack.resize(at);
+  } else {
+    thread_local std::vector<uint32_t> chain;
+    chain.clear();
+    size_t base = 0;
+    for (uint32_t g = f;;) {
+      CPythonModule::FrameLinks links;
+      if (chain.size() == kMaxFrames || !s.py->links(mem, size, g, links)) return node;
+      chain.push_back(g);
+      if (links.entry || !links.previous) break;
+      const uint32_t caller = links.previous;
+      size_t i = e.stack.size();
+      while (i > 0 && e.stack[i - 1].frame != caller) --i;
+      if (i > 0) {
+        base = i;
+        break;
+      }
+      g = caller;
+    }
+    e.stack.resize(base);
+    // The callers between, outermost first, at the line of their call.
+    for (size_t i = chain.size(); i-- > 1;) {
+      CPythonModule::FrameLinks links;
+      if (!s.py->links(mem, size, chain[i], links)) return node;
+      const CPythonModule::CodeLines* c = lines_of(links.code);
+      if (!c) return node;
+      const uint32_t parent = e.stack.empty() ? e.eval_node : e.stack.back().node;
+      e.stack.push_back({chain[i], links.code, context_node(parent, *c, line_at(*c, links.prev_instr)), 0, 0});
+    }
+    e.stack.push_back({f, code, 0, 0, 0});
+  }
+  // The top frame at the line of `next`, and the run of instructions on it.
+  PythonCounts::Entry& top = e.stack.back();
+  const size_t u = (next - cl->start) / 2;
+  const uint32_t line = cl->lines[u];
+  size_t lo = u, hi = u + 1;
+  while (lo > 0 && cl->lines[lo - 1] == line) --lo;
+  while (hi < cl->lines.size() && cl->lines[hi] == line) ++hi;
+  top.lo = cl->start + static_cast<uint32_t>(2 * lo);
+  top.hi = cl->start + static_cast<uint32_t>(2 * hi);
+  const uint32_t parent = e.stack.size() > 1 ? e.stack[e.stack.size() - 2].node : e.eval_node;
+  top.node = context_node(parent, *cl, line);
+  return top.node;
+}
+
+const PyFrame* Profiler::context_frame(uint32_t node) const {
+  const uint32_t site = tree().node(node).site;
+  if (!vm::CallTree::is_context(site)) return nullptr;
+  const uint32_t key = site & ~vm::CallTree::kContextBit;
+  return key < python_counts_.frames.size() ? &python_counts_.frames[key] : nullptr;
+}
+
+}  // namespace wzvm::profiler
