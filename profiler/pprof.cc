@@ -253,9 +253,18 @@ class Builder {
   // context node; none (kNoFrame) for the evaluation loop's own frame
   // above its first context node, whose Python frames stand in its place.
   static constexpr uint64_t kNoFrame = UINT64_MAX;
+  // A frame's lines hang from a node of the frame as a whole (under which
+  // a recursive call hangs too, at the function's start line): only one of
+  // the two is a frame of the stack.
   uint64_t caller_id(const vm::CallTree& tree, uint32_t c) {
     const uint32_t n = tree.node(c).parent;
-    if (const PyFrame* pf = context_of(tree, n)) return python_location(*pf);
+    if (contexts_ && vm::CallTree::is_context(tree.node(n).site)) {
+      bool whole = false, c_whole = false;
+      const PyFrame* pf = contexts_->context_frame(n, &whole);
+      // c is one of n's lines, not a recursive call's frame: n is not a frame of its own.
+      const bool line_of_n = whole && contexts_->context_frame(c, &c_whole) && !c_whole;
+      return !pf || line_of_n ? kNoFrame : python_location(*pf);
+    }
     if (contexts_ && vm::CallTree::is_context(tree.node(c).site)) return kNoFrame;
     return location(tree.node(n).func, site_of(tree, c));
   }

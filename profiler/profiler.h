@@ -171,8 +171,9 @@ class Profiler final : public vm::ProfileSink {
   uint32_t probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* func, const void* frame, uint32_t index,
                  const uint64_t* fp, const uint32_t* slots, uint32_t n) override;
   // The Python frame (function and line) a context node of probe() stands
-  // for; null for any other node.
-  const PyFrame* context_frame(uint32_t node) const;
+  // for; null for any other node. `whole`: the node is the frame as a
+  // whole (whose line nodes count), not one of its lines.
+  const PyFrame* context_frame(uint32_t node, bool* whole = nullptr) const;
   bool has_contexts() const { return !python_counts_.frames.empty(); }
 
  private:
@@ -190,20 +191,45 @@ class Profiler final : public vm::ProfileSink {
     std::vector<std::array<int32_t, 256>> opcode_index;  // per local: opcode -> index seen (-1: none)
     // Code objects by address (their lines, checked with same_code).
     std::unordered_map<uint32_t, CPythonModule::CodeLines> code;
-    // Context keys: (code, co_qualname, co_filename, line) -> key, and each
-    // key's frame.
-    std::unordered_map<std::string, uint32_t> keys;
+    // Context keys: (co_linetable, co_qualname, co_filename, line) -> key,
+    // and each key's frame.
+    struct Key {
+      uint32_t linetable, qualname, filename, line;
+      bool operator==(const Key&) const = default;
+    };
+    struct KeyHash {
+      size_t operator()(const Key& k) const {
+        return ((uint64_t{k.linetable} << 32 | k.qualname) * 0x9E3779B97F4A7C15ull) ^
+               ((uint64_t{k.filename} << 32 | k.line) * 0xC2B2AE3D27D4EB4Full);
+      }
+    };
+    std::unordered_map<Key, uint32_t, KeyHash> keys;
+    // (parent node, key) -> context node, as the call tree has it.
+    struct NodeKey {
+      uint32_t parent;
+      Key key;
+      bool operator==(const NodeKey&) const = default;
+    };
+    struct NodeKeyHash {
+      size_t operator()(const NodeKey& k) const { return KeyHash()(k.key) ^ (size_t{k.parent} * 0xD6E8FEB86659FD93ull); }
+    };
+    std::unordered_map<NodeKey, uint32_t, NodeKeyHash> nodes;
     std::vector<PyFrame> frames;
+    std::vector<bool> whole;  // per key: a frame as a whole (line 0), not a line of it
     // Per evaluation-loop wasm frame on the stack (outermost first): the
     // Python frames it runs, outermost first, each with the context node it
-    // counts in and the instructions [lo, hi) of its current line.
+    // counts in (a node of its current line, under the node of the frame
+    // as a whole) and the instructions [lo, hi) of that line.
     struct Entry {
-      uint32_t frame, code, node, lo, hi;
+      uint32_t frame, code, whole, node, lo, hi;
+      std::array<std::pair<uint32_t, uint32_t>, 4> recent;  // its last lines' nodes (line, node)
+      uint32_t next_recent;
     };
     struct Eval {
       const void* key;     // the wasm frame
       uint32_t eval_node;  // its own (C) node
       std::vector<Entry> stack;
+      std::unordered_map<uint32_t, uint32_t> running;  // code object -> its frames in `stack`
     };
     std::vector<Eval> evals;
   };

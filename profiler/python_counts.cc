@@ -97,9 +97,9 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   if (s.evals.empty() || s.evals.back().key != frame) {
     uint32_t own = node;
     while (vm::CallTree::is_context(p.tree.node(own).site)) own = p.tree.node(own).parent;
-    s.evals.push_back({frame, own, {}});
+    s.evals.push_back({frame, own, {}, {}});
   } else if (!context) {
-    s.evals.back() = {frame, node, {}};  // a new call of the loop in the same place
+    s.evals.back() = {frame, node, {}, {}};  // a new call of the loop in the same place
   }
   PythonCounts::Eval& e = s.evals.back();
   // Still on the same line of the same frame: most bytecodes.
@@ -110,59 +110,90 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   const CPythonModule::CodeLines* cl = lines_of(code);
   if (!cl || !in_code(*cl, next)) return node;
 
-  // The node of a frame of code `c` at `line`, under `parent`.
+  // The context node of a frame of code `c` at `line` (0: the frame as a
+  // whole), under `parent`.
   auto context_node = [&](uint32_t parent, const CPythonModule::CodeLines& c, uint32_t line) {
-    std::string k(16, '\0');
-    const uint32_t words[4] = {c.linetable, c.qualname, c.filename, line};
-    std::memcpy(k.data(), words, sizeof words);
-    auto [it, inserted] = s.keys.try_emplace(std::move(k), static_cast<uint32_t>(s.frames.size()));
+    const PythonCounts::Key key{c.linetable, c.qualname, c.filename, line};
+    // One lookup for a node seen before (a call's frame, a line).
+    auto [known, fresh] = s.nodes.try_emplace({parent, key}, 0);
+    if (!fresh) return known->second;
+    auto [it, inserted] = s.keys.try_emplace(key, static_cast<uint32_t>(s.frames.size()));
     if (inserted) {
       PyFrame pf;
-      if (!s.py->describe_code(mem, size, c, line, pf)) pf = {"[python]", "[python]", "", 0, line};
+      if (!s.py->describe_code(mem, size, c, line ? line : c.first_line, pf)) pf = {"[python]", "[python]", "", 0, line};
       s.frames.push_back(std::move(pf));
+      s.whole.push_back(line == 0);
     }
-    return p.enter_context(parent, func, it->second);
+    // A frame as a whole counts nothing (its lines do): no counter block.
+    return known->second = p.enter_context(parent, func, it->second, line != 0);
   };
   auto line_at = [&](const CPythonModule::CodeLines& c, uint32_t addr) {
     return addr >= c.start && (addr - c.start) / 2 < c.lines.size() ? c.lines[(addr - c.start) / 2] : c.first_line;
   };
+  // Pushes a frame of code `c` (at `line`, or 0 for the top frame, whose
+  // line is set below): its whole-frame node under the line of its caller
+  // that called it, or, when its code is already running in this
+  // evaluation (recursion), under its caller's whole-frame node. Otherwise
+  // every path down a recursion (insert() into a binary tree, from either
+  // of two lines) would be nodes of its own: with this rule, one per depth,
+  // as vm::CallTree keys recursive calls.
+  auto push = [&](uint32_t frame_addr, uint32_t code_addr, const CPythonModule::CodeLines& c, uint32_t line) {
+    uint32_t parent = e.eval_node;
+    if (!e.stack.empty()) parent = e.running[code_addr] > 0 ? e.stack.back().whole : e.stack.back().node;
+    const uint32_t whole = context_node(parent, c, 0);
+    e.stack.push_back({frame_addr, code_addr, whole, line ? context_node(whole, c, line) : whole, 0, 0, {}, 0});
+    ++e.running[code_addr];
+  };
+  auto pop_to = [&](size_t n) {
+    while (e.stack.size() > n) {
+      if (--e.running[e.stack.back().code] == 0) e.running.erase(e.stack.back().code);
+      e.stack.pop_back();
+    }
+  };
 
-  // Where `f` is in this evaluation's frames: the top (a new line), below
-  // it (the frames above returned or unwound), or not yet (a call: it and
-  // any frames between it and the ones known are pushed).
+  // Where `f` is in this evaluation's frames: the top (a new line), called
+  // by the top (a call: pushed), below it (the frames above returned or
+  // unwound), or none of these (the frames between it and the known ones,
+  // or all of them, are read).
+  CPythonModule::FrameLinks fl;
+  if (!s.py->links(mem, size, f, fl)) return node;
   size_t at = e.stack.size();
-  while (at > 0 && !(e.stack[at - 1].frame == f && e.stack[at - 1].code == code)) --at;
-  if (at > 0) {
-    e.stack.resize(at);
-  } else {
-    thread_local std::vector<uint32_t> chain;
-    chain.clear();
-    size_t base = 0;
-    for (uint32_t g = f;;) {
-      CPythonModule::FrameLinks links;
-      if (chain.size() == kMaxFrames || !s.py->links(mem, size, g, links)) return node;
-      chain.push_back(g);
-      if (links.entry || !links.previous) break;
-      const uint32_t caller = links.previous;
-      size_t i = e.stack.size();
-      while (i > 0 && e.stack[i - 1].frame != caller) --i;
-      if (i > 0) {
-        base = i;
-        break;
+  const bool on_top = at > 0 && e.stack[at - 1].frame == f && e.stack[at - 1].code == code;
+  if (!on_top && at > 0 && !fl.entry && fl.previous == e.stack[at - 1].frame) {
+    push(f, code, *cl, 0);
+  } else if (!on_top) {
+    while (at > 0 && !(e.stack[at - 1].frame == f && e.stack[at - 1].code == code)) --at;
+    if (at > 0) {
+      pop_to(at);
+    } else {
+      thread_local std::vector<uint32_t> chain;
+      chain.clear();
+      size_t base = 0;
+      for (uint32_t g = f;;) {
+        CPythonModule::FrameLinks links;
+        if (chain.size() == kMaxFrames || !s.py->links(mem, size, g, links)) return node;
+        chain.push_back(g);
+        if (links.entry || !links.previous) break;
+        const uint32_t caller = links.previous;
+        size_t i = e.stack.size();
+        while (i > 0 && e.stack[i - 1].frame != caller) --i;
+        if (i > 0) {
+          base = i;
+          break;
+        }
+        g = caller;
       }
-      g = caller;
+      pop_to(base);
+      // The callers between, outermost first, at the line of their call.
+      for (size_t i = chain.size(); i-- > 1;) {
+        CPythonModule::FrameLinks links;
+        if (!s.py->links(mem, size, chain[i], links)) return node;
+        const CPythonModule::CodeLines* c = lines_of(links.code);
+        if (!c) return node;
+        push(chain[i], links.code, *c, line_at(*c, links.prev_instr));
+      }
+      push(f, code, *cl, 0);
     }
-    e.stack.resize(base);
-    // The callers between, outermost first, at the line of their call.
-    for (size_t i = chain.size(); i-- > 1;) {
-      CPythonModule::FrameLinks links;
-      if (!s.py->links(mem, size, chain[i], links)) return node;
-      const CPythonModule::CodeLines* c = lines_of(links.code);
-      if (!c) return node;
-      const uint32_t parent = e.stack.empty() ? e.eval_node : e.stack.back().node;
-      e.stack.push_back({chain[i], links.code, context_node(parent, *c, line_at(*c, links.prev_instr)), 0, 0});
-    }
-    e.stack.push_back({f, code, 0, 0, 0});
   }
   // The top frame at the line of `next`, and the run of instructions on it.
   PythonCounts::Entry& top = e.stack.back();
@@ -173,16 +204,22 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   while (hi < cl->lines.size() && cl->lines[hi] == line) ++hi;
   top.lo = cl->start + static_cast<uint32_t>(2 * lo);
   top.hi = cl->start + static_cast<uint32_t>(2 * hi);
-  const uint32_t parent = e.stack.size() > 1 ? e.stack[e.stack.size() - 2].node : e.eval_node;
-  top.node = context_node(parent, *cl, line);
+  // A frame goes back and forth between a few lines (a loop's): their
+  // nodes are kept with it.
+  for (const auto& [l, n] : top.recent)
+    if (l == line && n) return top.node = n;
+  top.node = context_node(top.whole, *cl, line);
+  top.recent[top.next_recent++ % top.recent.size()] = {line, top.node};
   return top.node;
 }
 
-const PyFrame* Profiler::context_frame(uint32_t node) const {
+const PyFrame* Profiler::context_frame(uint32_t node, bool* whole) const {
   const uint32_t site = tree().node(node).site;
   if (!vm::CallTree::is_context(site)) return nullptr;
   const uint32_t key = site & ~vm::CallTree::kContextBit;
-  return key < python_counts_.frames.size() ? &python_counts_.frames[key] : nullptr;
+  if (key >= python_counts_.frames.size()) return nullptr;
+  if (whole) *whole = python_counts_.whole[key];
+  return &python_counts_.frames[key];
 }
 
 }  // namespace wzvm::profiler

@@ -3,6 +3,9 @@
 // between them, checked through `go tool pprof` against the sources of
 // testdata/python/shapes.py and against cProfile run natively on it.
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
@@ -17,9 +20,11 @@
 
 #include "profiler/cpython.h"
 #include "profiler/symbolize.h"
+#include "profiler/testing.h"
 #include "tests/cli_fixture.h"
 #include "tests/pprof_read.h"
 #include "vm/module.h"
+#include "wasi/wasi.h"
 
 namespace wzvm {
 namespace {
@@ -377,6 +382,32 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
   EXPECT_EQ(leaf_self, leaf) << "the profile's and the text's self counts";
   EXPECT_EQ(negate_self, negate);
   EXPECT_GT(leaf_hot * 10, leaf_self * 6) << "the loop's body line has most of leaf's instructions";
+}
+
+// The same counts through the C++ API a user's test would assert on
+// (profiler/testing.h, README "Python"): exactly the command's.
+TEST_F(PythonProfile, InstructionCountsInAUsersTest) {
+  Output cli = python("--profile-text", "counts.py");
+  ASSERT_EQ(cli.status, 0) << cli.err;
+  wasi::Config cfg;
+  cfg.args = {cpython() + "/python.wasm", "/src/counts.py"};  // argv[0] as the command gives it
+  cfg.env = {"PYTHONHOME=/", "PYTHONDONTWRITEBYTECODE=1", "PYTHONHASHSEED=0"};
+  cfg.preopens = {wasi::Preopen::dir(cpython() + "/lib", "/lib"), wasi::Preopen::dir(script_dir(), "/src")};
+  // Its output to a file, as the command's is (CPython buffers by file type).
+  const int out = open(path("api.out").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(out, 0);
+  cfg.stdout_fd = out;
+  auto w = wasi::Wasi::create(cfg);
+  ASSERT_TRUE(w) << w.error().to_string();
+  auto p = profiler::InstructionProfile::run_and_count_file(
+      cpython() + "/python.wasm", "_start", {}, [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); });
+  ASSERT_TRUE(p) << p.error().to_string();
+  for (const char* f : {"counts.leaf", "counts.negate", "counts.twice"}) {
+    ASSERT_GT(text_count(cli.err, f), 0u) << f;
+    EXPECT_INSTRUCTIONS(*p, f, text_count(cli.err, f), 0);
+  }
+  close(out);
+  EXPECT_EQ(cli_test::slurp(path("api.out")), cli.out);
 }
 
 TEST_F(PythonProfile, WithoutDwarfTheProfileStaysC) {

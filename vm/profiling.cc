@@ -61,10 +61,10 @@ uint64_t* Profiling::alloc_counters(size_t n) {
   return p;
 }
 
-uint32_t Profiling::enter_context(uint32_t parent, const FuncInst* f, uint32_t key) {
+uint32_t Profiling::enter_context(uint32_t parent, const FuncInst* f, uint32_t key, bool counts) {
   const size_t before = tree.size();
   uint32_t id = tree.child(parent, f, CallTree::kContextBit | key);
-  if (tree.size() != before) give_block(id);
+  if (tree.size() != before && counts) give_block(id);
   return id;
 }
 

@@ -317,8 +317,9 @@ struct Profiling {
   // depends on more than the call site).
   uint32_t enter_at(uint32_t parent, const FuncInst* f, uint32_t site);
   // The context node `key` (< kContextBit) of `f` under `parent`
-  // (CallTree::kContextBit), with its counter block when counting.
-  uint32_t enter_context(uint32_t parent, const FuncInst* f, uint32_t key);
+  // (CallTree::kContextBit), with its counter block when counting and
+  // `counts` (a node that groups others counts nothing).
+  uint32_t enter_context(uint32_t parent, const FuncInst* f, uint32_t key, bool counts = true);
   uint32_t enter(uint32_t parent, const FuncInst* f, const uint32_t* ret = nullptr) {
     CallTree::Node& n = tree.node(parent);
     if (n.cached_func[0] == f && n.cached_ret[0] == ret) return n.cached_child[0];
