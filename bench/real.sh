@@ -27,7 +27,14 @@
 #   py-objects   a binary tree of objects, dicts, recursion, json, re
 #   py-text      regular expressions, string building, a JSON round trip
 #   py-calls     calls, methods, closures, generators, exceptions
-# A Go run must print PASS; a Python run must print what python3.11 prints.
+# Lua programs are the scripts in bench/lua/ run by Lua 5.4, built from Debian's
+# lua5.4 source by bench/build-lua.sh both for wasm32-wasi and natively (the
+# same source and compiler, clang-14 -O2) into BUILD/bench/lua (cached):
+#   lua-objects  tables as objects with metatables, closures, string building,
+#                table.sort with a comparator, gmatch
+#   lua-numeric  recursion (fib), a sieve, matrix multiply, Mandelbrot in floats
+# A Go run must print PASS; a Python or Lua run must print what the native
+# interpreter prints.
 # Run i of every runtime comes before run i+1 of any, so a change in the
 # machine's load hits all alike.
 #
@@ -72,6 +79,8 @@ PYDIR=$(pwd)/bench/python
 PYTHON=/usr/bin/python3.11
 [ -x "$PYTHON" ] || PYTHON=python3.11
 CPYTHON=$(cd "$BUILD" && pwd)/cpython
+LUADIR=$(pwd)/bench/lua
+LUAOUT=$(mkdir -p "$BUILD/bench/lua" && cd "$BUILD/bench/lua" && pwd)
 
 # name package test-selection
 declare -A PKG=([strconv]=strconv [flate]=compress/flate [json]=encoding/json [sort]=sort)
@@ -83,10 +92,18 @@ if [ ${#PROGRAMS[@]} -eq 0 ]; then
   PROGRAMS=(strconv flate json sort)
   if [ -f "$CPYTHON/python.wasm" ]; then PROGRAMS+=(py-objects py-text py-calls)
   else echo "real.sh: no $CPYTHON/python.wasm: Python programs skipped (bash scripts/build-cpython.sh $CPYTHON)" >&2; fi
+  if bash bench/build-lua.sh "$LUAOUT"; then PROGRAMS+=(lua-objects lua-numeric)
+  else echo "real.sh: Lua programs skipped (bench/build-lua.sh failed)" >&2; fi
 fi
 
 export GOCACHE=$OUT/cache GOPATH=$OUT/path GOPROXY=off GOTOOLCHAIN=local GOFLAGS=
 for p in "${PROGRAMS[@]}"; do
+  if [[ $p == lua-* ]]; then
+    [ -f "$LUADIR/${p#lua-}.lua" ] || { echo "real.sh: unknown program $p (no bench/lua/${p#lua-}.lua)" >&2; exit 2; }
+    bash bench/build-lua.sh "$LUAOUT"
+    "$LUAOUT/lua.native" "$LUADIR/${p#lua-}.lua" >"$OUT/$p.expected"
+    continue
+  fi
   if [[ $p == py-* ]]; then
     [ -f "$PYDIR/${p#py-}.py" ] || { echo "real.sh: unknown program $p (no bench/python/${p#py-}.py)" >&2; exit 2; }
     [ -f "$CPYTHON/python.wasm" ] || { echo "real.sh: $p needs $CPYTHON/python.wasm (bash scripts/build-cpython.sh $CPYTHON)" >&2; exit 1; }
@@ -112,7 +129,15 @@ trap 'rm -rf "$TMP"' EXIT
 # to run it in, into DIR.
 command_for() {
   local rt=$1 p=$2 wasm args wasi=()
-  if [[ $p == py-* ]]; then
+  if [[ $p == lua-* ]]; then
+    DIR=$LUADIR
+    [ "$rt" = native ] && { CMD=("$LUAOUT/lua.native" "$LUADIR/${p#lua-}.lua"); return; }
+    wasm=$LUAOUT/lua.wasm
+    args=(/src/${p#lua-}.lua)
+    wasi=(--dir "$LUADIR::/src")
+    # wasm3 and iwasm see the host's paths (below)
+    [[ $rt == wasm3 || $rt == iwasm ]] && args=("$LUADIR/${p#lua-}.lua")
+  elif [[ $p == py-* ]]; then
     DIR=$PYDIR
     [ "$rt" = native ] && { CMD=("$PYTHON" "$PYDIR/${p#py-}.py"); return; }
     wasm=$CPYTHON/python.wasm
@@ -142,10 +167,10 @@ run() {  # runtime program -> CPU seconds on stdout; fails unless the run is rig
   local rt=$1 p=$2
   command_for "$rt" "$p"
   (cd "$DIR" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${CMD[@]}" >"$TMP/out" 2>"$TMP/err") || true
-  if [[ $p == py-* ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
-    echo "real.sh: $rt $p printed something else than $PYTHON: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
+  if [[ $p == py-* || $p == lua-* ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
+    echo "real.sh: $rt $p printed something else than the native interpreter: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
-  elif [[ $p != py-* ]] && ! grep -q '^PASS$' "$TMP/out"; then
+  elif [[ $p != py-* && $p != lua-* ]] && ! grep -q '^PASS$' "$TMP/out"; then
     echo "real.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
   fi
