@@ -27,14 +27,16 @@
 #   py-objects   a binary tree of objects, dicts, recursion, json, re
 #   py-text      regular expressions, string building, a JSON round trip
 #   py-calls     calls, methods, closures, generators, exceptions
-# Lua programs are the scripts in bench/lua/ run by Lua 5.4, built from Debian's
-# lua5.4 source by bench/build-lua.sh both for wasm32-wasi and natively (the
-# same source and compiler, clang-14 -O2) into BUILD/bench/lua (cached):
+# Lua programs are the scripts in bench/lua/ run by Lua 5.4, and zlib is
+# bench/zlib/zbench.c on zlib, both built from Debian's source packages by
+# bench/build-programs.sh for wasm32-wasi and natively (the same source and
+# compiler, clang-14 -O2) into BUILD/bench/programs (cached):
 #   lua-objects  tables as objects with metatables, closures, string building,
 #                table.sort with a comparator, gmatch
 #   lua-numeric  recursion (fib), a sieve, matrix multiply, Mandelbrot in floats
-# A Go run must print PASS; a Python or Lua run must print what the native
-# interpreter prints.
+#   zlib         deflate 2 MB of generated text at levels 1, 6 and 9, inflate it
+# A Go run must print PASS; a Python, Lua or zlib run must print what the
+# native one prints.
 # Run i of every runtime comes before run i+1 of any, so a change in the
 # machine's load hits all alike.
 #
@@ -80,7 +82,7 @@ PYTHON=/usr/bin/python3.11
 [ -x "$PYTHON" ] || PYTHON=python3.11
 CPYTHON=$(cd "$BUILD" && pwd)/cpython
 LUADIR=$(pwd)/bench/lua
-LUAOUT=$(mkdir -p "$BUILD/bench/lua" && cd "$BUILD/bench/lua" && pwd)
+PROGOUT=$(mkdir -p "$BUILD/bench/programs" && cd "$BUILD/bench/programs" && pwd)
 
 # name package test-selection
 declare -A PKG=([strconv]=strconv [flate]=compress/flate [json]=encoding/json [sort]=sort)
@@ -92,16 +94,17 @@ if [ ${#PROGRAMS[@]} -eq 0 ]; then
   PROGRAMS=(strconv flate json sort)
   if [ -f "$CPYTHON/python.wasm" ]; then PROGRAMS+=(py-objects py-text py-calls)
   else echo "real.sh: no $CPYTHON/python.wasm: Python programs skipped (bash scripts/build-cpython.sh $CPYTHON)" >&2; fi
-  if bash bench/build-lua.sh "$LUAOUT"; then PROGRAMS+=(lua-objects lua-numeric)
-  else echo "real.sh: Lua programs skipped (bench/build-lua.sh failed)" >&2; fi
+  if bash bench/build-programs.sh "$PROGOUT"; then PROGRAMS+=(lua-objects lua-numeric zlib)
+  else echo "real.sh: Lua and zlib skipped (bench/build-programs.sh failed)" >&2; fi
 fi
 
 export GOCACHE=$OUT/cache GOPATH=$OUT/path GOPROXY=off GOTOOLCHAIN=local GOFLAGS=
 for p in "${PROGRAMS[@]}"; do
-  if [[ $p == lua-* ]]; then
-    [ -f "$LUADIR/${p#lua-}.lua" ] || { echo "real.sh: unknown program $p (no bench/lua/${p#lua-}.lua)" >&2; exit 2; }
-    bash bench/build-lua.sh "$LUAOUT"
-    "$LUAOUT/lua.native" "$LUADIR/${p#lua-}.lua" >"$OUT/$p.expected"
+  if [[ $p == lua-* || $p == zlib ]]; then
+    [[ $p == zlib || -f "$LUADIR/${p#lua-}.lua" ]] || { echo "real.sh: unknown program $p (no bench/lua/${p#lua-}.lua)" >&2; exit 2; }
+    bash bench/build-programs.sh "$PROGOUT"
+    if [[ $p == zlib ]]; then "$PROGOUT/zbench.native" >"$OUT/$p.expected"
+    else "$PROGOUT/lua.native" "$LUADIR/${p#lua-}.lua" >"$OUT/$p.expected"; fi
     continue
   fi
   if [[ $p == py-* ]]; then
@@ -129,10 +132,15 @@ trap 'rm -rf "$TMP"' EXIT
 # to run it in, into DIR.
 command_for() {
   local rt=$1 p=$2 wasm args wasi=()
-  if [[ $p == lua-* ]]; then
+  if [[ $p == zlib ]]; then
+    DIR=$PROGOUT
+    [ "$rt" = native ] && { CMD=("$PROGOUT/zbench.native"); return; }
+    wasm=$PROGOUT/zbench.wasm
+    args=()
+  elif [[ $p == lua-* ]]; then
     DIR=$LUADIR
-    [ "$rt" = native ] && { CMD=("$LUAOUT/lua.native" "$LUADIR/${p#lua-}.lua"); return; }
-    wasm=$LUAOUT/lua.wasm
+    [ "$rt" = native ] && { CMD=("$PROGOUT/lua.native" "$LUADIR/${p#lua-}.lua"); return; }
+    wasm=$PROGOUT/lua.wasm
     args=(/src/${p#lua-}.lua)
     wasi=(--dir "$LUADIR::/src")
     # wasm3 and iwasm see the host's paths (below)
@@ -167,10 +175,10 @@ run() {  # runtime program -> CPU seconds on stdout; fails unless the run is rig
   local rt=$1 p=$2
   command_for "$rt" "$p"
   (cd "$DIR" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${CMD[@]}" >"$TMP/out" 2>"$TMP/err") || true
-  if [[ $p == py-* || $p == lua-* ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
+  if [[ $p == py-* || $p == lua-* || $p == zlib ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
     echo "real.sh: $rt $p printed something else than the native interpreter: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
-  elif [[ $p != py-* && $p != lua-* ]] && ! grep -q '^PASS$' "$TMP/out"; then
+  elif [[ $p != py-* && $p != lua-* && $p != zlib ]] && ! grep -q '^PASS$' "$TMP/out"; then
     echo "real.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
   fi
@@ -199,7 +207,7 @@ printf '%-11s' program
 for rt in "${RUNTIMES[@]}"; do printf '%11s' "$rt"; done
 printf '%14s' wzvm/native
 for rt in "${RUNTIMES[@]:2}"; do
-  case "$rt" in wzvm+*) printf '%15s' "$rt/wzvm" ;; *) printf '%12s' "wzvm/$rt" ;; esac
+  case "$rt" in wzvm+*) printf '%16s' "$rt/wzvm" ;; *) printf '%12s' "wzvm/$rt" ;; esac
 done
 echo
 declare -A LOGS
@@ -212,7 +220,7 @@ for p in "${PROGRAMS[@]}"; do
   [ "$r" != - ] && LOGS[native]+=" $r"
   for rt in "${RUNTIMES[@]:2}"; do
     case "$rt" in
-      wzvm+*) r=$(ratio "${T[$p.$rt]}" "${T[$p.wzvm]}"); printf '%15s' "$r" ;;
+      wzvm+*) r=$(ratio "${T[$p.$rt]}" "${T[$p.wzvm]}"); printf '%16s' "$r" ;;
       *) r=$(ratio "${T[$p.wzvm]}" "${T[$p.$rt]}"); printf '%12s' "$r" ;;
     esac
     [ "$r" != - ] && LOGS[$rt]+=" $r"
@@ -224,6 +232,6 @@ printf '%-11s' geomean
 for rt in "${RUNTIMES[@]}"; do printf '%11s' ''; done
 printf '%14s' "$(geo "${LOGS[native]:-}")"
 for rt in "${RUNTIMES[@]:2}"; do
-  case "$rt" in wzvm+*) printf '%15s' "$(geo "${LOGS[$rt]:-}")" ;; *) printf '%12s' "$(geo "${LOGS[$rt]:-}")" ;; esac
+  case "$rt" in wzvm+*) printf '%16s' "$(geo "${LOGS[$rt]:-}")" ;; *) printf '%12s' "$(geo "${LOGS[$rt]:-}")" ;; esac
 done
 echo
