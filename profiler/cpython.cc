@@ -1,5 +1,6 @@
 #include "profiler/cpython.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string_view>
@@ -311,7 +312,8 @@ bool CPythonModule::text(const uint8_t* mem, uint64_t mem_size, uint32_t object,
 // instructions have no line. Varints are 6 bits a byte, bit 6 continuing.
 // Lines start at co_firstlineno; an index before the first instruction
 // (a frame about to start) is at that line.
-bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const {
+bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out,
+                               int64_t until) const {
   const Layout& l = *l_;
   out = CodeLines{};
   uint32_t first = 0, size = 0;
@@ -363,6 +365,8 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
     const uint32_t at = kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0;
     out.lines.insert(out.lines.end(), static_cast<size_t>(units), at);
     if (out.lines.size() > (uint32_t{1} << 24)) return false;
+    // Far enough for unit `until`: it has its line (its own, or this entry's).
+    if (until >= 0 && static_cast<int64_t>(out.lines.size()) > until && at != kNoLine) break;
   }
   // An instruction with no line takes the next one's that has one: a
   // closure's prologue (COPY_FREE_VARS, MAKE_CELL) is the function
@@ -377,8 +381,11 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
 }
 
 uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
+  // A sample's or an allocation's frame: the table up to `index` only (a
+  // module's code object has thousands of entries, and a sample that read
+  // them all would starve the guest at high rates).
   CodeLines c;
-  if (!code_lines(mem, mem_size, code, c)) return 0;
+  if (!code_lines(mem, mem_size, code, c, std::max<int64_t>(index, 0))) return 0;
   if (index < 0) return c.first_line;
   return static_cast<uint64_t>(index) < c.lines.size() ? c.lines[static_cast<size_t>(index)] : 0;
 }

@@ -107,7 +107,8 @@ class CPythonModule {
     uint32_t linetable = 0, qualname = 0, filename = 0;
     std::vector<uint32_t> lines;
   };
-  bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const;
+  // `until` >= 0: only as far as code unit `until` needs.
+  bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out, int64_t until = -1) const;
   // Whether `out` (from code_lines) still describes the code object at `code`.
   bool same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const;
   // The frame a code object's names and a line describe.
