@@ -312,21 +312,21 @@ bool CPythonModule::text(const uint8_t* mem, uint64_t mem_size, uint32_t object,
 // instructions have no line. Varints are 6 bits a byte, bit 6 continuing.
 // Lines start at co_firstlineno; an index before the first instruction
 // (a frame about to start) is at that line.
-bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out,
-                               int64_t until) const {
+template <class Entry>
+bool CPythonModule::decode_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& head,
+                                 Entry&& entry) const {
   const Layout& l = *l_;
-  out = CodeLines{};
   uint32_t first = 0, size = 0;
   if (!l.has_type(mem, mem_size, code, l.code_type) || !l.ptr(mem, mem_size, code, l.co_firstlineno, first) ||
-      !l.ptr(mem, mem_size, code, l.co_linetable, out.linetable) ||
-      !l.has_type(mem, mem_size, out.linetable, l.bytes_type) ||
-      !l.ptr(mem, mem_size, out.linetable, l.bytes_size, size) ||
-      !l.ptr(mem, mem_size, code, l.co_qualname, out.qualname) ||
-      !l.ptr(mem, mem_size, code, l.co_filename, out.filename))
+      !l.ptr(mem, mem_size, code, l.co_linetable, head.linetable) ||
+      !l.has_type(mem, mem_size, head.linetable, l.bytes_type) ||
+      !l.ptr(mem, mem_size, head.linetable, l.bytes_size, size) ||
+      !l.ptr(mem, mem_size, code, l.co_qualname, head.qualname) ||
+      !l.ptr(mem, mem_size, code, l.co_filename, head.filename))
     return false;
-  out.start = static_cast<uint32_t>(uint64_t{code} + l.co_code_adaptive.offset);
-  out.first_line = static_cast<int32_t>(first) > 0 ? first : 0;
-  const uint64_t begin = uint64_t{out.linetable} + l.bytes_data.offset;
+  head.start = static_cast<uint32_t>(uint64_t{code} + l.co_code_adaptive.offset);
+  head.first_line = static_cast<int32_t>(first) > 0 ? first : 0;
+  const uint64_t begin = uint64_t{head.linetable} + l.bytes_data.offset;
   if (begin > mem_size || mem_size - begin < size) return false;
   const uint8_t* p = mem + begin;
   const uint8_t* end = p + size;
@@ -340,12 +340,11 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
     return false;
   };
   int64_t line = static_cast<int32_t>(first);
-  constexpr uint32_t kNoLine = UINT32_MAX;
   while (p < end) {
-    const uint8_t head = *p++;
-    if (!(head & 0x80)) return false;  // not an entry's start: malformed
-    const int kind = head >> 3 & 15;
-    const int64_t units = (head & 7) + 1;
+    const uint8_t h = *p++;
+    if (!(h & 0x80)) return false;  // not an entry's start: malformed
+    const int kind = h >> 3 & 15;
+    const uint32_t units = (h & 7) + 1;
     int64_t delta = 0;
     uint64_t v = 0;
     if (kind == 15) {
@@ -362,12 +361,18 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
       p += 1;
     }
     line += delta;
-    const uint32_t at = kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0;
-    out.lines.insert(out.lines.end(), static_cast<size_t>(units), at);
-    if (out.lines.size() > (uint32_t{1} << 24)) return false;
-    // Far enough for unit `until`: it has its line (its own, or this entry's).
-    if (until >= 0 && static_cast<int64_t>(out.lines.size()) > until && at != kNoLine) break;
+    if (!entry(units, kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0)) break;
   }
+  return true;
+}
+
+bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const {
+  out = CodeLines{};
+  if (!decode_lines(mem, mem_size, code, out, [&](uint32_t units, uint32_t line) {
+        out.lines.insert(out.lines.end(), units, line);
+        return out.lines.size() <= (uint32_t{1} << 24);
+      }))
+    return false;
   // An instruction with no line takes the next one's that has one: a
   // closure's prologue (COPY_FREE_VARS, MAKE_CELL) is the function
   // starting, at its `def` line as RESUME is; an `except` handler's entry
@@ -380,14 +385,23 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
   return true;
 }
 
+// A sample's or an allocation's frame: as code_lines() would give it, from
+// the table up to `index` only and without allocating: samples read it for
+// every frame of the stack, thousands of times a second.
 uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t code, int64_t index) const {
-  // A sample's or an allocation's frame: the table up to `index` only (a
-  // module's code object has thousands of entries, and a sample that read
-  // them all would starve the guest at high rates).
-  CodeLines c;
-  if (!code_lines(mem, mem_size, code, c, std::max<int64_t>(index, 0))) return 0;
-  if (index < 0) return c.first_line;
-  return static_cast<uint64_t>(index) < c.lines.size() ? c.lines[static_cast<size_t>(index)] : 0;
+  CodeLines head;
+  int64_t at = 0;
+  uint32_t found = 0;
+  if (!decode_lines(mem, mem_size, code, head, [&](uint32_t units, uint32_t line) {
+        if (index < at + units && line != kNoLine) {
+          found = line;
+          return false;
+        }
+        at += units;
+        return true;
+      }))
+    return 0;
+  return index < 0 ? head.first_line : found;
 }
 
 bool CPythonModule::same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const {

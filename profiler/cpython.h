@@ -107,8 +107,7 @@ class CPythonModule {
     uint32_t linetable = 0, qualname = 0, filename = 0;
     std::vector<uint32_t> lines;
   };
-  // `until` >= 0: only as far as code unit `until` needs.
-  bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out, int64_t until = -1) const;
+  bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const;
   // Whether `out` (from code_lines) still describes the code object at `code`.
   bool same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const;
   // The frame a code object's names and a line describe.
@@ -118,6 +117,13 @@ class CPythonModule {
   CPythonModule() = default;
   struct Layout;
   bool text(const uint8_t* mem, uint64_t mem_size, uint32_t object, std::string& out) const;
+  // The location table of the code object at `code`, entry by entry:
+  // entry(units, line) (kNoLine: none) until it returns false; `head` gets
+  // the rest of CodeLines. False when the object or its table does not
+  // check out.
+  static constexpr uint32_t kNoLine = UINT32_MAX;
+  template <class Entry>
+  bool decode_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& head, Entry&& entry) const;
 
   std::unique_ptr<Layout> l_;
   uint32_t version_ = 0;
