@@ -155,10 +155,10 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   // by the top (a call: pushed), below it (the frames above returned or
   // unwound), or none of these (the frames between it and the known ones,
   // or all of them, are read).
-  CPythonModule::FrameLinks fl;
-  if (!s.py->links(mem, size, f, fl)) return node;
   size_t at = e.stack.size();
   const bool on_top = at > 0 && e.stack[at - 1].frame == f && e.stack[at - 1].code == code;
+  CPythonModule::FrameLinks fl;
+  if (!on_top && !s.py->links(mem, size, f, fl)) return node;
   if (!on_top && at > 0 && !fl.entry && fl.previous == e.stack[at - 1].frame) {
     push(f, code, *cl, 0);
   } else if (!on_top) {

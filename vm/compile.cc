@@ -581,6 +581,11 @@ class FunctionCompiler {
   void emit_count_edge(bool landing) {
     if (!counting_ || fuel_) return;
     emit_op(IOp::CountEdge);
+    rest_of_body_edge(landing);
+  }
+  // The operand word of an edge from here to the body's end (the rest left
+  // unrun), or, landing, from anywhere to here (the rest run from here on).
+  void rest_of_body_edge(bool landing) {
     edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
     word(static_cast<uint32_t>(edges_.size()));
   }
@@ -591,10 +596,8 @@ class FunctionCompiler {
   void emit_probe(const Operand& index) {
     emit_op(IOp::ProbeCounted);
     src_word(index.src);
-    for (bool landing : {false, true}) {
-      edges_.push_back({here(), landing ? kToEnd : counted_so_far(), landing ? counted_so_far() : kToEnd});
-      word(static_cast<uint32_t>(edges_.size()));
-    }
+    rest_of_body_edge(false);
+    rest_of_body_edge(true);
     uint32_t n = 0;
     for (ValType t : local_types_) n += t == ValType::I32;
     word(n);
