@@ -25,6 +25,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -667,31 +668,84 @@ inline Difference compare(const std::string& wzvm_text, const std::string& other
   return d;
 }
 
-// Two values that differ only where both are NaNs: the spec lets an
-// arithmetic operation return any NaN (of the right kind), and engines
-// differ (x86 keeps an input's payload, binaryen makes a canonical NaN). A
-// v128 is read as f64 lanes, then as f32 lanes.
+// Two values that differ only where both are NaNs. The spec lets an
+// arithmetic operation return a NaN of either sign and, from NaN inputs, any
+// payload; engines differ (x86 gives 0xffc00000 for 0/0 and keeps an
+// input's payload, binaryen's interpreter makes positive canonical NaNs).
+// Such a NaN can surface through a v128 or an f64 made of f32 lanes, or as
+// integer bits after a reinterpret, so values are compared as bits: as one
+// f64 or f32, or as f32 lanes of a 64-bit value, or f64/f32 lanes of a v128.
 inline bool nan_bits(uint64_t v, int width) {
   if (width == 64) return ((v >> 52) & 0x7ff) == 0x7ff && (v & ((uint64_t(1) << 52) - 1));
   return ((v >> 23) & 0xff) == 0xff && (v & 0x7fffff);
 }
 
+inline bool same_or_nans(uint64_t a, uint64_t b, int width) {
+  if (a == b || (nan_bits(a, width) && nan_bits(b, width))) return true;
+  if (width != 64) return false;
+  for (int lane = 0; lane < 2; ++lane) {
+    uint32_t x = static_cast<uint32_t>(a >> (32 * lane)), y = static_cast<uint32_t>(b >> (32 * lane));
+    if (x != y && !(nan_bits(x, 32) && nan_bits(y, 32))) return false;
+  }
+  return true;
+}
+
+struct Bits {
+  uint64_t v;
+  int width;
+};
+
+// The bit patterns a printed number can stand for: a decimal may be an f64
+// or (if exact) an f32, an integer an i32 or an i64, a NaN either width its
+// payload fits.
+inline std::vector<Bits> bit_readings(const std::string& t) {
+  std::vector<Bits> r;
+  bool neg = !t.empty() && t[0] == '-';
+  std::string body = neg ? t.substr(1) : t;
+  if (body.rfind("nan:0x", 0) == 0) {
+    uint64_t payload = std::strtoull(body.c_str() + 6, nullptr, 16);
+    r.push_back({(neg ? uint64_t(1) << 63 : 0) | (uint64_t(0x7ff) << 52) | payload, 64});
+    if (payload < (1u << 23)) r.push_back({(neg ? 0x80000000u : 0) | 0x7f800000u | payload, 32});
+    return r;
+  }
+  char* end = nullptr;
+  errno = 0;
+  long long i = std::strtoll(t.c_str(), &end, 10);
+  if (end != t.c_str() && !*end && !errno && t != "-0") {
+    r.push_back({static_cast<uint64_t>(i), 64});
+    if (i >= INT32_MIN && i <= INT32_MAX) r.push_back({static_cast<uint32_t>(i), 32});
+  }
+  double d = std::strtod(t.c_str(), &end);
+  if (end != t.c_str() && !*end) {
+    uint64_t b64;
+    std::memcpy(&b64, &d, 8);
+    r.push_back({b64, 64});
+    float f = static_cast<float>(d);
+    if (static_cast<double>(f) == d || std::isnan(d)) {
+      uint32_t b32;
+      std::memcpy(&b32, &f, 4);
+      r.push_back({b32, 32});
+    }
+  }
+  return r;
+}
+
 inline bool same_but_nans(const std::string& x, const std::string& y) {
-  auto is_nan = [](std::string_view t) { return t.find("nan") != std::string_view::npos; };
+  if (x == y) return true;
   if (x.rfind("i32x4", 0) == 0 && y.rfind("i32x4", 0) == 0) {
     uint32_t a[4], b[4];
     if (std::sscanf(x.c_str(), "i32x4 %x %x %x %x", &a[0], &a[1], &a[2], &a[3]) != 4 ||
         std::sscanf(y.c_str(), "i32x4 %x %x %x %x", &b[0], &b[1], &b[2], &b[3]) != 4)
       return false;
-    bool f64 = true, f32 = true;
-    for (int l = 0; l < 2; ++l) {
-      uint64_t p = a[2 * l] | uint64_t(a[2 * l + 1]) << 32, q = b[2 * l] | uint64_t(b[2 * l + 1]) << 32;
-      f64 = f64 && (p == q || (nan_bits(p, 64) && nan_bits(q, 64)));
-    }
-    for (int l = 0; l < 4; ++l) f32 = f32 && (a[l] == b[l] || (nan_bits(a[l], 32) && nan_bits(b[l], 32)));
-    return f64 || f32;
+    bool f64 = true;
+    for (int l = 0; l < 2; ++l)
+      f64 = f64 && same_or_nans(a[2 * l] | uint64_t(a[2 * l + 1]) << 32, b[2 * l] | uint64_t(b[2 * l + 1]) << 32, 64);
+    return f64;  // same_or_nans at 64 bits also tries the f32 lanes
   }
-  return x == y || (is_nan(x) && is_nan(y));
+  for (const Bits& p : bit_readings(x))
+    for (const Bits& q : bit_readings(y))
+      if (p.width == q.width && same_or_nans(p.v, q.v, p.width)) return true;
+  return false;
 }
 
 // Lines "log a b" / "result f => a, b" that differ only in NaN values.
@@ -711,6 +765,14 @@ inline bool nan_only_difference(const std::string& x, const std::string& y) {
       if (q == std::string::npos) q = rest.size();
       t.push_back(rest.substr(p, q - p));
       p = q + sep.size();
+    }
+    // A logged i64 is printed as two i32 halves: one 64-bit value again.
+    char* e1 = nullptr;
+    char* e2 = nullptr;
+    if (arrow == std::string::npos && t.size() == 3) {
+      long lo = std::strtol(t[1].c_str(), &e1, 10), hi = std::strtol(t[2].c_str(), &e2, 10);
+      if (!*e1 && !*e2 && !t[1].empty() && !t[2].empty())
+        t = {head, std::to_string(static_cast<int64_t>(uint64_t(uint32_t(lo)) | uint64_t(uint32_t(hi)) << 32))};
     }
     return t;
   };
@@ -733,6 +795,94 @@ inline const char* known_difference(const Difference& d) {
 }
 
 // ---------------------------------------------------------------------------
+// NaN-free variants. Binaryen's --denan replaces every f32/f64 value that is
+// a NaN by 0, but binaryen 108 leaves v128 alone. The same is done here for
+// SIMD float arithmetic on binaryen's text: each such expression is wrapped
+// in a call that zeroes its NaN lanes (v128.bitselect with a lane-wise
+// self-equality mask).
+
+inline const std::vector<std::string>& simd_nan_ops() {
+  static const std::vector<std::string> ops = {
+      "add", "sub", "mul", "div", "min", "max", "pmin", "pmax", "sqrt", "ceil", "floor", "trunc", "nearest",
+      "demote_f64x2_zero", "promote_low_f32x4"};
+  return ops;
+}
+
+inline std::string denan_simd_text(const std::string& wat, bool* changed) {
+  std::string out;
+  out.reserve(wat.size() * 2);
+  std::vector<std::string> closers;  // per open paren: text to add at its close
+  *changed = false;
+  for (size_t i = 0; i < wat.size(); ++i) {
+    char ch = wat[i];
+    if (ch == '"') {  // strings (data segments, names) pass through whole
+      size_t j = i + 1;
+      while (j < wat.size() && wat[j] != '"') j += wat[j] == '\\' ? 2 : 1;
+      out.append(wat, i, j - i + 1);
+      i = j;
+      continue;
+    }
+    if (ch == '(') {
+      std::string closer;
+      for (const char* shape : {"f32x4.", "f64x2."}) {
+        if (wat.compare(i + 1, 6, shape) != 0) continue;
+        size_t end = wat.find_first_of(" \n)", i + 7);
+        std::string op = wat.substr(i + 7, end - (i + 7));
+        for (const std::string& o : simd_nan_ops())
+          if (op == o) {
+            // demote produces f32 lanes, promote f64 lanes.
+            bool f64 = op == "promote_low_f32x4" || (shape[1] == '6' && op != "demote_f64x2_zero");
+            out += f64 ? "(call $wzvm_denan_f64x2 " : "(call $wzvm_denan_f32x4 ";
+            closer = ")";
+            *changed = true;
+          }
+      }
+      closers.push_back(closer);
+      out += ch;
+      continue;
+    }
+    if (ch == ')' && !closers.empty()) {
+      out += ch;
+      out += closers.back();
+      closers.pop_back();
+      continue;
+    }
+    out += ch;
+  }
+  if (!*changed) return wat;
+  size_t last = out.rfind(')');
+  if (last == std::string::npos) return wat;
+  out.insert(last,
+             " (func $wzvm_denan_f32x4 (param $v v128) (result v128)\n"
+             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f32x4.eq (local.get $v) (local.get $v))))\n"
+             " (func $wzvm_denan_f64x2 (param $v v128) (result v128)\n"
+             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f64x2.eq (local.get $v) (local.get $v))))\n");
+  return out;
+}
+
+// The module with no NaN anywhere: binaryen's --denan, then the SIMD
+// rewrite above. Empty if a tool failed.
+inline std::vector<uint8_t> denan_module(const std::string& mod, const std::string& dir) {
+  std::string scalar = dir + "/denan.wasm", wat = dir + "/denan.wat", simd = dir + "/denan-simd.wasm";
+  std::vector<std::string> dn = {"wasm-opt", mod, "--denan", "-o", scalar};
+  std::vector<std::string> dis = {"wasm-dis", scalar, "-o", wat};
+  for (const std::string& f : feature_flags()) {
+    dn.push_back(f);
+    dis.push_back(f);
+  }
+  if (run_command(dn, 20).status != 0 || run_command(dis, 20).status != 0) return {};
+  std::vector<uint8_t> text = read_file(wat);
+  bool changed = false;
+  std::string rewritten = denan_simd_text(std::string(text.begin(), text.end()), &changed);
+  if (!changed) return read_file(scalar);
+  write_file(wat, std::vector<uint8_t>(rewritten.begin(), rewritten.end()));
+  std::vector<std::string> as = {"wasm-as", wat, "-o", simd};
+  for (const std::string& f : feature_flags()) as.push_back(f);
+  if (run_command(as, 20).status != 0) return {};
+  return read_file(simd);
+}
+
+// ---------------------------------------------------------------------------
 // One generated module through wzvm (three ways) and binaryen.
 
 struct Outcome {
@@ -743,23 +893,13 @@ struct Outcome {
   std::string binaryen;         // binaryen's, canonical
 };
 
-// `dir` is a scratch directory of the caller's; the generator gets the bytes.
-inline Outcome check_generated(const uint8_t* data, size_t size, const std::string& dir, bool simd = true) {
-  const std::vector<std::string> features = feature_flags(simd);
+// A module (binaryen's, or one being reduced) through wzvm and binaryen.
+// `dir` is a scratch directory of the caller's.
+inline Outcome check_module(std::vector<uint8_t> module, const std::string& dir) {
+  const std::vector<std::string> features = feature_flags();
   Outcome o;
-  std::string seed = dir + "/seed.dat", raw = dir + "/raw.wasm", mod = dir + "/m.wasm";
-  if (!write_file(seed, std::vector<uint8_t>(data, data + size))) {
-    o.why = "cannot write " + seed;
-    return o;
-  }
-  std::vector<std::string> gen = {"wasm-opt", seed, "-ttf", "-o", raw};
-  for (const std::string& f : features) gen.push_back(f);
-  Command g = run_command(gen, 20);
-  if (g.status != 0) {
-    o.why = "generator failed: " + g.out.substr(0, 200);
-    return o;
-  }
-  o.module = with_final_exports(read_file(raw));
+  o.module = std::move(module);
+  std::string mod = dir + "/m.wasm";
   if (!write_file(mod, o.module)) {
     o.why = "cannot write " + mod;
     return o;
@@ -806,16 +946,14 @@ inline Outcome check_generated(const uint8_t* data, size_t size, const std::stri
     return o;
   }
   // A NaN that became bits (reinterpret, a store then a load) differs later
-  // and elsewhere. The same module with every float result that is a NaN
-  // replaced by 0 (binaryen's --denan) tells a NaN difference from a real one.
-  std::string denan = dir + "/denan.wasm";
-  std::vector<std::string> dn = {"wasm-opt", mod, "--denan", "-o", denan};
-  for (const std::string& f : features) dn.push_back(f);
-  if (run_command(dn, 20).status == 0) {
-    std::vector<uint8_t> dm = read_file(denan);
+  // and elsewhere. The same module with every NaN replaced by 0
+  // (denan_module) tells a NaN difference from a real one.
+  std::vector<uint8_t> dm = denan_module(mod, dir);
+  std::string dpath = dir + "/denan-final.wasm";
+  if (!dm.empty() && write_file(dpath, dm)) {
     auto dl = vm::load_module(dm);
     Run dp = run_wzvm(dm, Mode::Sampled);
-    std::vector<std::string> dexec = {"wasm-opt", denan, "--fuzz-exec-before", "-q"};
+    std::vector<std::string> dexec = {"wasm-opt", dpath, "--fuzz-exec-before", "-q"};
     for (const std::string& f : features) dexec.push_back(f);
     Command de = run_command(dexec, 20);
     if (dl && dp.complete && de.status == 0 && compare(dp.text, canonical_binaryen(de.out, **dl, &host_limit), "binaryen").equal) {
@@ -826,6 +964,25 @@ inline Outcome check_generated(const uint8_t* data, size_t size, const std::stri
   o.status = Outcome::Diverged;
   o.why = d.text;
   return o;
+}
+
+// The bytes as binaryen's generator input (`wasm-opt -ttf`), then the module
+// it makes, with final:hashMemory exported, through check_module.
+inline Outcome check_generated(const uint8_t* data, size_t size, const std::string& dir, bool simd = true) {
+  Outcome o;
+  std::string seed = dir + "/seed.dat", raw = dir + "/raw.wasm";
+  if (!write_file(seed, std::vector<uint8_t>(data, data + size))) {
+    o.why = "cannot write " + seed;
+    return o;
+  }
+  std::vector<std::string> gen = {"wasm-opt", seed, "-ttf", "-o", raw};
+  for (const std::string& f : feature_flags(simd)) gen.push_back(f);
+  Command g = run_command(gen, 20);
+  if (g.status != 0) {
+    o.why = "generator failed: " + g.out.substr(0, 200);
+    return o;
+  }
+  return check_module(with_final_exports(read_file(raw)), dir);
 }
 
 }  // namespace wzvm::fuzz::binaryen
