@@ -25,6 +25,40 @@
 namespace wzvm {
 namespace {
 
+// vm/iops.inc is the one list of internal ops that the IOp enum, iop_name
+// and the interpreter's dispatch tables all expand. Checked against the
+// source tables, expanded here on their own: each row's enumerator carries
+// that row's name, the derived families name their row, and no two ops
+// share a name (a family expanded twice, or out of step, would).
+TEST(InternalOps, OneListNamesEveryOpInOrder) {
+#define WZVM_OP(Name, prefix, code, text, ...) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#define WZVM_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#include "vm/internal_ops.def"
+#undef WZVM_IOP
+#define WZVM_CHAIN(Name, First, Second, T, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#include "vm/chains.def"
+#undef WZVM_CHAIN
+#define WZVM_COUNTED_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#include "vm/counted_ops.def"
+#undef WZVM_COUNTED_IOP
+  EXPECT_STREQ(vm::iop_name(vm::IOp::JumpIf_I32LtS), "jump_if(I32LtS)");
+  EXPECT_STREQ(vm::iop_name(vm::IOp::JumpIfBack_I32LtS), "jump_if.back(I32LtS)");
+  EXPECT_STREQ(vm::iop_name(vm::IOp::LoadShlAdd_I32Load), "load_shl_add(I32Load)");
+  EXPECT_STREQ(vm::iop_name(vm::IOp::StoreBinLoad_F64Mul), "store_bin_load(F64Mul)");
+  EXPECT_STREQ(vm::iop_name(vm::IOp::Imm_I64Add), "imm(I64Add)");
+  EXPECT_STREQ(vm::iop_name(vm::IOp::JumpIfBackExit_I32LtS), "jump_if.back_exit(I32LtS)");
+  // The WebAssembly instructions come first, in opcodes.def's order.
+  EXPECT_EQ(static_cast<uint32_t>(vm::IOp::Unreachable), 0u);
+  std::map<std::string, uint32_t> seen;
+  for (uint32_t i = 0; i < static_cast<uint32_t>(vm::IOp::Count); ++i) {
+    if (static_cast<vm::IOp>(i) == vm::IOp::SelectT) continue;  // `select t*` is written "select" too
+    auto [it, fresh] = seen.emplace(vm::iop_name(static_cast<vm::IOp>(i)), i);
+    EXPECT_TRUE(fresh) << it->first << " at " << i << " and " << it->second;
+  }
+}
+
 std::string path() { return std::string(WZVM_TESTDATA_DIR) + "/superinstr.wasm"; }
 
 std::vector<uint8_t> read_bytes(const std::string& p) {

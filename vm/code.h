@@ -99,44 +99,11 @@ namespace wzvm::vm {
 #define WZVM_IF_INT____(...)
 #define WZVM_IMM_ROW_(X, Name, K, R, P1) WZVM_IF_KIND_##K(WZVM_IF_INT_##P1(X(Name, R, P1)))
 
+// Every op, in the order of vm/iops.inc (the one list).
 enum class IOp : uint32_t {
-#define WZVM_OP(Name, ...) Name,
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#define WZVM_IOP(Name, ...) Name,
-#include "vm/internal_ops.def"
-#undef WZVM_IOP
-#define WZVM_FUSED_ENUM_(Name, R, P1, Extra) JumpIf_##Name, JumpUnless_##Name, JumpIfBack_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_ENUM_, Name, K, R, P1, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_FUSED_ENUM_
-#define WZVM_LOADADD_ENUM_(Name, R, Extra) LoadAdd_##Name, LoadShlAdd_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_ENUM_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_LOADADD_ENUM_
-#define WZVM_F64BIN_ENUM_(Name, Extra) BinLoad_##Name, StoreBin_##Name, StoreBinLoad_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_ENUM_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_F64BIN_ENUM_
-#define WZVM_CHAIN(Name, ...) Name,
-#include "vm/chains.def"
-#undef WZVM_CHAIN
-#define WZVM_IMM_ENUM_(Name, R, P1) Imm_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_IMM_ENUM_, Name, K, R, P1)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_IMM_ENUM_
-#define WZVM_COUNTED_IOP(Name, ...) Name,
-#include "vm/counted_ops.def"
-#undef WZVM_COUNTED_IOP
-#define WZVM_FUSED_EXIT_ENUM_(Name, R, P1, Extra) JumpIfExit_##Name, JumpUnlessExit_##Name, JumpIfBackExit_##Name,
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_ENUM_, Name, K, R, P1, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_FUSED_EXIT_ENUM_
+#define WZVM_IOP_ENTRY(Name, text, Where) Name,
+#include "vm/iops.inc"
+#undef WZVM_IOP_ENTRY
   Count
 };
 

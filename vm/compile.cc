@@ -2538,43 +2538,9 @@ Status compile_functions(Module& module, const LoadOptions& options) {
 
 const char* iop_name(IOp op) {
   static const char* const names[] = {
-#define WZVM_OP(Name, prefix, code, text, ...) text,
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#define WZVM_IOP(Name, text) text,
-#include "vm/internal_ops.def"
-#undef WZVM_IOP
-#define WZVM_FUSED_NAMES_(Name, R, P1, Extra) "jump_if(" #Name ")", "jump_unless(" #Name ")", "jump_if.back(" #Name ")",
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_NAMES_, Name, K, R, P1, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_FUSED_NAMES_
-#define WZVM_LOADADD_NAMES_(Name, R, Extra) "load_add(" #Name ")", "load_shl_add(" #Name ")",
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_NAMES_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_LOADADD_NAMES_
-#define WZVM_F64BIN_NAMES_(Name, Extra) "bin_load(" #Name ")", "store_bin(" #Name ")", "store_bin_load(" #Name ")",
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_NAMES_, Name, K, R, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_F64BIN_NAMES_
-#define WZVM_CHAIN(Name, First, Second, T, text) text,
-#include "vm/chains.def"
-#undef WZVM_CHAIN
-#define WZVM_IMM_NAMES_(Name, R, P1) "imm(" #Name ")",
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_IMM_NAMES_, Name, K, R, P1)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_IMM_NAMES_
-#define WZVM_COUNTED_IOP(Name, text) text,
-#include "vm/counted_ops.def"
-#undef WZVM_COUNTED_IOP
-#define WZVM_FUSED_EXIT_NAMES_(Name, R, P1, Extra) "jump_if.exit(" #Name ")", "jump_unless.exit(" #Name ")", "jump_if.back_exit(" #Name ")",
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_EXIT_NAMES_, Name, K, R, P1, Extra)
-#include "vm/opcodes.def"
-#undef WZVM_OP
-#undef WZVM_FUSED_EXIT_NAMES_
+#define WZVM_IOP_ENTRY(Name, text, Where) text,
+#include "vm/iops.inc"
+#undef WZVM_IOP_ENTRY
   };
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(IOp::Count));
   auto i = static_cast<size_t>(op);
