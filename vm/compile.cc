@@ -218,10 +218,22 @@ struct Operand {
   bool is_virtual() const { return src != slot; }
 };
 
+// What opened a control frame. Try is a `try` body; Catch and CatchAll its
+// handlers (exception-handling); Else an `if` past its `else`.
+enum class BlockKind : uint8_t { Body, Block, Loop, If, Else, Try, Catch, CatchAll };
+
+// The kind a block instruction opens (block, loop, if, try).
+inline BlockKind block_kind(IOp op) {
+  switch (op) {
+    case IOp::Loop: return BlockKind::Loop;
+    case IOp::If: return BlockKind::If;
+    case IOp::Try: return BlockKind::Try;
+    default: return BlockKind::Block;
+  }
+}
+
 struct Ctrl {
-  // 0x02 block, 0x03 loop, 0x04 if, 0x05 else, 0 = function body;
-  // exception-handling: 0x06 try (its body), 0x07 catch, 0x19 catch_all.
-  uint8_t opcode;
+  BlockKind kind = BlockKind::Body;
   std::vector<ValType> params, results;
   uint32_t height = 0;     // operand stack size at entry, params excluded
   uint32_t base_slot = 0;  // slot of stack position `height`: where label values go
@@ -246,7 +258,7 @@ struct Ctrl {
   // try: its TryRegion (-1 in dead code) and exception slot (kExnTag | k).
   int32_t region = -1;
   uint32_t exn_slot = 0;
-  const std::vector<ValType>& label_types() const { return opcode == 0x03 ? params : results; }
+  const std::vector<ValType>& label_types() const { return kind == BlockKind::Loop ? params : results; }
 };
 
 class FunctionCompiler {
@@ -699,9 +711,9 @@ class FunctionCompiler {
   }
 
   // ---- control
-  void push_ctrl(uint8_t opcode, std::vector<ValType> params, std::vector<ValType> results) {
+  void push_ctrl(BlockKind kind, std::vector<ValType> params, std::vector<ValType> results) {
     Ctrl c;
-    c.opcode = opcode;
+    c.kind = kind;
     c.params = std::move(params);
     c.results = std::move(results);
     c.height = static_cast<uint32_t>(vals_.size());
@@ -746,12 +758,12 @@ class FunctionCompiler {
       if (v.type != kUnknown) emit_copy(dst, v.src, v.type);
       dst += v.type == kUnknown ? 1 : slots_of(v.type);
     }
-    const uint32_t copy = target.opcode == 0x03 && vs.empty() ? head_switch_write(target) : UINT32_MAX;
+    const uint32_t copy = target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
     const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
     uint32_t op = emit_op(IOp::Jump);
     word(0);
     add_edge(op, op + 1);
-    if (target.opcode == 0x03) patch_to_loop(target, op, op + 1);
+    if (target.kind == BlockKind::Loop) patch_to_loop(target, op, op + 1);
     else target.fixups.emplace_back(op, op + 1);
     if (known != kNoIndex) {
       threaded_.push_back({op, static_cast<uint32_t>(known), copy, target.head});
@@ -1039,19 +1051,19 @@ class FunctionCompiler {
   // after the regions inside it. -1: to the caller.
   int32_t enclosing_region(size_t index) const {
     for (size_t i = index + 1; i-- > 0;)
-      if (ctrls_[i].opcode == 0x06 && ctrls_[i].region >= 0) return ctrls_[i].region;
+      if (ctrls_[i].kind == BlockKind::Try && ctrls_[i].region >= 0) return ctrls_[i].region;
     return -1;
   }
   bool op_catch(bool all);
   bool op_end_try_body() {
     Ctrl& c = ctrls_.back();
-    if (c.opcode == 0x06 && c.region >= 0) regions_[c.region].end = here();
+    if (c.kind == BlockKind::Try && c.region >= 0) regions_[c.region].end = here();
     return true;
   }
 
   bool instruction();
   bool simple(const OpInfo& info);
-  bool special(const OpInfo& info, uint8_t opcode);
+  bool special(const OpInfo& info);
   // `index` is the table for call_indirect, the callee for call; `tail` for
   // return_call / return_call_indirect.
   bool op_call(uint32_t type_index, bool indirect, uint32_t index, bool tail = false);
@@ -1143,7 +1155,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   // the callee's first op (vm/interp.cc, ENTER_CALLEE).
   if (counting_ && !fuel_) open_segment();
   ctrls_.push_back({});
-  ctrls_.back().opcode = 0;
+  ctrls_.back().kind = BlockKind::Body;
   ctrls_.back().results = type_.results;
   ctrls_.back().base_slot = local_slots_;
 
@@ -1547,7 +1559,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
 // `else`, then starts a handler that receives the tag's values.
 bool FunctionCompiler::op_catch(bool all) {
   Ctrl& c = ctrls_.back();
-  if (c.opcode != 0x06 && c.opcode != 0x07) return fail(all ? "catch_all without try" : "catch without try");
+  if (c.kind != BlockKind::Try && c.kind != BlockKind::Catch) return fail(all ? "catch_all without try" : "catch without try");
   uint32_t t = TryRegion::kCatchAll;
   if (!all && !read_tag(t)) return false;
   op_end_try_body();
@@ -1557,7 +1569,7 @@ bool FunctionCompiler::op_catch(bool all) {
     emit_exit_to_end(c);
   }
   c.unreachable = false;
-  c.opcode = all ? 0x19 : 0x07;
+  c.kind = all ? BlockKind::CatchAll : BlockKind::Catch;
   if (!c.dead && c.region >= 0) {
     bind_label();
     regions_[c.region].handlers.push_back({t, here()});
@@ -1583,7 +1595,7 @@ bool FunctionCompiler::instruction() {
   }
   if (!info->valid) return malformed("illegal opcode");
   if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature))) return malformed("illegal opcode");
-  if (!counting_) return info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
+  if (!counting_) return info->kind != Kind::Special ? simple(*info) : special(*info);
 
   // Instruction counting (LoadOptions::count_instructions): each straight-line
   // segment starts with a CountInstr whose operand is the number of
@@ -1604,7 +1616,7 @@ bool FunctionCompiler::instruction() {
     ++code_[seg_pos_];
     seg_offsets_.push_back(static_cast<uint32_t>(instr_offset_));
   }
-  bool ok = info->kind != Kind::Special ? simple(*info) : special(*info, opcode);
+  bool ok = info->kind != Kind::Special ? simple(*info) : special(*info);
   // With fuel, a branch ends its segment; without, the body is one.
   if (fuel_) {
     switch (info->op) {
@@ -1619,7 +1631,7 @@ bool FunctionCompiler::instruction() {
   return ok;
 }
 
-bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
+bool FunctionCompiler::special(const OpInfo& info_ref) {
   const OpInfo* info = &info_ref;
   switch (info->op) {
     case IOp::Unreachable:
@@ -1645,7 +1657,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       materialize_all();
       for (size_t i = 0; i < params.size(); ++i) vals_.pop_back();
       bool was_emitting = emitting();
-      push_ctrl(opcode, std::move(params), std::move(results));
+      push_ctrl(block_kind(info->op), std::move(params), std::move(results));
       Ctrl& c = ctrls_.back();
       if (!was_emitting) {
         c.dead = true;
@@ -1679,7 +1691,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
 
     case IOp::Else: {
       Ctrl& c = ctrls_.back();
-      if (c.opcode != 0x04) return malformed("else without matching if");
+      if (c.kind != BlockKind::If) return malformed("else without matching if");
       if (!pop_all(c.results, scratch_)) return false;
       if (vals_.size() != c.height) return fail("type mismatch");
       bool reachable = emitting();
@@ -1692,7 +1704,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         bind_label();
       }
       c.unreachable = false;
-      c.opcode = 0x05;
+      c.kind = BlockKind::Else;
       for (ValType t : c.params) push(t);
       return true;
     }
@@ -1722,7 +1734,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       if (!r_.u32(depth)) return false;
       if (depth >= ctrls_.size()) return fail("unknown label");
       const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
-      if (target.opcode != 0x07 && target.opcode != 0x19) return fail("invalid rethrow label");
+      if (target.kind != BlockKind::Catch && target.kind != BlockKind::CatchAll) return fail("invalid rethrow label");
       if (emitting()) {  // [rethrow exn_slot]
         emit_op(IOp::Rethrow);
         slot_word(target.exn_slot);
@@ -1733,7 +1745,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::Delegate: {
       // Ends a try without handlers: what its body throws goes to the try
       // (or the code around the block) that label `depth` names outside it.
-      if (ctrls_.back().opcode != 0x06) return fail("delegate without try");
+      if (ctrls_.back().kind != BlockKind::Try) return fail("delegate without try");
       uint32_t depth;
       if (!r_.u32(depth)) return false;
       op_end_try_body();
@@ -1746,7 +1758,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
     case IOp::End: {
       Ctrl& c = ctrls_.back();
       op_end_try_body();
-      if (c.opcode == 0x04 && c.params != c.results) return fail("type mismatch");
+      if (c.kind == BlockKind::If && c.params != c.results) return fail("type mismatch");
       if (!pop_all(c.results, scratch_)) return false;
       if (vals_.size() != c.height) return fail("type mismatch");
       if (ctrls_.size() == 1) {
@@ -1763,7 +1775,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
       if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
       bind_label();
       std::vector<ValType> results = std::move(c.results);
-      if (c.opcode == 0x03 && !c.dead) --loop_depth_;
+      if (c.kind == BlockKind::Loop && !c.dead) --loop_depth_;
       ctrls_.pop_back();
       for (ValType t : results) push(t);
       return true;
@@ -1795,7 +1807,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
         if (!needs_moves(depth, vs)) {
           auto [op, w] = emit_cond_jump(true, cond);
           add_edge(op, w);
-          if (target.opcode == 0x03) {
+          if (target.kind == BlockKind::Loop) {
             patch_to_loop(target, op, w);
             merge_add_into_back_jump(op, target.loop_start);
           } else {
@@ -1846,8 +1858,8 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           // nothing): a head switch to thread jumps through.
           for (size_t i = ctrls_.size(); i-- > 1;) {
             Ctrl& c = ctrls_[i];
-            if (c.opcode != 0x03 && c.opcode != 0x02) break;
-            if (c.opcode == 0x03) {
+            if (c.kind != BlockKind::Loop && c.kind != BlockKind::Block) break;
+            if (c.kind == BlockKind::Loop) {
               if (c.loop_start == op && c.params.empty()) {
                 c.head = static_cast<uint32_t>(heads_.size());
                 heads_.push_back({op, index.src, c.outermost});
@@ -1870,7 +1882,7 @@ bool FunctionCompiler::special(const OpInfo& info_ref, uint8_t opcode) {
           uint32_t depth = depths[i];
           Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
           if (!needs_moves(depth, vs)) {
-            if (target.opcode == 0x03) patch_to_loop(target, op, table + i);
+            if (target.kind == BlockKind::Loop) patch_to_loop(target, op, table + i);
             else target.fixups.emplace_back(op, table + i);
           } else {
             // A stub after the table moves the values, then jumps.
