@@ -24,8 +24,8 @@
 
 #include <cctype>
 #include <cerrno>
-#include <cmath>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -44,11 +44,11 @@ namespace wzvm::fuzz::binaryen {
 // reference types need typed function references, which wzvm does not have).
 // Without SIMD, V8 can run the module too: no v128 crosses into JS.
 inline std::vector<std::string> feature_flags(bool simd = true) {
-  std::vector<std::string> flags = {
-      "--enable-sign-ext",          "--enable-threads",    "--enable-mutable-globals",
-      "--enable-nontrapping-float-to-int", "--enable-bulk-memory",
-      "--enable-exception-handling", "--enable-tail-call", "--enable-multivalue",
-      "--enable-memory64",          "--enable-extended-const"};
+  std::vector<std::string> flags = {"--enable-sign-ext",        "--enable-threads",
+                                    "--enable-mutable-globals", "--enable-nontrapping-float-to-int",
+                                    "--enable-bulk-memory",     "--enable-exception-handling",
+                                    "--enable-tail-call",       "--enable-multivalue",
+                                    "--enable-memory64",        "--enable-extended-const"};
   if (simd) flags.push_back("--enable-simd");
   return flags;
 }
@@ -59,9 +59,9 @@ inline std::vector<std::string> feature_flags(bool simd = true) {
 // generated code bounds loops and recursion with a global, but only loosely).
 
 struct Command {
-  int status = -1;        // exit status, or 128 + signal
-  std::string out;        // stdout and stderr together
-  bool killed = false;    // by the CPU limit
+  int status = -1;      // exit status, or 128 + signal
+  std::string out;      // stdout and stderr together
+  bool killed = false;  // by the CPU limit
 };
 
 inline Command run_command(const std::vector<std::string>& argv, int cpu_seconds) {
@@ -274,12 +274,18 @@ inline std::string v128_text(const uint8_t* b) {
 // A value as the engines print it, in canonical form.
 inline std::string value_text(const vm::Value& v, bool nan_payloads) {
   switch (v.type) {
-    case vm::ValType::I32: return std::to_string(static_cast<int32_t>(v.i32));
-    case vm::ValType::I64: return std::to_string(static_cast<int64_t>(v.i64));
-    case vm::ValType::F32: return number_token(float_text(v.f32, v.i32, 23), nan_payloads);
-    case vm::ValType::F64: return number_token(float_text(v.f64, v.i64, 52), nan_payloads);
-    case vm::ValType::V128: return v128_text(v.v128);
-    default: return v.ref ? "ref" : "null";
+    case vm::ValType::I32:
+      return std::to_string(static_cast<int32_t>(v.i32));
+    case vm::ValType::I64:
+      return std::to_string(static_cast<int64_t>(v.i64));
+    case vm::ValType::F32:
+      return number_token(float_text(v.f32, v.i32, 23), nan_payloads);
+    case vm::ValType::F64:
+      return number_token(float_text(v.f64, v.i64, 52), nan_payloads);
+    case vm::ValType::V128:
+      return v128_text(v.v128);
+    default:
+      return v.ref ? "ref" : "null";
   }
 }
 
@@ -288,9 +294,11 @@ inline std::string value_text(const vm::Value& v, bool nan_payloads) {
 inline std::string typed_token(std::string_view tok, vm::ValType type, bool nan_payloads) {
   switch (type) {
     case vm::ValType::I32:
-    case vm::ValType::I64: return integer_token(tok);
+    case vm::ValType::I64:
+      return integer_token(tok);
     case vm::ValType::F32:
-    case vm::ValType::F64: return number_token(tok, nan_payloads);
+    case vm::ValType::F64:
+      return number_token(tok, nan_payloads);
     case vm::ValType::V128: {
       // "i32x4 0x00013354 0x0001ffff ...": already canonical, lanes padded.
       std::string s = "i32x4";
@@ -305,7 +313,8 @@ inline std::string typed_token(std::string_view tok, vm::ValType type, bool nan_
       }
       return s;
     }
-    default: return tok.find("null") != std::string_view::npos ? "null" : "ref";
+    default:
+      return tok.find("null") != std::string_view::npos ? "null" : "ref";
   }
 }
 
@@ -315,21 +324,36 @@ enum class Kind { Exact, Coarse };
 
 inline std::string trap_kind(vm::TrapCode c) {
   switch (c) {
-    case vm::TrapCode::Unreachable: return "unreachable";
-    case vm::TrapCode::MemoryOutOfBounds: return "memory";
-    case vm::TrapCode::TableOutOfBounds: return "table";
-    case vm::TrapCode::UndefinedElement: return "undefined-element";
-    case vm::TrapCode::UninitializedElement: return "uninitialized-element";
-    case vm::TrapCode::IndirectCallMismatch: return "indirect-mismatch";
-    case vm::TrapCode::IntegerDivideByZero: return "divide-by-zero";
-    case vm::TrapCode::IntegerOverflow: return "integer-overflow";
-    case vm::TrapCode::InvalidConversion: return "invalid-conversion";
-    case vm::TrapCode::StackExhausted: return "exhausted";
-    case vm::TrapCode::NullReference: return "null";
-    case vm::TrapCode::UnalignedAtomic: return "unaligned-atomic";
-    case vm::TrapCode::ExpectedSharedMemory: return "expected-shared";
-    case vm::TrapCode::UncaughtException: return "exception";
-    default: return "other:" + std::string(vm::trap_message(c));
+    case vm::TrapCode::Unreachable:
+      return "unreachable";
+    case vm::TrapCode::MemoryOutOfBounds:
+      return "memory";
+    case vm::TrapCode::TableOutOfBounds:
+      return "table";
+    case vm::TrapCode::UndefinedElement:
+      return "undefined-element";
+    case vm::TrapCode::UninitializedElement:
+      return "uninitialized-element";
+    case vm::TrapCode::IndirectCallMismatch:
+      return "indirect-mismatch";
+    case vm::TrapCode::IntegerDivideByZero:
+      return "divide-by-zero";
+    case vm::TrapCode::IntegerOverflow:
+      return "integer-overflow";
+    case vm::TrapCode::InvalidConversion:
+      return "invalid-conversion";
+    case vm::TrapCode::StackExhausted:
+      return "exhausted";
+    case vm::TrapCode::NullReference:
+      return "null";
+    case vm::TrapCode::UnalignedAtomic:
+      return "unaligned-atomic";
+    case vm::TrapCode::ExpectedSharedMemory:
+      return "expected-shared";
+    case vm::TrapCode::UncaughtException:
+      return "exception";
+    default:
+      return "other:" + std::string(vm::trap_message(c));
   }
 }
 
@@ -346,12 +370,14 @@ inline std::string binaryen_trap_kind(std::string_view m) {
   }
   if (has(" by 0")) return "divide-by-zero";
   if (has("callTable overflow")) return "undefined-element";
-  if (has("uninitialized table element") || has("callIndirect: uninitialized")) return "uninitialized-element";
+  if (has("uninitialized table element") || has("callIndirect: uninitialized"))
+    return "uninitialized-element";
   if (has("function types don't match") || has("callIndirect: bad type")) return "indirect-mismatch";
-  if (has("out of bounds table access") || has("table oob") || has("table.") || has("out of bounds segment")) {
+  if (has("out of bounds table access") || has("table oob") || has("table.") ||
+      has("out of bounds segment")) {
     return "table";
   }
-  if (has("null ref") || has("null") ) return "null";
+  if (has("null ref") || has("null")) return "null";
   if (has("stack limit")) return "exhausted";
   return "other:" + std::string(m);
 }
@@ -400,27 +426,29 @@ inline Run run_wzvm(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budge
   std::string& out = run.text;
   std::vector<vm::Extern> imports;
   for (const vm::Import& imp : m.imports) {
-    if (imp.kind != vm::ExternKind::Func || imp.module != "fuzzing-support" || imp.func_type >= m.types.size())
+    if (imp.kind != vm::ExternKind::Func || imp.module != "fuzzing-support" ||
+        imp.func_type >= m.types.size())
       return run;
     const vm::FuncType& t = m.types[imp.func_type];
     vm::Extern e;
     e.kind = vm::ExternKind::Func;
-    e.func = store.add_host_func(imp.module, imp.field, t,
-                                 [&out](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value> results) {
-                                   out += "log";
-                                   for (const vm::Value& a : args) {
-                                     if (a.type == vm::ValType::I64) {
-                                       // Binaryen logs an i64 as its two i32 halves.
-                                       out += " " + std::to_string(static_cast<int32_t>(a.i64));
-                                       out += " " + std::to_string(static_cast<int32_t>(a.i64 >> 32));
-                                     } else {
-                                       out += " " + value_text(a, true);
-                                     }
-                                   }
-                                   out += "\n";
-                                   for (vm::Value& r : results) r = vm::Value::zero(r.type);
-                                   return vm::Trap{};
-                                 });
+    e.func = store.add_host_func(
+        imp.module, imp.field, t,
+        [&out](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value> results) {
+          out += "log";
+          for (const vm::Value& a : args) {
+            if (a.type == vm::ValType::I64) {
+              // Binaryen logs an i64 as its two i32 halves.
+              out += " " + std::to_string(static_cast<int32_t>(a.i64));
+              out += " " + std::to_string(static_cast<int32_t>(a.i64 >> 32));
+            } else {
+              out += " " + value_text(a, true);
+            }
+          }
+          out += "\n";
+          for (vm::Value& r : results) r = vm::Value::zero(r.type);
+          return vm::Trap{};
+        });
     imports.push_back(e);
   }
   try {
@@ -490,16 +518,19 @@ inline std::map<std::string, std::vector<vm::ValType>> export_results(const vm::
 }
 
 inline std::string canonical_result(std::string_view name, std::string_view values,
-                                    const std::map<std::string, std::vector<vm::ValType>>& results, bool nan_payloads) {
+                                    const std::map<std::string, std::vector<vm::ValType>>& results,
+                                    bool nan_payloads) {
   auto it = results.find(std::string(name));
   if (it == results.end()) return "result " + std::string(name) + " => ?" + std::string(values) + "\n";
   const std::vector<vm::ValType>& types = it->second;
   if (types.size() > 1 && values.size() >= 2 && values.front() == '(' && values.back() == ')')
     values = values.substr(1, values.size() - 2);
-  std::vector<std::string_view> toks = types.size() > 1 ? split_top(values) : std::vector<std::string_view>{values};
+  std::vector<std::string_view> toks =
+      types.size() > 1 ? split_top(values) : std::vector<std::string_view>{values};
   std::string out = "result " + std::string(name) + " =>";
   for (size_t i = 0; i < toks.size(); ++i)
-    out += (i ? ", " : " ") + (i < types.size() ? typed_token(toks[i], types[i], nan_payloads) : "?" + std::string(toks[i]));
+    out += (i ? ", " : " ") +
+           (i < types.size() ? typed_token(toks[i], types[i], nan_payloads) : "?" + std::string(toks[i]));
   return out + "\n";
 }
 
@@ -650,7 +681,8 @@ inline Difference compare(const std::string& wzvm_text, const std::string& other
     if (calls < 0) return v;
     long seen = -1;
     for (size_t i = 0; i < v.size(); ++i)
-      if (v[i].rfind("call ", 0) == 0 && ++seen == calls) return std::vector<std::string>(v.begin(), v.begin() + i);
+      if (v[i].rfind("call ", 0) == 0 && ++seen == calls)
+        return std::vector<std::string>(v.begin(), v.begin() + i);
     return v;
   };
   a = prefix(a, cut);
@@ -662,7 +694,8 @@ inline Difference compare(const std::string& wzvm_text, const std::string& other
   while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
   d.wzvm_line = i < a.size() ? a[i] : "<end>";
   d.other_line = i < b.size() ? b[i] : "<end>";
-  d.text = "wzvm and " + std::string(other) + " differ at line " + std::to_string(i + 1) + " (call from line " +
+  d.text = "wzvm and " + std::string(other) + " differ at line " + std::to_string(i + 1) +
+           " (call from line " +
            std::to_string(call_start(a, std::min(i, a.empty() ? 0 : a.size() - 1)) + 1) + "):\n";
   d.text += "  wzvm:  " + d.wzvm_line + "\n  " + std::string(other) + ": " + d.other_line + "\n";
   return d;
@@ -739,7 +772,8 @@ inline bool same_but_nans(const std::string& x, const std::string& y) {
       return false;
     bool f64 = true;
     for (int l = 0; l < 2; ++l)
-      f64 = f64 && same_or_nans(a[2 * l] | uint64_t(a[2 * l + 1]) << 32, b[2 * l] | uint64_t(b[2 * l + 1]) << 32, 64);
+      f64 = f64 && same_or_nans(a[2 * l] | uint64_t(a[2 * l + 1]) << 32,
+                                b[2 * l] | uint64_t(b[2 * l + 1]) << 32, 64);
     return f64;  // same_or_nans at 64 bits also tries the f32 lanes
   }
   for (const Bits& p : bit_readings(x))
@@ -772,7 +806,8 @@ inline bool nan_only_difference(const std::string& x, const std::string& y) {
     if (arrow == std::string::npos && t.size() == 3) {
       long lo = std::strtol(t[1].c_str(), &e1, 10), hi = std::strtol(t[2].c_str(), &e2, 10);
       if (!*e1 && !*e2 && !t[1].empty() && !t[2].empty())
-        t = {head, std::to_string(static_cast<int64_t>(uint64_t(uint32_t(lo)) | uint64_t(uint32_t(hi)) << 32))};
+        t = {head,
+             std::to_string(static_cast<int64_t>(uint64_t(uint32_t(lo)) | uint64_t(uint32_t(hi)) << 32))};
     }
     return t;
   };
@@ -802,9 +837,21 @@ inline const char* known_difference(const Difference& d) {
 // self-equality mask).
 
 inline const std::vector<std::string>& simd_nan_ops() {
-  static const std::vector<std::string> ops = {
-      "add", "sub", "mul", "div", "min", "max", "pmin", "pmax", "sqrt", "ceil", "floor", "trunc", "nearest",
-      "demote_f64x2_zero", "promote_low_f32x4"};
+  static const std::vector<std::string> ops = {"add",
+                                               "sub",
+                                               "mul",
+                                               "div",
+                                               "min",
+                                               "max",
+                                               "pmin",
+                                               "pmax",
+                                               "sqrt",
+                                               "ceil",
+                                               "floor",
+                                               "trunc",
+                                               "nearest",
+                                               "demote_f64x2_zero",
+                                               "promote_low_f32x4"};
   return ops;
 }
 
@@ -854,9 +901,11 @@ inline std::string denan_simd_text(const std::string& wat, bool* changed) {
   if (last == std::string::npos) return wat;
   out.insert(last,
              " (func $wzvm_denan_f32x4 (param $v v128) (result v128)\n"
-             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f32x4.eq (local.get $v) (local.get $v))))\n"
+             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f32x4.eq (local.get $v) "
+             "(local.get $v))))\n"
              " (func $wzvm_denan_f64x2 (param $v v128) (result v128)\n"
-             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f64x2.eq (local.get $v) (local.get $v))))\n");
+             "  (v128.bitselect (local.get $v) (v128.const i32x4 0 0 0 0) (f64x2.eq (local.get $v) "
+             "(local.get $v))))\n");
   return out;
 }
 
@@ -919,7 +968,8 @@ inline Outcome check_module(std::vector<uint8_t> module, const std::string& dir)
   o.wzvm = p.text;
   if (s.text != p.text || c.text != p.text || !c.complete) {
     o.status = Outcome::Diverged;
-    o.why = "profiling changed the outcome\n" + compare(s.text, p.text, "plain").text + compare(c.text, p.text, "plain").text;
+    o.why = "profiling changed the outcome\n" + compare(s.text, p.text, "plain").text +
+            compare(c.text, p.text, "plain").text;
     return o;
   }
   std::vector<std::string> exec = {"wasm-opt", mod, "--fuzz-exec-before", "-q"};
@@ -956,7 +1006,8 @@ inline Outcome check_module(std::vector<uint8_t> module, const std::string& dir)
     std::vector<std::string> dexec = {"wasm-opt", dpath, "--fuzz-exec-before", "-q"};
     for (const std::string& f : features) dexec.push_back(f);
     Command de = run_command(dexec, 20);
-    if (dl && dp.complete && de.status == 0 && compare(dp.text, canonical_binaryen(de.out, **dl, &host_limit), "binaryen").equal) {
+    if (dl && dp.complete && de.status == 0 &&
+        compare(dp.text, canonical_binaryen(de.out, **dl, &host_limit), "binaryen").equal) {
       o.status = Outcome::NanOnly;
       return o;
     }

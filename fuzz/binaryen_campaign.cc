@@ -50,8 +50,9 @@ bool v8_eligible(const wzvm::vm::Module& m, std::string& params_line) {
     std::string types;
     for (ValType v : t.params) {
       if (v == ValType::V128) return false;
-      types += std::string(types.empty() ? "" : ",") +
-               (v == ValType::I64 ? "i64" : wzvm::vm::is_ref(v) ? "ref" : "num");
+      types += std::string(types.empty() ? "" : ",") + (v == ValType::I64     ? "i64"
+                                                        : wzvm::vm::is_ref(v) ? "ref"
+                                                                              : "num");
     }
     for (ValType v : t.results)
       if (v == ValType::V128) return false;
@@ -66,7 +67,8 @@ struct Pending {
   uint64_t seed;
 };
 
-void save(const std::string& out, uint64_t seed, const std::vector<uint8_t>& module, const std::string& what) {
+void save(const std::string& out, uint64_t seed, const std::vector<uint8_t>& module,
+          const std::string& what) {
   std::string base = out + "/divergence-" + std::to_string(seed);
   write_file(base + ".wasm", module);
   write_file(base + ".txt", std::vector<uint8_t>(what.begin(), what.end()));
@@ -77,7 +79,8 @@ void save(const std::string& out, uint64_t seed, const std::vector<uint8_t>& mod
 std::map<std::string, std::string> v8_outputs(const std::string& node, const std::string& script,
                                               const std::string& manifest, const std::string& manifest_text) {
   write_file(manifest, std::vector<uint8_t>(manifest_text.begin(), manifest_text.end()));
-  Command c = run_command({node, "--experimental-wasm-memory64", "--experimental-wasm-extended-const", script, manifest}, 600);
+  Command c = run_command(
+      {node, "--experimental-wasm-memory64", "--experimental-wasm-extended-const", script, manifest}, 600);
   std::map<std::string, std::string> per;
   std::string current;
   size_t p = 0;
@@ -110,8 +113,8 @@ bool v8_agrees_without_nans(const std::string& node, const std::string& script, 
   return it != per.end() && compare(relaxed(w.text), canonical_v8(it->second, **m), "v8").equal;
 }
 
-void run_v8(const std::string& node, const std::string& script, const std::string& out, std::vector<Pending>& batch,
-            const std::string& manifest_text, Stats& st) {
+void run_v8(const std::string& node, const std::string& script, const std::string& out,
+            std::vector<Pending>& batch, const std::string& manifest_text, Stats& st) {
   if (batch.empty()) return;
   auto per = v8_outputs(node, script, out + "/v8/manifest.txt", manifest_text);
   for (const Pending& b : batch) {
@@ -136,7 +139,8 @@ void run_v8(const std::string& node, const std::string& script, const std::strin
       ++st.v8_known;
       continue;
     }
-    if (nan_only_difference(d.wzvm_line, d.other_line) || v8_agrees_without_nans(node, script, out + "/v8", b.path)) {
+    if (nan_only_difference(d.wzvm_line, d.other_line) ||
+        v8_agrees_without_nans(node, script, out + "/v8", b.path)) {
       ++st.v8_nan_only;
       continue;
     }
@@ -171,7 +175,9 @@ int main(int argc, char** argv) {
     else if (a == "--check") check = next();
     else if (a == "--v8") check_v8 = true;
     else {
-      std::fprintf(stderr, "usage: wzvm-fuzz-binaryen [--seed S] [--modules N] [--seconds T] [--out DIR] [--node PATH|none] [--v8-script PATH]\n");
+      std::fprintf(stderr,
+                   "usage: wzvm-fuzz-binaryen [--seed S] [--modules N] [--seconds T] [--out DIR] [--node "
+                   "PATH|none] [--v8-script PATH]\n");
       return 2;
     }
   }
@@ -184,7 +190,9 @@ int main(int argc, char** argv) {
   if (!use_v8) std::fprintf(stderr, "wzvm-fuzz-binaryen: no node, comparing with binaryen only\n");
   if (run_command({"wasm-opt", "--version"}, 10).status != 0) {
     // 77: what ctest counts as skipped (the fuzz-binaryen test).
-    std::fprintf(stderr, "wzvm-fuzz-binaryen: wasm-opt not found: apt-get install binaryen (scripts/install-deps.sh does)\n");
+    std::fprintf(
+        stderr,
+        "wzvm-fuzz-binaryen: wasm-opt not found: apt-get install binaryen (scripts/install-deps.sh does)\n");
     return 77;
   }
 
@@ -218,10 +226,20 @@ int main(int argc, char** argv) {
     Outcome o = check_generated(bytes.data(), bytes.size(), scratch, s % 2 == 0);
     ++st.modules;
     switch (o.status) {
-      case Outcome::Agree: ++st.agree; break;
-      case Outcome::NanOnly: ++st.nan_only; break;
-      case Outcome::Known: ++st.known; ++st.known_reasons[o.why]; break;
-      case Outcome::Skipped: ++st.skipped; ++st.skip_reasons[o.why.substr(0, 60)]; break;
+      case Outcome::Agree:
+        ++st.agree;
+        break;
+      case Outcome::NanOnly:
+        ++st.nan_only;
+        break;
+      case Outcome::Known:
+        ++st.known;
+        ++st.known_reasons[o.why];
+        break;
+      case Outcome::Skipped:
+        ++st.skipped;
+        ++st.skip_reasons[o.why.substr(0, 60)];
+        break;
       case Outcome::Diverged:
         ++st.diverged;
         save(out, s, o.module, o.why + "--- wzvm\n" + o.wzvm + "--- binaryen\n" + o.binaryen);
@@ -244,20 +262,29 @@ int main(int argc, char** argv) {
       }
     }
     if (st.modules % 1000 == 0)
-      std::fprintf(stderr, "%llu modules, %.0f s: %llu agree, %llu NaN-only, %llu skipped, %llu diverged; V8 %llu compared, %llu diverged\n",
-                   (unsigned long long)st.modules, elapsed(), (unsigned long long)st.agree, (unsigned long long)st.nan_only,
-                   (unsigned long long)st.skipped, (unsigned long long)st.diverged, (unsigned long long)st.v8_compared,
+      std::fprintf(stderr,
+                   "%llu modules, %.0f s: %llu agree, %llu NaN-only, %llu skipped, %llu diverged; V8 %llu "
+                   "compared, %llu diverged\n",
+                   (unsigned long long)st.modules, elapsed(), (unsigned long long)st.agree,
+                   (unsigned long long)st.nan_only, (unsigned long long)st.skipped,
+                   (unsigned long long)st.diverged, (unsigned long long)st.v8_compared,
                    (unsigned long long)st.v8_diverged);
   }
   if (use_v8) run_v8(node, script, out, batch, manifest, st);
-  std::printf("seeds %llu..%llu, %.0f s\n", (unsigned long long)seed, (unsigned long long)(seed + st.modules - 1), elapsed());
-  std::printf("modules %llu: agree %llu, NaN payloads only %llu, known binaryen differences %llu, skipped %llu, diverged %llu\n",
-              (unsigned long long)st.modules, (unsigned long long)st.agree, (unsigned long long)st.nan_only,
-              (unsigned long long)st.known, (unsigned long long)st.skipped, (unsigned long long)st.diverged);
+  std::printf("seeds %llu..%llu, %.0f s\n", (unsigned long long)seed,
+              (unsigned long long)(seed + st.modules - 1), elapsed());
+  std::printf(
+      "modules %llu: agree %llu, NaN payloads only %llu, known binaryen differences %llu, skipped %llu, "
+      "diverged %llu\n",
+      (unsigned long long)st.modules, (unsigned long long)st.agree, (unsigned long long)st.nan_only,
+      (unsigned long long)st.known, (unsigned long long)st.skipped, (unsigned long long)st.diverged);
   std::printf("V8: compared %llu (NaN only %llu, known %llu), not runnable in JS %llu, diverged %llu\n",
-              (unsigned long long)st.v8_compared, (unsigned long long)st.v8_nan_only, (unsigned long long)st.v8_known,
-              (unsigned long long)st.v8_ineligible, (unsigned long long)st.v8_diverged);
-  for (const auto& [why, n] : st.known_reasons) std::printf("  known %llu: %s\n", (unsigned long long)n, why.c_str());
-  for (const auto& [why, n] : st.skip_reasons) std::printf("  skipped %llu: %s\n", (unsigned long long)n, why.c_str());
+              (unsigned long long)st.v8_compared, (unsigned long long)st.v8_nan_only,
+              (unsigned long long)st.v8_known, (unsigned long long)st.v8_ineligible,
+              (unsigned long long)st.v8_diverged);
+  for (const auto& [why, n] : st.known_reasons)
+    std::printf("  known %llu: %s\n", (unsigned long long)n, why.c_str());
+  for (const auto& [why, n] : st.skip_reasons)
+    std::printf("  skipped %llu: %s\n", (unsigned long long)n, why.c_str());
   return st.diverged || st.v8_diverged ? 1 : 0;
 }

@@ -34,7 +34,7 @@ inline vm::StoreLimits fuzz_limits() {
   l.max_call_depth = 500;
   l.value_stack_slots = 1 << 16;
   l.max_memory_pages = 32;  // 2 MiB
-  l.max_wait_ns = 0;  // threads: a wait nobody can notify times out at once
+  l.max_wait_ns = 0;        // threads: a wait nobody can notify times out at once
   return l;
 }
 
@@ -81,11 +81,12 @@ inline bool stub_imports(vm::Store& store, const vm::Module& m, std::vector<vm::
     switch (imp.kind) {
       case vm::ExternKind::Func: {
         if (imp.func_type >= m.types.size()) return false;
-        e.func = store.add_host_func(imp.module, imp.field, m.types[imp.func_type],
-                                     [](vm::HostContext&, std::span<const vm::Value>, std::span<vm::Value> results) {
-                                       for (vm::Value& r : results) r = vm::Value::zero(r.type);
-                                       return vm::Trap{};
-                                     });
+        e.func = store.add_host_func(
+            imp.module, imp.field, m.types[imp.func_type],
+            [](vm::HostContext&, std::span<const vm::Value>, std::span<vm::Value> results) {
+              for (vm::Value& r : results) r = vm::Value::zero(r.type);
+              return vm::Trap{};
+            });
         break;
       }
       case vm::ExternKind::Table:

@@ -20,7 +20,8 @@ namespace wzvm::fuzz {
 // bytes: a Module or an Error whose offset lies inside the input.
 inline std::string check_decode(const uint8_t* data, size_t size) {
   auto r = vm::decode_module(std::vector<uint8_t>(data, data + size));
-  if (!r && r.error().offset > static_cast<int64_t>(size)) return "error offset past the end: " + r.error().to_string();
+  if (!r && r.error().offset > static_cast<int64_t>(size))
+    return "error offset past the end: " + r.error().to_string();
   return {};
 }
 
@@ -34,7 +35,8 @@ inline std::string check_validate(const uint8_t* data, size_t size) {
   counted.count_instructions = true;
   auto with_counts = vm::load_module(bytes, counted);
   if (plain.ok() != with_counts.ok()) return "instruction counting changed whether the module loads";
-  if (!plain && plain.error().offset > static_cast<int64_t>(size)) return "error offset past the end: " + plain.error().to_string();
+  if (!plain && plain.error().offset > static_cast<int64_t>(size))
+    return "error offset past the end: " + plain.error().to_string();
   return {};
 }
 
@@ -111,14 +113,16 @@ inline std::string describe_value(const vm::Value& v, const vm::Instance* inst) 
 
 inline std::string describe_trap(const vm::Trap& t) {
   std::string s = "trap " + std::to_string(static_cast<int>(t.code)) + " " + t.message;
-  for (const vm::FrameInfo& f : t.backtrace) s += " @" + std::to_string(f.func_index) + ":" + std::to_string(f.offset);
+  for (const vm::FrameInfo& f : t.backtrace)
+    s += " @" + std::to_string(f.func_index) + ":" + std::to_string(f.offset);
   return s;
 }
 
 enum class Mode { Sampled, Plain, Counted };
 
 // Runs the module one way; false if the budget ran out (S) or it could not be set up.
-inline bool run(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budget, std::string& out, uint64_t* used) {
+inline bool run(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budget, std::string& out,
+                uint64_t* used) {
   vm::LoadOptions opts;
   if (mode == Mode::Counted) {
     opts.count_instructions = true;
@@ -158,7 +162,8 @@ inline bool run(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budget, s
       out += "memory " + std::to_string(mem->size) + " " + std::to_string(h) + "\n";
     }
     for (const vm::GlobalInst* g : (*inst)->globals)
-      if (!vm::is_ref(g->type.type)) out += "global " + std::to_string(g->value) + " " + std::to_string(g->value_hi) + "\n";
+      if (!vm::is_ref(g->type.type))
+        out += "global " + std::to_string(g->value) + " " + std::to_string(g->value_hi) + "\n";
   } catch (const BudgetExceeded&) {
     return false;
   }
@@ -188,7 +193,8 @@ inline std::string check_differential(const uint8_t* data, size_t size) {
   // turning into a skipped input instead of a reported difference.
   if (!run(bytes, Mode::Counted, 2 * used + 100, c, nullptr))
     return "counted run exceeded the budget the sampled run kept (" + std::to_string(used) + ")";
-  if (s != p || s != c) return "profiling changed the outcome\n--- sampled\n" + s + "--- plain\n" + p + "--- counted\n" + c;
+  if (s != p || s != c)
+    return "profiling changed the outcome\n--- sampled\n" + s + "--- plain\n" + p + "--- counted\n" + c;
   return {};
 }
 

@@ -26,6 +26,8 @@ PACKAGES=(
   libcpp-httplib-dev pkg-config chromium curl
   # hardening: libFuzzer and the ASan/UBSan runtimes of clang-14 (fuzz/, build-asan/)
   libclang-rt-14-dev
+  # the house style, checked by ctest `format` (scripts/format.sh)
+  clang-format-14
   # benchmarks: node is a peer runtime of bench/suite.sh (node:wasi), callgrind
   # (valgrind) counts the host instructions the suite's README records
   nodejs valgrind

@@ -20,6 +20,8 @@
 // results must be the same as without, since profiling never changes what a
 // program computes. ctest runs the core suite all three ways.
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
@@ -28,13 +30,11 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
-#include <unistd.h>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "profiler/profiler.h"
 #include "spec-tests/spectest_host.h"
@@ -87,7 +87,11 @@ void crash_handler(int sig) {
   for (int i = 0; i < n; i++) num[i] = tmp[n - 1 - i];
   num[n] = '\0';
   write_str("\nwzvm-spectest: engine crashed (signal ");
-  write_str(sig == SIGSEGV ? "SIGSEGV" : sig == SIGABRT ? "SIGABRT" : sig == SIGBUS ? "SIGBUS" : sig == SIGFPE ? "SIGFPE" : "?");
+  write_str(sig == SIGSEGV   ? "SIGSEGV"
+            : sig == SIGABRT ? "SIGABRT"
+            : sig == SIGBUS  ? "SIGBUS"
+            : sig == SIGFPE  ? "SIGFPE"
+                             : "?");
   write_str(") while running ");
   write_str(g_crash_file);
   write_str(":");
@@ -157,7 +161,8 @@ bool load_known_failures(const std::string& path, KnownFailures& out) {
     char* end = nullptr;
     long line = colon == std::string::npos ? 0 : std::strtol(text.c_str() + colon + 1, &end, 10);
     if (colon == std::string::npos || colon == 0 || line <= 0 || !end || *end != '\0') {
-      std::fprintf(stderr, "%s:%d: malformed entry '%s' (want FILE.json:LINE)\n", path.c_str(), n, text.c_str());
+      std::fprintf(stderr, "%s:%d: malformed entry '%s' (want FILE.json:LINE)\n", path.c_str(), n,
+                   text.c_str());
       ok = false;
       continue;
     }
@@ -191,16 +196,23 @@ bool text_matches(const std::string& got, const std::string& want) {
 
 const char* kind_name(Error::Kind k) {
   switch (k) {
-    case Error::Kind::Malformed: return "malformed";
-    case Error::Kind::Invalid: return "invalid";
-    case Error::Kind::Link: return "link";
-    case Error::Kind::Instantiate: return "instantiate";
-    case Error::Kind::Io: return "io";
+    case Error::Kind::Malformed:
+      return "malformed";
+    case Error::Kind::Invalid:
+      return "invalid";
+    case Error::Kind::Link:
+      return "link";
+    case Error::Kind::Instantiate:
+      return "instantiate";
+    case Error::Kind::Io:
+      return "io";
   }
   return "?";
 }
 
-std::string describe_error(const Error& e) { return std::string(kind_name(e.kind)) + " error: " + e.to_string(); }
+std::string describe_error(const Error& e) {
+  return std::string(kind_name(e.kind)) + " error: " + e.to_string();
+}
 
 class FileRunner {
  public:
@@ -328,9 +340,11 @@ class FileRunner {
       return Outcome::skip("text module");
     }
     auto mod = load_file(cmd);
-    if (!mod) return Outcome::fail("module " + cmd.value("filename", "") + ": " + describe_error(mod.error()));
+    if (!mod)
+      return Outcome::fail("module " + cmd.value("filename", "") + ": " + describe_error(mod.error()));
     auto inst = instantiate(mod.value());
-    if (!inst) return Outcome::fail("module " + cmd.value("filename", "") + ": " + describe_error(inst.error()));
+    if (!inst)
+      return Outcome::fail("module " + cmd.value("filename", "") + ": " + describe_error(inst.error()));
     current_ = inst.value();
     if (!name.empty()) named_[name] = current_;
     return Outcome::pass();
@@ -363,7 +377,7 @@ class FileRunner {
     std::string error;  // could not run (no module, no export, bad argument)
     Trap trap;
     std::vector<Value> results;
-    std::string what;   // "f(i32:1)" for messages
+    std::string what;  // "f(i32:1)" for messages
   };
 
   ActionResult perform(const json& action) {
@@ -426,7 +440,8 @@ class FileRunner {
     auto r = perform(cmd["action"]);
     std::string head = "assert_return " + r.what + ": ";
     if (!r.error.empty()) return Outcome::fail(head + r.error);
-    if (r.trap) return Outcome::fail(head + "expected " + format_expecteds(want) + ", trapped: " + trap_text(r.trap));
+    if (r.trap)
+      return Outcome::fail(head + "expected " + format_expecteds(want) + ", trapped: " + trap_text(r.trap));
     bool ok = r.results.size() == want.size();
     for (size_t i = 0; ok && i < want.size(); i++) ok = matches(want[i], r.results[i]);
     if (ok) return Outcome::pass();
@@ -439,9 +454,11 @@ class FileRunner {
     auto r = perform(cmd["action"]);
     std::string head = cmd.value("type", "") + " " + r.what + ": ";
     if (!r.error.empty()) return Outcome::fail(head + r.error);
-    if (!r.trap) return Outcome::fail(head + "expected trap \"" + want + "\", got " + format_values(r.results));
+    if (!r.trap)
+      return Outcome::fail(head + "expected trap \"" + want + "\", got " + format_values(r.results));
     std::string got = trap_text(r.trap);
-    if (!text_matches(got, want)) return Outcome::fail(head + "expected trap \"" + want + "\", got trap \"" + got + "\"");
+    if (!text_matches(got, want))
+      return Outcome::fail(head + "expected trap \"" + want + "\", got trap \"" + got + "\"");
     return Outcome::pass();
   }
 
@@ -450,7 +467,8 @@ class FileRunner {
     auto r = perform(cmd["action"]);
     std::string head = "assert_exception " + r.what + ": ";
     if (!r.error.empty()) return Outcome::fail(head + r.error);
-    if (!r.trap) return Outcome::fail(head + "expected an uncaught exception, got " + format_values(r.results));
+    if (!r.trap)
+      return Outcome::fail(head + "expected an uncaught exception, got " + format_values(r.results));
     if (r.trap.code != vm::TrapCode::UncaughtException)
       return Outcome::fail(head + "expected an uncaught exception, trapped: " + trap_text(r.trap));
     return Outcome::pass();
@@ -469,8 +487,8 @@ class FileRunner {
     if (e.kind == Error::Kind::Io) return Outcome::fail(head + e.message);
     if (e.kind != phase) {
       phase_mismatches_++;
-      notes_.push_back("line " + std::to_string(cmd.value("line", 0)) + ": " + head + "rejected in another phase: " +
-                       describe_error(e));
+      notes_.push_back("line " + std::to_string(cmd.value("line", 0)) + ": " + head +
+                       "rejected in another phase: " + describe_error(e));
     }
     return Outcome::pass();
   }
@@ -486,10 +504,13 @@ class FileRunner {
     auto inst = instantiate(mod.value());
     if (inst) return Outcome::fail(head + "module instantiated successfully");
     const Error& e = inst.error();
-    if (e.kind != kind) return Outcome::fail(head + "expected a " + kind_name(kind) + " error, got " + describe_error(e));
+    if (e.kind != kind)
+      return Outcome::fail(head + "expected a " + kind_name(kind) + " error, got " + describe_error(e));
     if (!text_matches(e.message, want)) {
-      if (check_text) return Outcome::fail(head + "expected trap \"" + want + "\", got \"" + e.message + "\"");
-      notes_.push_back("line " + std::to_string(cmd.value("line", 0)) + ": " + head + "message differs: " + e.message);
+      if (check_text)
+        return Outcome::fail(head + "expected trap \"" + want + "\", got \"" + e.message + "\"");
+      notes_.push_back("line " + std::to_string(cmd.value("line", 0)) + ": " + head +
+                       "message differs: " + e.message);
     }
     return Outcome::pass();
   }
@@ -499,8 +520,8 @@ class FileRunner {
   const Options& opts_;
   std::unique_ptr<vm::Store> store_;
   std::unique_ptr<profiler::Profiler> profiler_;  // after store_: detaches before the store goes
-  std::map<std::string, ExportMap> registry_;   // module name (register "as", "spectest") -> exports
-  std::map<std::string, Instance*> named_;      // "$name" -> instance (nullptr if it failed)
+  std::map<std::string, ExportMap> registry_;     // module name (register "as", "spectest") -> exports
+  std::map<std::string, Instance*> named_;        // "$name" -> instance (nullptr if it failed)
   Instance* current_ = nullptr;
   std::string current_error_;
   std::vector<std::string> notes_;
@@ -565,7 +586,8 @@ void run_file(const fs::path& path, const Options& opts, KnownFailures& known, T
     totals.skipped += n;
     totals.simd_files_skipped++;
     totals.simd_commands_skipped += n;
-    if (opts.verbose) std::printf("SKIP %s  (%ld skipped: simd files skipped until the SIMD issue)\n", display.c_str(), n);
+    if (opts.verbose)
+      std::printf("SKIP %s  (%ld skipped: simd files skipped until the SIMD issue)\n", display.c_str(), n);
     return;
   }
 
@@ -599,8 +621,8 @@ void run_file(const fs::path& path, const Options& opts, KnownFailures& known, T
         st.passed++;
         if (k) {
           st.unexpected_passes++;
-          shown.push_back(where + "unexpectedly passed \u2014 remove " + display + ":" + std::to_string(line) +
-                          " from the known-failures list");
+          shown.push_back(where + "unexpectedly passed \u2014 remove " + display + ":" +
+                          std::to_string(line) + " from the known-failures list");
         }
         break;
       case Outcome::Kind::Fail:
@@ -612,7 +634,8 @@ void run_file(const fs::path& path, const Options& opts, KnownFailures& known, T
           shown.push_back(where + o.message);
         }
         break;
-      case Outcome::Kind::Uncounted: break;
+      case Outcome::Kind::Uncounted:
+        break;
     }
   }
   set_crash_context({}, 0);
@@ -706,7 +729,8 @@ int parse_args(int argc, char** argv, Options& opts) {
           std::fprintf(stderr, "wzvm-spectest: warning: proposal %s is not implemented yet\n", f->name);
         opts.features.set(f->id, on && f->implemented);
       } else if (!on && is_wasm2_feature(name)) {
-        std::fprintf(stderr, "wzvm-spectest: warning: %s ignored: wasm 2.0 features are always on\n", a.c_str());
+        std::fprintf(stderr, "wzvm-spectest: warning: %s ignored: wasm 2.0 features are always on\n",
+                     a.c_str());
       } else {
         std::fprintf(stderr, "wzvm-spectest: unknown proposal in %s\n", a.c_str());
         usage(stderr);
@@ -777,7 +801,8 @@ int main(int argc, char** argv) {
     std::printf("%ld assert_invalid/assert_malformed modules rejected in another phase than the spec's\n",
                 totals.phase_mismatches);
   if (totals.unexpected_passes)
-    std::printf("%ld unexpectedly passed \u2014 remove them from the known-failures list\n", totals.unexpected_passes);
+    std::printf("%ld unexpectedly passed \u2014 remove them from the known-failures list\n",
+                totals.unexpected_passes);
   if (!opts.known_failures_path.empty() || totals.expected_failures)
     std::printf("%ld expected failures\n", totals.expected_failures);
   if (opts.profile_cpu || opts.count_instructions)

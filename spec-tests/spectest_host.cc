@@ -8,8 +8,8 @@
 
 namespace wzvm::spectest {
 
-using vm::ExternKind;
 using vm::Extern;
+using vm::ExternKind;
 using vm::ValType;
 
 vm::Result<ExportMap> make_spectest_module(vm::Store& store, bool verbose) {

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 namespace wzvm::spectest {
@@ -161,11 +160,16 @@ std::optional<Value> parse_value(const nlohmann::json& j, std::string& error) {
     return std::nullopt;
   }
   switch (*type) {
-    case ValType::I32: return Value::from_i32(static_cast<uint32_t>(n));
-    case ValType::I64: return Value::from_i64(n);
-    case ValType::F32: return Value::from_f32_bits(static_cast<uint32_t>(n));
-    case ValType::F64: return Value::from_f64_bits(n);
-    default: break;
+    case ValType::I32:
+      return Value::from_i32(static_cast<uint32_t>(n));
+    case ValType::I64:
+      return Value::from_i64(n);
+    case ValType::F32:
+      return Value::from_f32_bits(static_cast<uint32_t>(n));
+    case ValType::F64:
+      return Value::from_f64_bits(n);
+    default:
+      break;
   }
   error = "unsupported value " + j.dump();
   return std::nullopt;
@@ -220,8 +224,7 @@ std::optional<Expected> parse_expected(const nlohmann::json& j, std::string& err
     }
     if (*type == ValType::FuncRef)
       e.any_nonnull = true;  // the script cannot name a function; only non-nullness is checked
-    else
-      e.bits = externref_to_host(n);
+    else e.bits = externref_to_host(n);
     return e;
   }
   if (*type == ValType::F32 || *type == ValType::F64) {
@@ -239,14 +242,19 @@ std::optional<Expected> parse_expected(const nlohmann::json& j, std::string& err
 bool matches(const Expected& want, const Value& got) {
   if (want.type != got.type) return false;
   switch (want.type) {
-    case ValType::I32: return bits32(got) == want.bits;
-    case ValType::I64: return bits64(got) == want.bits;
+    case ValType::I32:
+      return bits32(got) == want.bits;
+    case ValType::I64:
+      return bits64(got) == want.bits;
     case ValType::F32:
       return want.nan != Expected::Nan::None ? nan_ok(want.nan, true, bits32(got)) : bits32(got) == want.bits;
     case ValType::F64:
-      return want.nan != Expected::Nan::None ? nan_ok(want.nan, false, bits64(got)) : bits64(got) == want.bits;
-    case ValType::FuncRef: return want.any_nonnull ? got.ref != 0 : got.ref == 0;
-    case ValType::ExternRef: return got.ref == static_cast<Ref>(want.bits);
+      return want.nan != Expected::Nan::None ? nan_ok(want.nan, false, bits64(got))
+                                             : bits64(got) == want.bits;
+    case ValType::FuncRef:
+      return want.any_nonnull ? got.ref != 0 : got.ref == 0;
+    case ValType::ExternRef:
+      return got.ref == static_cast<Ref>(want.bits);
     case ValType::V128: {
       unsigned bits = lane_bits(want.lane_type);
       bool is_float = want.lane_type[0] == 'f';
@@ -278,10 +286,13 @@ std::string format_value(const Value& v) {
       if (static_cast<int64_t>(b) < 0) s += " (" + std::to_string(static_cast<int64_t>(b)) + ")";
       return s;
     }
-    case ValType::F32: return format_f32(bits32(v));
-    case ValType::F64: return format_f64(bits64(v));
+    case ValType::F32:
+      return format_f32(bits32(v));
+    case ValType::F64:
+      return format_f64(bits64(v));
     case ValType::FuncRef:
-    case ValType::ExternRef: return format_ref(v.type, v.ref);
+    case ValType::ExternRef:
+      return format_ref(v.type, v.ref);
     case ValType::V128: {
       char buf[64];
       uint64_t lo = get_lane(v.v128, 64, 0), hi = get_lane(v.v128, 64, 1);
@@ -294,15 +305,19 @@ std::string format_value(const Value& v) {
 
 std::string format_expected(const Expected& e) {
   switch (e.type) {
-    case ValType::I32: return format_value(Value::from_i32(static_cast<uint32_t>(e.bits)));
-    case ValType::I64: return format_value(Value::from_i64(e.bits));
+    case ValType::I32:
+      return format_value(Value::from_i32(static_cast<uint32_t>(e.bits)));
+    case ValType::I64:
+      return format_value(Value::from_i64(e.bits));
     case ValType::F32:
       return e.nan != Expected::Nan::None ? std::string("f32:") + nan_name(e.nan)
                                           : format_f32(static_cast<uint32_t>(e.bits));
     case ValType::F64:
       return e.nan != Expected::Nan::None ? std::string("f64:") + nan_name(e.nan) : format_f64(e.bits);
-    case ValType::FuncRef: return e.any_nonnull ? "funcref:non-null" : "funcref:null";
-    case ValType::ExternRef: return format_ref(e.type, static_cast<Ref>(e.bits));
+    case ValType::FuncRef:
+      return e.any_nonnull ? "funcref:non-null" : "funcref:null";
+    case ValType::ExternRef:
+      return format_ref(e.type, static_cast<Ref>(e.bits));
     case ValType::V128: {
       std::string s = "v128:" + e.lane_type + "x" + std::to_string(e.lanes.size()) + "[";
       for (size_t i = 0; i < e.lanes.size(); i++) {
@@ -331,11 +346,17 @@ Value global_value(const vm::GlobalInst& g) {
   Value v = Value::zero(g.type.type);
   switch (g.type.type) {
     case ValType::I32:
-    case ValType::F32: v.i32 = static_cast<uint32_t>(g.value); break;
+    case ValType::F32:
+      v.i32 = static_cast<uint32_t>(g.value);
+      break;
     case ValType::I64:
-    case ValType::F64: v.i64 = g.value; break;
+    case ValType::F64:
+      v.i64 = g.value;
+      break;
     case ValType::FuncRef:
-    case ValType::ExternRef: v.ref = static_cast<Ref>(g.value); break;
+    case ValType::ExternRef:
+      v.ref = static_cast<Ref>(g.value);
+      break;
     case ValType::V128:
       std::memcpy(v.v128, &g.value, 8);
       std::memcpy(v.v128 + 8, &g.value_hi, 8);

@@ -9,11 +9,10 @@
 // Expected floats may be "nan:canonical" or "nan:arithmetic" (also per v128 lane).
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "vm/runtime.h"
 

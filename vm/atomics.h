@@ -15,11 +15,11 @@ struct MemInst;
 
 // Extra column of an AtomicRmw row: T is the memory access, apply returns
 // the old value. Narrow _u forms zero-extend it (T is unsigned).
-#define WZVM_ATOMIC_RMW_(Name, builtin)                                     \
-  template <class T>                                                       \
-  struct Name {                                                            \
-    using type = T;                                                        \
-    static T apply(T* p, T v) { return builtin(p, v, __ATOMIC_SEQ_CST); }  \
+#define WZVM_ATOMIC_RMW_(Name, builtin)                                   \
+  template <class T>                                                      \
+  struct Name {                                                           \
+    using type = T;                                                       \
+    static T apply(T* p, T v) { return builtin(p, v, __ATOMIC_SEQ_CST); } \
   };
 WZVM_ATOMIC_RMW_(AtomicAdd, __atomic_fetch_add)
 WZVM_ATOMIC_RMW_(AtomicSub, __atomic_fetch_sub)

@@ -118,17 +118,17 @@ struct TryRegion {
   };
   static constexpr uint32_t kCatchAll = UINT32_MAX;
   uint32_t start = 0, end = 0;
-  int32_t next = -1;       // region that sees exceptions none of these catch; -1: the caller
-  uint32_t dst_slot = 0;   // where a catch's tag values go (the try's label slots)
-  uint32_t exn_slot = 0;   // holds the caught exception, for rethrow
+  int32_t next = -1;      // region that sees exceptions none of these catch; -1: the caller
+  uint32_t dst_slot = 0;  // where a catch's tag values go (the try's label slots)
+  uint32_t exn_slot = 0;  // holds the caught exception, for rethrow
   std::vector<Handler> handlers;
 };
 
 struct CompiledFunc {
   std::vector<uint32_t> code;
-  uint32_t param_slots = 0;   // slots of the parameters (fp[0..param_slots))
-  uint32_t local_slots = 0;   // params + declared locals; fp[param_slots..local_slots) zeroed on entry
-  uint32_t frame_slots = 0;   // local_slots + the deepest value stack + constants
+  uint32_t param_slots = 0;  // slots of the parameters (fp[0..param_slots))
+  uint32_t local_slots = 0;  // params + declared locals; fp[param_slots..local_slots) zeroed on entry
+  uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
   uint32_t result_slots = 0;
   // Constants copied to fp[const_base..] on entry (see vm/compile.cc).
   uint32_t const_base = 0;
@@ -154,7 +154,7 @@ struct CompiledFunc {
     int32_t sign;
   };
   std::vector<CountRange> counters;
-  bool charges_fuel = false;          // segments start with CountFuel (LoadOptions::fuel)
+  bool charges_fuel = false;  // segments start with CountFuel (LoadOptions::fuel)
   std::vector<uint32_t> seg_offsets;
   uint32_t num_segments() const { return static_cast<uint32_t>(counters.size()); }
   uint32_t segment_size(uint32_t s) const { return counters[s].hi - counters[s].lo; }

@@ -15,22 +15,32 @@
 //    value rewrite that instruction's destination to the local.
 
 #include <algorithm>
-#include <atomic>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "vm/atomics.h"  // the access types of the AtomicRmw rows (their sizes)
 #include "vm/module.h"
 #include "vm/reader.h"
 #include "vm/simd.h"  // v128_t and the v128 load types of the Load rows (their sizes)
-#include "vm/atomics.h"  // the access types of the AtomicRmw rows (their sizes)
 
 namespace wzvm::vm {
 namespace {
 
-enum class Kind : uint8_t { Special, Unary, Binary, Load, Store, AtomicLoad, AtomicStore, AtomicRmw, AtomicCmpxchg };
+enum class Kind : uint8_t {
+  Special,
+  Unary,
+  Binary,
+  Load,
+  Store,
+  AtomicLoad,
+  AtomicStore,
+  AtomicRmw,
+  AtomicCmpxchg
+};
 
 // Operand types as the validator sees them; Unknown is the spec's bottom type
 // on a polymorphic (unreachable) stack.
@@ -81,7 +91,7 @@ struct OpTables {
     info.name = text;                                          \
   }
 #define WZVM_PROPOSAL_OP(F, Name, prefix, code, ...) \
-  WZVM_OP(Name, prefix, code, __VA_ARGS__)             \
+  WZVM_OP(Name, prefix, code, __VA_ARGS__)           \
   table_for(prefix)[code].feature = static_cast<int8_t>(Feature::F);
 #include "vm/opcodes.def"
 #undef WZVM_PROPOSAL_OP
@@ -112,11 +122,11 @@ struct OpTables {
   std::array<IOp, static_cast<size_t>(IOp::Count)> imm{};
   void init_negated() {
     negated.fill(IOp::Count);
-    const std::pair<IOp, IOp> pairs[] = {
-        {IOp::I32Eq, IOp::I32Ne},   {IOp::I32LtS, IOp::I32GeS}, {IOp::I32LtU, IOp::I32GeU},
-        {IOp::I32GtS, IOp::I32LeS}, {IOp::I32GtU, IOp::I32LeU}, {IOp::I64Eq, IOp::I64Ne},
-        {IOp::I64LtS, IOp::I64GeS}, {IOp::I64LtU, IOp::I64GeU}, {IOp::I64GtS, IOp::I64LeS},
-        {IOp::I64GtU, IOp::I64LeU}};
+    const std::pair<IOp, IOp> pairs[] = {{IOp::I32Eq, IOp::I32Ne},   {IOp::I32LtS, IOp::I32GeS},
+                                         {IOp::I32LtU, IOp::I32GeU}, {IOp::I32GtS, IOp::I32LeS},
+                                         {IOp::I32GtU, IOp::I32LeU}, {IOp::I64Eq, IOp::I64Ne},
+                                         {IOp::I64LtS, IOp::I64GeS}, {IOp::I64LtU, IOp::I64GeU},
+                                         {IOp::I64GtS, IOp::I64LeS}, {IOp::I64GtU, IOp::I64LeU}};
     for (auto [a, b] : pairs) {
       negated[static_cast<size_t>(a)] = b;
       negated[static_cast<size_t>(b)] = a;
@@ -132,25 +142,28 @@ struct OpTables {
 #undef WZVM_IMM_MAP_
     f64_mem.fill({IOp::Count, IOp::Count});
     store_bin_load.fill(IOp::Count);
-#define WZVM_F64BIN_MAP_(Name, Extra)                                                         \
+#define WZVM_F64BIN_MAP_(Name, Extra)                                                    \
   f64_mem[static_cast<size_t>(IOp::Name)] = {IOp::BinLoad_##Name, IOp::StoreBin_##Name}; \
   store_bin_load[static_cast<size_t>(IOp::BinLoad_##Name)] = IOp::StoreBinLoad_##Name;
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_F64BIN_MAP_, Name, K, R, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_F64BIN_ROW_(WZVM_F64BIN_MAP_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_F64BIN_MAP_
     load_add.fill(IOp::Count);
     load_shl_add.fill(IOp::Count);
-#define WZVM_LOADADD_MAP_(Name, R, Extra)                                  \
+#define WZVM_LOADADD_MAP_(Name, R, Extra)                         \
   load_add[static_cast<size_t>(IOp::Name)] = IOp::LoadAdd_##Name; \
   load_shl_add[static_cast<size_t>(IOp::Name)] = IOp::LoadShlAdd_##Name;
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_LOADADD_MAP_, Name, K, R, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_LOADADD_ROW_(WZVM_LOADADD_MAP_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_MAP_
     fused.fill({IOp::Count, IOp::Count});
     back_edge.fill(IOp::Count);
-    for (IOp op : {IOp::Switch, IOp::JumpBack, IOp::JumpIfBack, IOp::JumpUnlessBack}) back_edge[static_cast<size_t>(op)] = op;
+    for (IOp op : {IOp::Switch, IOp::JumpBack, IOp::JumpIfBack, IOp::JumpUnlessBack})
+      back_edge[static_cast<size_t>(op)] = op;
     back_edge[static_cast<size_t>(IOp::Jump)] = IOp::JumpBack;
     back_edge[static_cast<size_t>(IOp::JumpIf)] = IOp::JumpIfBack;
     back_edge[static_cast<size_t>(IOp::JumpUnless)] = IOp::JumpUnlessBack;
@@ -168,19 +181,23 @@ struct OpTables {
     count_as(IOp::JumpIf, IOp::JumpIfBack, IOp::JumpIfExit, IOp::JumpIfBackExit);
     count_as(IOp::JumpUnless, IOp::JumpUnlessBack, IOp::JumpUnlessExit, IOp::JumpUnlessBackExit);
     count_as(IOp::Switch, IOp::Count, IOp::SwitchCounted, IOp::SwitchCounted);
-#define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                      \
-  fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};         \
-  back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                 \
-  back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;             \
+#define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                                 \
+  fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};                     \
+  back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                              \
+  back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;                          \
   count_as(IOp::JumpIf_##Name, IOp::JumpIfBack_##Name, IOp::JumpIfExit_##Name, IOp::JumpIfBackExit_##Name); \
   count_as(IOp::JumpUnless_##Name, IOp::Count, IOp::JumpUnlessExit_##Name, IOp::Count);
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_FUSED_ROW_(WZVM_FUSED_MAP_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_FUSED_MAP_
   }
   OpInfo* table_for(int prefix) {
-    return prefix == 0xFC ? fc.data() : prefix == 0xFD ? fd.data() : prefix == 0xFE ? fe.data() : single.data();
+    return prefix == 0xFC   ? fc.data()
+           : prefix == 0xFD ? fd.data()
+           : prefix == 0xFE ? fe.data()
+                            : single.data();
   }
 };
 
@@ -193,7 +210,13 @@ uint32_t slots_of(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
 bool is_valtype_byte(uint8_t b) {
   switch (b) {
-    case 0x7F: case 0x7E: case 0x7D: case 0x7C: case 0x7B: case 0x70: case 0x6F:
+    case 0x7F:
+    case 0x7E:
+    case 0x7D:
+    case 0x7C:
+    case 0x7B:
+    case 0x70:
+    case 0x6F:
       return true;
     default:
       return false;
@@ -225,21 +248,25 @@ enum class BlockKind : uint8_t { Body, Block, Loop, If, Else, Try, Catch, CatchA
 // The kind a block instruction opens (block, loop, if, try).
 inline BlockKind block_kind(IOp op) {
   switch (op) {
-    case IOp::Loop: return BlockKind::Loop;
-    case IOp::If: return BlockKind::If;
-    case IOp::Try: return BlockKind::Try;
-    default: return BlockKind::Block;
+    case IOp::Loop:
+      return BlockKind::Loop;
+    case IOp::If:
+      return BlockKind::If;
+    case IOp::Try:
+      return BlockKind::Try;
+    default:
+      return BlockKind::Block;
   }
 }
 
 struct Ctrl {
   BlockKind kind = BlockKind::Body;
   std::vector<ValType> params, results;
-  uint32_t height = 0;     // operand stack size at entry, params excluded
-  uint32_t base_slot = 0;  // slot of stack position `height`: where label values go
+  uint32_t height = 0;       // operand stack size at entry, params excluded
+  uint32_t base_slot = 0;    // slot of stack position `height`: where label values go
   bool unreachable = false;  // the spec's flag: the rest of this block is polymorphic
   bool dead = false;         // the whole block sits in unreachable code: validate, emit nothing
-  uint32_t loop_start = 0;  // loops: branch target
+  uint32_t loop_start = 0;   // loops: branch target
   // Loops, code counted without fuel: instructions counted before the loop's
   // first one (its back-edges' target). Not found from the word: counted
   // instructions that emit nothing (nop, drop, local.get) may lie between an
@@ -313,8 +340,9 @@ class FunctionCompiler {
       // fusions included (counted instructions that emit nothing, such as
       // a constant the op takes as an operand, have not run yet).
       uint32_t before = label_since_op_ ? label_count_
-                        : !count_marks_.empty() && count_marks_.back().seg == seg_pos_ ? count_marks_.back().index
-                                                                                      : 0;
+                        : !count_marks_.empty() && count_marks_.back().seg == seg_pos_
+                            ? count_marks_.back().index
+                            : 0;
       label_since_op_ = false;
       count_marks_.push_back({pos, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_], before});
     }
@@ -375,17 +403,18 @@ class FunctionCompiler {
   // since (no redirect by local.set, nothing emitted after it, no label).
   bool last_op_is(IOp op, uint32_t len, const Operand& consumed) const {
     return last_op_ != UINT32_MAX && here() == last_op_ + len && last_dst_ == last_op_ + 1 &&
-           static_cast<IOp>(code_[last_op_]) == op && !consumed.is_virtual() && code_[last_op_ + 1] == consumed.slot;
+           static_cast<IOp>(code_[last_op_]) == op && !consumed.is_virtual() &&
+           code_[last_op_ + 1] == consumed.slot;
   }
   // The chained op (vm/chains.def) of the op just emitted followed by binary
   // `second` with operands a, b, when one of them is its temporary result.
   IOp chain_with_last(IOp second, const Operand& a, const Operand& b) const {
     if (last_op_ == UINT32_MAX) return IOp::Count;
     const IOp first = static_cast<IOp>(code_[last_op_]);
-#define WZVM_CHAIN(Name, First, Second, T, text)                                              \
-    if (first == IOp::First && second == IOp::Second &&                                           \
-        (last_op_is(first, 4, a) || (ValType::T != ValType::F64 && last_op_is(first, 4, b))))     \
-      return IOp::Name;
+#define WZVM_CHAIN(Name, First, Second, T, text)                                            \
+  if (first == IOp::First && second == IOp::Second &&                                       \
+      (last_op_is(first, 4, a) || (ValType::T != ValType::F64 && last_op_is(first, 4, b)))) \
+    return IOp::Name;
 #include "vm/chains.def"
 #undef WZVM_CHAIN
     return IOp::Count;
@@ -396,7 +425,8 @@ class FunctionCompiler {
   // Ops fused here trap only for the reason of the later instruction (the
   // earlier one is an i32.add or a copy, which never trap).
   void retarget_fused(uint32_t p) {
-    if (!source_map_.empty() && source_map_.back().first == p) source_map_.back().second = static_cast<uint32_t>(instr_offset_);
+    if (!source_map_.empty() && source_map_.back().first == p)
+      source_map_.back().second = static_cast<uint32_t>(instr_offset_);
     else source_map_.emplace_back(p, static_cast<uint32_t>(instr_offset_));
     if (counting_ && !count_marks_.empty() && count_marks_.back().pos == p && seg_pos_ != UINT32_MAX &&
         count_marks_.back().seg == seg_pos_)
@@ -474,7 +504,8 @@ class FunctionCompiler {
   void merge_add_into_back_jump(uint32_t q, uint32_t target) {
     const uint32_t p = prev_op_;
     if (p == UINT32_MAX || last_op_ != q || q != p + 4 || here() != q + 4 ||
-        code_[p] != static_cast<uint32_t>(IOp::I32Add) || code_[q] != static_cast<uint32_t>(IOp::JumpIfBack_I32Ne))
+        code_[p] != static_cast<uint32_t>(IOp::I32Add) ||
+        code_[q] != static_cast<uint32_t>(IOp::JumpIfBack_I32Ne))
       return;
     if (!absorb_last_op(q, 2)) return;
     code_[p] = static_cast<uint32_t>(IOp::I32AddJumpIfNeBack);
@@ -521,7 +552,8 @@ class FunctionCompiler {
   // The instruction at `p` lost its destination word (p + 1): its other
   // operands moved one word down.
   void drop_dst_word(uint32_t p) {
-    auto it = std::find(slot_words_.end() - std::min<size_t>(slot_words_.size(), 4), slot_words_.end(), p + 1);
+    auto it =
+        std::find(slot_words_.end() - std::min<size_t>(slot_words_.size(), 4), slot_words_.end(), p + 1);
     if (it != slot_words_.end()) slot_words_.erase(it);
     for (size_t i = slot_words_.size(); i-- > 0 && slot_words_[i] > p;) --slot_words_[i];
   }
@@ -758,7 +790,8 @@ class FunctionCompiler {
       if (v.type != kUnknown) emit_copy(dst, v.src, v.type);
       dst += v.type == kUnknown ? 1 : slots_of(v.type);
     }
-    const uint32_t copy = target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
+    const uint32_t copy =
+        target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
     const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
     uint32_t op = emit_op(IOp::Jump);
     word(0);
@@ -789,10 +822,10 @@ class FunctionCompiler {
   // ahead of it, and a cycle of forward jumps cannot exist.
   static constexpr uint64_t kNoIndex = UINT64_MAX;
   struct ThreadedJump {
-    uint32_t op;      // the jump's op word
-    uint32_t index;   // the value the head switch would switch on
-    uint32_t write;   // the op that wrote it, just before the jump
-    uint32_t head;    // the loop's entry in heads_
+    uint32_t op;     // the jump's op word
+    uint32_t index;  // the value the head switch would switch on
+    uint32_t write;  // the op that wrote it, just before the jump
+    uint32_t head;   // the loop's entry in heads_
   };
   std::vector<ThreadedJump> threaded_;
   // Loops with a head switch: the switch's op word and the local's slot it
@@ -812,7 +845,8 @@ class FunctionCompiler {
     const uint32_t slot = heads_[loop.head].slot;
     // (a copy2 leaves last_op_ unset: no third copy merges into it)
     if (const uint32_t p = last_copy2_; p != UINT32_MAX && here() == p + 5 &&
-        code_[p] == static_cast<uint32_t>(IOp::Copy2) && code_[p + 3] == slot && (code_[p + 4] & kConstTag))
+                                        code_[p] == static_cast<uint32_t>(IOp::Copy2) &&
+                                        code_[p + 3] == slot && (code_[p + 4] & kConstTag))
       return p;
     const uint32_t p = last_op_;
     if (p == UINT32_MAX || here() != p + 3 || code_[p + 1] != slot) return UINT32_MAX;
@@ -821,9 +855,12 @@ class FunctionCompiler {
   }
   uint64_t written_constant(uint32_t p) const {
     switch (static_cast<IOp>(code_[p])) {
-      case IOp::Const32: return code_[p + 2];
-      case IOp::Copy: return consts_[code_[p + 2] & ~kConstTag];
-      default: return consts_[code_[p + 4] & ~kConstTag];  // Copy2's second
+      case IOp::Const32:
+        return code_[p + 2];
+      case IOp::Copy:
+        return consts_[code_[p + 2] & ~kConstTag];
+      default:
+        return consts_[code_[p + 4] & ~kConstTag];  // Copy2's second
     }
   }
   // At the end, when every switch offset is known. When a loop's head
@@ -922,7 +959,8 @@ class FunctionCompiler {
       offset = off32;
     }
     if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
-    if (align >= 32 || (1u << align) > natural_bytes) return fail("alignment must not be larger than natural");
+    if (align >= 32 || (1u << align) > natural_bytes)
+      return fail("alignment must not be larger than natural");
     if (exact && (1u << align) != natural_bytes) return fail("alignment must be equal to natural");
     return true;
   }
@@ -981,14 +1019,24 @@ class FunctionCompiler {
   // SIMD lane access: the size of the lane an instruction addresses.
   static uint32_t simd_lane_bytes(IOp op) {
     switch (op) {
-      case IOp::I8x16ExtractLaneS: case IOp::I8x16ExtractLaneU: case IOp::I8x16ReplaceLane:
-      case IOp::V128Load8Lane: case IOp::V128Store8Lane:
+      case IOp::I8x16ExtractLaneS:
+      case IOp::I8x16ExtractLaneU:
+      case IOp::I8x16ReplaceLane:
+      case IOp::V128Load8Lane:
+      case IOp::V128Store8Lane:
         return 1;
-      case IOp::I16x8ExtractLaneS: case IOp::I16x8ExtractLaneU: case IOp::I16x8ReplaceLane:
-      case IOp::V128Load16Lane: case IOp::V128Store16Lane:
+      case IOp::I16x8ExtractLaneS:
+      case IOp::I16x8ExtractLaneU:
+      case IOp::I16x8ReplaceLane:
+      case IOp::V128Load16Lane:
+      case IOp::V128Store16Lane:
         return 2;
-      case IOp::I32x4ExtractLane: case IOp::I32x4ReplaceLane: case IOp::F32x4ExtractLane:
-      case IOp::F32x4ReplaceLane: case IOp::V128Load32Lane: case IOp::V128Store32Lane:
+      case IOp::I32x4ExtractLane:
+      case IOp::I32x4ReplaceLane:
+      case IOp::F32x4ExtractLane:
+      case IOp::F32x4ReplaceLane:
+      case IOp::V128Load32Lane:
+      case IOp::V128Store32Lane:
         return 4;
       default:
         return 8;
@@ -1086,8 +1134,8 @@ class FunctionCompiler {
   std::vector<uint32_t> code_;
   std::vector<std::pair<uint32_t, uint32_t>> source_map_;
   uint32_t last_dst_ = UINT32_MAX;
-  uint32_t last_op_ = UINT32_MAX;  // op word of the last op emitted since the last label
-  uint32_t prev_op_ = UINT32_MAX;  // the op emitted before it, with no label between (merge_add_pair)
+  uint32_t last_op_ = UINT32_MAX;     // op word of the last op emitted since the last label
+  uint32_t prev_op_ = UINT32_MAX;     // the op emitted before it, with no label between (merge_add_pair)
   uint32_t last_copy2_ = UINT32_MAX;  // the last copy2 made since the last label (head_switch_write)
   std::vector<Operand> scratch_;
   std::vector<uint64_t> consts_;
@@ -1096,7 +1144,7 @@ class FunctionCompiler {
   uint32_t exn_count_ = 0;
   uint32_t loop_depth_ = 0;
   const bool counting_;
-  const bool fuel_;  // segments charge Profiling::fuel (CountFuel)
+  const bool fuel_;           // segments charge Profiling::fuel (CountFuel)
   const uint32_t probe_min_;  // LoadOptions::probe_dispatch's, or 0
   const bool multi_memory_;
   uint32_t seg_pos_ = UINT32_MAX;  // count operand of the open segment's CountInstr
@@ -1104,9 +1152,9 @@ class FunctionCompiler {
   std::vector<uint32_t> seg_begin_;
   std::vector<uint32_t> seg_offsets_;
   struct CountMark {
-    uint32_t pos;    // op word
-    uint32_t seg;    // its segment's CountInstr operand, or UINT32_MAX
-    uint32_t index;  // instructions of the segment up to and including this one
+    uint32_t pos;     // op word
+    uint32_t seg;     // its segment's CountInstr operand, or UINT32_MAX
+    uint32_t index;   // instructions of the segment up to and including this one
     uint32_t before;  // instructions of the segment that ran before the op starts (emit_op)
   };
   // A label was bound since the last op, with this many instructions
@@ -1162,7 +1210,8 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   while (!ctrls_.empty()) {
     if (r_.at_end()) {
       instr_offset_ = r_.offset();
-      return Status(error_.message.empty() ? (malformed("unexpected end of section or function"), error_) : error_);
+      return Status(error_.message.empty() ? (malformed("unexpected end of section or function"), error_)
+                                           : error_);
     }
     if (!instruction()) {
       if (!failed_) check_reader();
@@ -1200,9 +1249,11 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   // (after a label, before the next counted instruction) has seg UINT32_MAX:
   // nothing to take back there.
   for (const CountMark& m : count_marks_) {
-    CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : code_[m.seg + 1], m.index, m.before};
+    CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : code_[m.seg + 1], m.index,
+                                 m.before};
     const auto& prev = out.count_marks;
-    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran || prev.back().before != mark.before)
+    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran ||
+        prev.back().before != mark.before)
       out.count_marks.push_back(mark);
   }
   out.charges_fuel = fuel_;
@@ -1361,7 +1412,8 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         IOp fused = IOp::Count;
         if (last_op_is(IOp::I32Add, 4, addr) || (!is64(mem) && last_op_is(IOp::I64Add, 4, addr)))
           fused = op_tables().load_add[static_cast<size_t>(info.op)];
-        else if (last_op_is(IOp::I32ShlAdd, 5, addr)) fused = op_tables().load_shl_add[static_cast<size_t>(info.op)];
+        else if (last_op_is(IOp::I32ShlAdd, 5, addr))
+          fused = op_tables().load_shl_add[static_cast<size_t>(info.op)];
         if (fused != IOp::Count) {
           uint32_t p = last_op_;
           code_[p] = static_cast<uint32_t>(fused);
@@ -1392,7 +1444,8 @@ bool FunctionCompiler::simple(const OpInfo& info) {
       Operand addr, v;
       if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
       if (emitting() && mem == 0 && !is64(mem) && info.op == IOp::F64Store && last_op_ != UINT32_MAX &&
-          op_tables().f64_mem[code_[last_op_]].second != IOp::Count && last_op_is(static_cast<IOp>(code_[last_op_]), 4, v)) {
+          op_tables().f64_mem[code_[last_op_]].second != IOp::Count &&
+          last_op_is(static_cast<IOp>(code_[last_op_]), 4, v)) {
         // [X t a b] [f64.store addr t off] -> [store_bin(X) addr a b off]
         uint32_t p = last_op_;
         code_[p] = static_cast<uint32_t>(op_tables().f64_mem[code_[p]].second);
@@ -1414,7 +1467,9 @@ bool FunctionCompiler::simple(const OpInfo& info) {
         code_[p + 1] = addr.src;
         word(static_cast<uint32_t>(offset));
         source_map_.emplace_back(p + 5, static_cast<uint32_t>(instr_offset_));
-        if (counting_) count_marks_.push_back({p + 5, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_], count_marks_.back().before});
+        if (counting_)
+          count_marks_.push_back(
+              {p + 5, seg_pos_, seg_pos_ == UINT32_MAX ? 0 : code_[seg_pos_], count_marks_.back().before});
         last_op_ = UINT32_MAX;
         return true;
       }
@@ -1559,7 +1614,8 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
 // `else`, then starts a handler that receives the tag's values.
 bool FunctionCompiler::op_catch(bool all) {
   Ctrl& c = ctrls_.back();
-  if (c.kind != BlockKind::Try && c.kind != BlockKind::Catch) return fail(all ? "catch_all without try" : "catch without try");
+  if (c.kind != BlockKind::Try && c.kind != BlockKind::Catch)
+    return fail(all ? "catch_all without try" : "catch without try");
   uint32_t t = TryRegion::kCatchAll;
   if (!all && !read_tag(t)) return false;
   op_end_try_body();
@@ -1594,7 +1650,8 @@ bool FunctionCompiler::instruction() {
     info = opcode == 0xFC ? &tables.fc[sub] : opcode == 0xFD ? &tables.fd[sub] : &tables.fe[sub];
   }
   if (!info->valid) return malformed("illegal opcode");
-  if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature))) return malformed("illegal opcode");
+  if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature)))
+    return malformed("illegal opcode");
   if (!counting_) return info->kind != Kind::Special ? simple(*info) : special(*info);
 
   // Instruction counting (LoadOptions::count_instructions): each straight-line
@@ -1620,8 +1677,16 @@ bool FunctionCompiler::instruction() {
   // With fuel, a branch ends its segment; without, the body is one.
   if (fuel_) {
     switch (info->op) {
-      case IOp::BrIf: case IOp::Br: case IOp::BrTable: case IOp::Return: case IOp::Unreachable:
-      case IOp::If: case IOp::ReturnCall: case IOp::ReturnCallIndirect: case IOp::Throw: case IOp::Rethrow:
+      case IOp::BrIf:
+      case IOp::Br:
+      case IOp::BrTable:
+      case IOp::Return:
+      case IOp::Unreachable:
+      case IOp::If:
+      case IOp::ReturnCall:
+      case IOp::ReturnCallIndirect:
+      case IOp::Throw:
+      case IOp::Rethrow:
         seg_pos_ = UINT32_MAX;
         break;
       default:
@@ -1734,7 +1799,8 @@ bool FunctionCompiler::special(const OpInfo& info_ref) {
       if (!r_.u32(depth)) return false;
       if (depth >= ctrls_.size()) return fail("unknown label");
       const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
-      if (target.kind != BlockKind::Catch && target.kind != BlockKind::CatchAll) return fail("invalid rethrow label");
+      if (target.kind != BlockKind::Catch && target.kind != BlockKind::CatchAll)
+        return fail("invalid rethrow label");
       if (emitting()) {  // [rethrow exn_slot]
         emit_op(IOp::Rethrow);
         slot_word(target.exn_slot);
@@ -2427,9 +2493,14 @@ bool FunctionCompiler::special(const OpInfo& info_ref) {
       }
       return true;
     }
-    case IOp::I8x16ExtractLaneS: case IOp::I8x16ExtractLaneU: case IOp::I16x8ExtractLaneS:
-    case IOp::I16x8ExtractLaneU: case IOp::I32x4ExtractLane: case IOp::I64x2ExtractLane:
-    case IOp::F32x4ExtractLane: case IOp::F64x2ExtractLane: {
+    case IOp::I8x16ExtractLaneS:
+    case IOp::I8x16ExtractLaneU:
+    case IOp::I16x8ExtractLaneS:
+    case IOp::I16x8ExtractLaneU:
+    case IOp::I32x4ExtractLane:
+    case IOp::I64x2ExtractLane:
+    case IOp::F32x4ExtractLane:
+    case IOp::F64x2ExtractLane: {
       uint32_t lane;
       if (!read_lane(*info, lane)) return false;
       Operand v;
@@ -2444,8 +2515,12 @@ bool FunctionCompiler::special(const OpInfo& info_ref) {
       }
       return true;
     }
-    case IOp::I8x16ReplaceLane: case IOp::I16x8ReplaceLane: case IOp::I32x4ReplaceLane:
-    case IOp::I64x2ReplaceLane: case IOp::F32x4ReplaceLane: case IOp::F64x2ReplaceLane: {
+    case IOp::I8x16ReplaceLane:
+    case IOp::I16x8ReplaceLane:
+    case IOp::I32x4ReplaceLane:
+    case IOp::I64x2ReplaceLane:
+    case IOp::F32x4ReplaceLane:
+    case IOp::F64x2ReplaceLane: {
       uint32_t lane;
       if (!read_lane(*info, lane)) return false;
       Operand v, x;
@@ -2461,8 +2536,14 @@ bool FunctionCompiler::special(const OpInfo& info_ref) {
       }
       return true;
     }
-    case IOp::V128Load8Lane: case IOp::V128Load16Lane: case IOp::V128Load32Lane: case IOp::V128Load64Lane:
-    case IOp::V128Store8Lane: case IOp::V128Store16Lane: case IOp::V128Store32Lane: case IOp::V128Store64Lane: {
+    case IOp::V128Load8Lane:
+    case IOp::V128Load16Lane:
+    case IOp::V128Load32Lane:
+    case IOp::V128Load64Lane:
+    case IOp::V128Store8Lane:
+    case IOp::V128Store16Lane:
+    case IOp::V128Store32Lane:
+    case IOp::V128Store64Lane: {
       uint64_t offset;
       uint32_t lane, mem;
       if (!read_memarg(simd_lane_bytes(info->op), offset, mem) || !read_lane(*info, lane)) return false;
@@ -2498,14 +2579,16 @@ Status compile_functions(Module& module, const LoadOptions& options) {
   if (options.graft_calls) {
     bool any = false;
     module.graft_calls.resize(module.func_type_indices.size());
-    for (uint32_t f = 0; f < module.graft_calls.size(); ++f) any |= (module.graft_calls[f] = options.graft_calls(module, f));
+    for (uint32_t f = 0; f < module.graft_calls.size(); ++f)
+      any |= (module.graft_calls[f] = options.graft_calls(module, f));
     if (!any) module.graft_calls.clear();
   }
   module.call_hooks.clear();
   if (options.call_hook) {
     bool any = false;
     module.call_hooks.resize(module.func_type_indices.size());
-    for (uint32_t f = 0; f < module.call_hooks.size(); ++f) any |= (module.call_hooks[f] = options.call_hook(module, f)) != 0;
+    for (uint32_t f = 0; f < module.call_hooks.size(); ++f)
+      any |= (module.call_hooks[f] = options.call_hook(module, f)) != 0;
     if (!any) module.call_hooks.clear();
   }
   module.code.clear();
@@ -2521,7 +2604,8 @@ Status compile_functions(Module& module, const LoadOptions& options) {
   uint64_t code_bytes = 0;
   for (const Function& f : module.functions) code_bytes += f.body_end - f.body_offset;
   constexpr uint64_t kBytesPerThread = 1 << 20;
-  size_t threads = std::min<uint64_t>({std::max(1u, std::thread::hardware_concurrency()), code_bytes / kBytesPerThread, n});
+  size_t threads = std::min<uint64_t>(
+      {std::max(1u, std::thread::hardware_concurrency()), code_bytes / kBytesPerThread, n});
   std::vector<Status> status(n);
   std::atomic<size_t> next{0}, first_error{n};
   auto work = [&] {

@@ -39,8 +39,8 @@ constexpr uint64_t kMaxLocals = 50000;
 // would take tens of GB. These caps (V8's, far above what compilers emit)
 // bound that factor before anything is allocated.
 constexpr uint64_t kMaxTypes = 1'000'000;
-constexpr uint64_t kMaxFunctions = 1'000'000;   // imported + defined
-constexpr uint64_t kMaxParamsOrResults = 1000;  // per function type
+constexpr uint64_t kMaxFunctions = 1'000'000;      // imported + defined
+constexpr uint64_t kMaxParamsOrResults = 1000;     // per function type
 constexpr uint64_t kMaxSegmentItems = 10'000'000;  // = the table size cap (vm/instance.cc)
 
 enum SectionId : uint8_t {
@@ -61,8 +61,9 @@ enum SectionId : uint8_t {
 };
 
 const char* section_name(uint8_t id) {
-  static constexpr const char* names[] = {"custom", "type",    "import", "function", "table", "memory", "global",
-                                          "export", "start",   "element", "code",    "data",  "datacount", "tag"};
+  static constexpr const char* names[] = {"custom", "type",   "import",    "function", "table",
+                                          "memory", "global", "export",    "start",    "element",
+                                          "code",   "data",   "datacount", "tag"};
   return id < std::size(names) ? names[id] : "unknown";
 }
 
@@ -194,7 +195,13 @@ bool Decoder::read_valtype(Reader& r, ValType& t) {
   uint8_t b;
   if (!r.u8(b)) return false;
   switch (b) {
-    case 0x7F: case 0x7E: case 0x7D: case 0x7C: case 0x7B: case 0x70: case 0x6F:
+    case 0x7F:
+    case 0x7E:
+    case 0x7D:
+    case 0x7C:
+    case 0x7B:
+    case 0x70:
+    case 0x6F:
       t = static_cast<ValType>(b);
       return true;
     default:
@@ -317,12 +324,24 @@ bool Decoder::read_const_expr(Reader& r, ConstExpr& e) {
         break;
       }
       // extended-const proposal; validate_module decides whether they are allowed.
-      case 0x6A: in.op = Op::I32Add; break;
-      case 0x6B: in.op = Op::I32Sub; break;
-      case 0x6C: in.op = Op::I32Mul; break;
-      case 0x7C: in.op = Op::I64Add; break;
-      case 0x7D: in.op = Op::I64Sub; break;
-      case 0x7E: in.op = Op::I64Mul; break;
+      case 0x6A:
+        in.op = Op::I32Add;
+        break;
+      case 0x6B:
+        in.op = Op::I32Sub;
+        break;
+      case 0x6C:
+        in.op = Op::I32Mul;
+        break;
+      case 0x7C:
+        in.op = Op::I64Add;
+        break;
+      case 0x7D:
+        in.op = Op::I64Sub;
+        break;
+      case 0x7E:
+        in.op = Op::I64Mul;
+        break;
       case 0xFD: {
         uint32_t sub;
         if (!r.u32(sub)) return false;
@@ -400,20 +419,34 @@ Status Decoder::run() {
 
 bool Decoder::parse_section(uint8_t id, Reader& s) {
   switch (id) {
-    case kCustom: return parse_custom(s);
-    case kType: return parse_types(s);
-    case kImport: return parse_imports(s);
-    case kFunction: return parse_functions(s);
-    case kTable: return parse_tables(s);
-    case kMemory: return parse_memories(s);
-    case kGlobal: return parse_globals(s);
-    case kExport: return parse_exports(s);
-    case kStart: return parse_start(s);
-    case kElement: return parse_elements(s);
-    case kCode: return parse_code(s);
-    case kData: return parse_data(s);
-    case kDataCount: return parse_data_count(s);
-    case kTag: return parse_tags(s);
+    case kCustom:
+      return parse_custom(s);
+    case kType:
+      return parse_types(s);
+    case kImport:
+      return parse_imports(s);
+    case kFunction:
+      return parse_functions(s);
+    case kTable:
+      return parse_tables(s);
+    case kMemory:
+      return parse_memories(s);
+    case kGlobal:
+      return parse_globals(s);
+    case kExport:
+      return parse_exports(s);
+    case kStart:
+      return parse_start(s);
+    case kElement:
+      return parse_elements(s);
+    case kCode:
+      return parse_code(s);
+    case kData:
+      return parse_data(s);
+    case kDataCount:
+      return parse_data_count(s);
+    case kTag:
+      return parse_tags(s);
   }
   return s.fail("malformed section id");
 }

@@ -62,7 +62,7 @@ Error instantiate_error(std::string message) {
 // keep a hand-built or buggy Module from reading out of bounds.
 
 Result<Value> eval_const(const ConstExpr& expr, const Instance& inst) {
-  Value stack[8];  // extended-const nests binary ops, but validated exprs rarely go deep
+  Value stack[8];            // extended-const nests binary ops, but validated exprs rarely go deep
   std::vector<Value> spill;  // used only when an expression is deeper than `stack`
   size_t sp = 0;
   auto push = [&](const Value& v) {
@@ -89,10 +89,18 @@ Result<Value> eval_const(const ConstExpr& expr, const Instance& inst) {
   for (const ConstInstr& in : expr.code) {
     using Op = ConstInstr::Op;
     switch (in.op) {
-      case Op::I32Const: push(Value::from_i32(static_cast<uint32_t>(in.value))); break;
-      case Op::I64Const: push(Value::from_i64(in.value)); break;
-      case Op::F32Const: push(Value::from_f32_bits(static_cast<uint32_t>(in.value))); break;
-      case Op::F64Const: push(Value::from_f64_bits(in.value)); break;
+      case Op::I32Const:
+        push(Value::from_i32(static_cast<uint32_t>(in.value)));
+        break;
+      case Op::I64Const:
+        push(Value::from_i64(in.value));
+        break;
+      case Op::F32Const:
+        push(Value::from_f32_bits(static_cast<uint32_t>(in.value)));
+        break;
+      case Op::F64Const:
+        push(Value::from_f64_bits(in.value));
+        break;
       case Op::V128Const: {
         Value v;
         v.type = ValType::V128;
@@ -101,7 +109,9 @@ Result<Value> eval_const(const ConstExpr& expr, const Instance& inst) {
         push(v);
         break;
       }
-      case Op::RefNull: push(Value::from_ref(in.ref_type, 0)); break;
+      case Op::RefNull:
+        push(Value::from_ref(in.ref_type, 0));
+        break;
       case Op::RefFunc:
         if (in.value >= inst.funcs.size()) return bad("unknown function");
         push(Value::from_ref(ValType::FuncRef, reinterpret_cast<Ref>(inst.funcs[in.value])));
@@ -122,14 +132,18 @@ Result<Value> eval_const(const ConstExpr& expr, const Instance& inst) {
         push(v);
         break;
       }
-      case Op::I32Add: case Op::I32Sub: case Op::I32Mul: {
+      case Op::I32Add:
+      case Op::I32Sub:
+      case Op::I32Mul: {
         if (sp < 2) return bad("stack underflow");
         uint32_t b = pop().i32, a = pop().i32;
         uint32_t r = in.op == Op::I32Add ? a + b : in.op == Op::I32Sub ? a - b : a * b;
         push(Value::from_i32(r));
         break;
       }
-      case Op::I64Add: case Op::I64Sub: case Op::I64Mul: {
+      case Op::I64Add:
+      case Op::I64Sub:
+      case Op::I64Mul: {
         if (sp < 2) return bad("stack underflow");
         uint64_t b = pop().i64, a = pop().i64;
         uint64_t r = in.op == Op::I64Add ? a + b : in.op == Op::I64Sub ? a - b : a * b;
@@ -205,7 +219,8 @@ MemInst::MemInst(const MemoryType& t, uint64_t page_cap) : type(t) {
   const uint64_t need = min * kPageSize;
   void* p = MAP_FAILED;
   while (true) {
-    p = mmap(nullptr, static_cast<size_t>(want), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    p = mmap(nullptr, static_cast<size_t>(want), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1,
+             0);
     if (p != MAP_FAILED) break;
     // Address space is finite (many instances, ulimit -v): settle for less and
     // let grow fail past it, which wasm permits (memory.grow may return -1).
@@ -237,7 +252,7 @@ int64_t MemInst::grow(uint64_t delta_pages) {
   // Fresh anonymous pages read as zero, as memory.grow requires.
   if (mprotect(data + size, static_cast<size_t>(new_size - size), PROT_READ | PROT_WRITE) != 0) return -1;
   __atomic_store_n(&size, new_size, __ATOMIC_RELEASE);  // after mprotect: see current_size()
-  type.limits.min = old_pages + delta_pages;  // the instance's type tracks its size (spec: growmem)
+  type.limits.min = old_pages + delta_pages;            // the instance's type tracks its size (spec: growmem)
   return static_cast<int64_t>(old_pages);
 }
 
@@ -371,7 +386,8 @@ Instance* Store::add_instance(std::shared_ptr<const Module> module) {
 }
 
 // https://webassembly.github.io/spec/core/exec/modules.html#instantiation
-Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const std::vector<Extern>& imports) {
+Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
+                                     const std::vector<Extern>& imports) {
   const Module& m = *module;
   needs_counting_ |= m.needs_counting;
 
@@ -387,7 +403,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
     // rest says which import and why, for people.
     const std::string what = "incompatible import type for \"" + imp.module + "\".\"" + imp.field + "\": ";
     if (ext.kind != imp.kind) {
-      return link_error(what + "expected " + extern_kind_name(imp.kind) + ", got " + extern_kind_name(ext.kind));
+      return link_error(what + "expected " + extern_kind_name(imp.kind) + ", got " +
+                        extern_kind_name(ext.kind));
     }
     switch (imp.kind) {
       case ExternKind::Func: {
@@ -403,11 +420,13 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
         const TableType& want = imp.table;
         const TableType& have = ext.table->type;
         if (have.elem != want.elem) {
-          return link_error(what + "expected " + valtype_name(want.elem) + " table, got " + valtype_name(have.elem));
+          return link_error(what + "expected " + valtype_name(want.elem) + " table, got " +
+                            valtype_name(have.elem));
         }
         if (!limits_match(ext.table->elems.size(), have.limits.max, want.limits)) {
-          return link_error(what + "expected table limits " + describe_limits(want.limits.min, want.limits.max) +
-                            ", got " + describe_limits(ext.table->elems.size(), have.limits.max));
+          return link_error(what + "expected table limits " +
+                            describe_limits(want.limits.min, want.limits.max) + ", got " +
+                            describe_limits(ext.table->elems.size(), have.limits.max));
         }
         break;
       }
@@ -419,8 +438,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
           return link_error(what + "shared or index type differs");
         }
         if (!limits_match(ext.memory->pages(), have.max, want)) {
-          return link_error(what + "expected memory limits " + describe_limits(want.min, want.max) + ", got " +
-                            describe_limits(ext.memory->pages(), have.max));
+          return link_error(what + "expected memory limits " + describe_limits(want.min, want.max) +
+                            ", got " + describe_limits(ext.memory->pages(), have.max));
         }
         break;
       }
@@ -429,8 +448,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
         const GlobalType& want = imp.global;
         const GlobalType& have = ext.global->type;
         if (have.type != want.type || have.mut != want.mut) {
-          return link_error(what + "expected " + (want.mut ? "mut " : "") + valtype_name(want.type) + ", got " +
-                            (have.mut ? "mut " : "") + valtype_name(have.type));
+          return link_error(what + "expected " + (want.mut ? "mut " : "") + valtype_name(want.type) +
+                            ", got " + (have.mut ? "mut " : "") + valtype_name(have.type));
         }
         break;
       }
@@ -451,11 +470,21 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
 
   for (const Extern& ext : imports) {
     switch (ext.kind) {
-      case ExternKind::Func: inst->funcs.push_back(ext.func); break;
-      case ExternKind::Table: inst->tables.push_back(ext.table); break;
-      case ExternKind::Memory: inst->memories.push_back(ext.memory); break;
-      case ExternKind::Global: inst->globals.push_back(ext.global); break;
-      case ExternKind::Tag: inst->tags.push_back(ext.tag); break;
+      case ExternKind::Func:
+        inst->funcs.push_back(ext.func);
+        break;
+      case ExternKind::Table:
+        inst->tables.push_back(ext.table);
+        break;
+      case ExternKind::Memory:
+        inst->memories.push_back(ext.memory);
+        break;
+      case ExternKind::Global:
+        inst->globals.push_back(ext.global);
+        break;
+      case ExternKind::Tag:
+        inst->tags.push_back(ext.tag);
+        break;
     }
   }
   // All functions exist before any constant expression runs: ref.func in a
@@ -467,14 +496,15 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
   // absurd module gets an error that names the limit, not "out of memory".
   for (size_t i = 0; i < m.tables.size(); ++i) {
     if (m.tables[i].limits.min > kMaxTableElems)
-      return limit_error("table", "table " + std::to_string(m.num_imported_tables + i) + ": initial size of " +
-                                      std::to_string(m.tables[i].limits.min) + " entries exceeds the limit of " +
-                                      std::to_string(kMaxTableElems));
+      return limit_error("table", "table " + std::to_string(m.num_imported_tables + i) +
+                                      ": initial size of " + std::to_string(m.tables[i].limits.min) +
+                                      " entries exceeds the limit of " + std::to_string(kMaxTableElems));
   }
   for (size_t i = 0; i < m.memories.size(); ++i) {
     if (m.memories[i].limits.min > limits_.max_memory_pages)
-      return limit_error("memory", "memory " + std::to_string(m.num_imported_memories + i) + ": initial size of " +
-                                       std::to_string(m.memories[i].limits.min) + " pages exceeds the limit of " +
+      return limit_error("memory", "memory " + std::to_string(m.num_imported_memories + i) +
+                                       ": initial size of " + std::to_string(m.memories[i].limits.min) +
+                                       " pages exceeds the limit of " +
                                        std::to_string(limits_.max_memory_pages) + " pages (" +
                                        std::to_string(limits_.max_memory_pages * kPageSize) + " bytes)");
   }
@@ -519,7 +549,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
         if ((in_range = e.index < inst->tags.size())) ext.tag = inst->tags[e.index];
         break;
     }
-    if (!in_range) return instantiate_error("export \"" + e.name + "\" names an unknown " + extern_kind_name(e.kind));
+    if (!in_range)
+      return instantiate_error("export \"" + e.name + "\" names an unknown " + extern_kind_name(e.kind));
     inst->exports[e.name] = ext;
   }
 
@@ -556,7 +587,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module, const
     const ElemSegment& seg = m.elems[i];
     ElemInst& ei = inst->elems[i];
     if (seg.mode == SegmentMode::Active) {
-      if (seg.table >= inst->tables.size()) return instantiate_error("element segment names an unknown table");
+      if (seg.table >= inst->tables.size())
+        return instantiate_error("element segment names an unknown table");
       Result<Value> off = eval_const(seg.offset, *inst);
       if (!off) return off.error();
       TableInst& table = *inst->tables[seg.table];

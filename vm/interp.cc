@@ -130,7 +130,8 @@ __attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32
 // for 32-bit types, two (low first) for 64-bit ones.
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode binary_imm(uint64_t* fp, const uint32_t* ip) {
-  const A b = sizeof(A) == 8 ? static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32) : static_cast<A>(ip[3]);
+  const A b =
+      sizeof(A) == 8 ? static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32) : static_cast<A>(ip[3]);
   return binary_into<F, R, A, A>(fp, ip[1], rd<A>(fp, ip[2]), b);
 }
 
@@ -305,7 +306,8 @@ void add_backtrace(Trap& trap, const Frame* entry, const Frame* top, const uint3
     info.func_index = fn->func_index;
     if (fn->instance) info.name = fn->instance->module->function_name(fn->func_index);
     const uint32_t* at = f == top ? ip : resume_ip(f) - 1;
-    if (fn->code && at) info.offset = source_offset(*fn->code, static_cast<size_t>(at - fn->code->code.data()));
+    if (fn->code && at)
+      info.offset = source_offset(*fn->code, static_cast<size_t>(at - fn->code->code.data()));
     trap.backtrace.push_back(std::move(info));
     if (f == entry) break;
   }
@@ -477,17 +479,19 @@ __attribute__((noinline)) bool host_boundary_profiled(Thread& th, FuncInst* f, u
 // few hooked functions get here. node_of leaves the node in the hooked frame,
 // so the return reports it without another lookup: allocation-heavy programs
 // make millions of these pairs.
-__attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, Frame* frame, MemInst* memory) {
+__attribute__((noinline)) void hooked_call(Profiling& p, const NodeContext& nc, Frame* frame,
+                                           MemInst* memory) {
   const uint32_t node = node_of(p, nc, frame);
   if (p.sink) p.sink->on_hooked_call(frame->call_hook, node, frame->fp, memory, frame->func);
 }
-__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, uint32_t node, MemInst* memory) {
+__attribute__((noinline)) void hooked_return(Profiling& p, const Frame* frame, uint32_t node,
+                                             MemInst* memory) {
   if (p.sink) p.sink->on_hooked_return(frame->call_hook, node, frame->fp, memory, frame->func);
 }
 
 // memory.grow made `memory` larger than `old_bytes` (memory profiling).
-__attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc, Frame* frame, const uint32_t* ip,
-                                            MemInst* memory, uint64_t old_bytes) {
+__attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc, Frame* frame,
+                                            const uint32_t* ip, MemInst* memory, uint64_t old_bytes) {
   if (!p.sink) return;
   const CompiledFunc* code = frame->func->code;
   int64_t offset = source_offset(*code, static_cast<size_t>(ip - code->code.data()));
@@ -503,8 +507,8 @@ __attribute__((noinline)) void memory_grown(Profiling& p, const NodeContext& nc,
 // wherever malloc put it, it made the then separate sampling loop 12%
 // slower than the plain one on bench/suite intmix (0.67 s vs 0.60 s CPU;
 // callgrind +1.5%).
-__attribute__((noinline)) void publish_dispatch(Profiling::DispatchTable& table, const void* const* labels, size_t n,
-                                                const void* poll) {
+__attribute__((noinline)) void publish_dispatch(Profiling::DispatchTable& table, const void* const* labels,
+                                                size_t n, const void* poll) {
   constexpr uintptr_t kPage = 4096;
   table.storage.reset(new const void*[n + kPage / sizeof(void*)]);
   uintptr_t base = reinterpret_cast<uintptr_t>(table.storage.get());
@@ -576,48 +580,48 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 
   // The size is an atomic acquire load (MemInst::current_size; a plain load
   // on x86-64): another thread may grow a shared memory meanwhile.
-#define LOAD_MEM()                                                      \
-  do {                                                                  \
-    memory = inst->memories.empty() ? nullptr : inst->memories[0];      \
-    mem = memory ? memory->data : nullptr;                              \
-    memsize = memory ? memory->current_size() : 0;                      \
+#define LOAD_MEM()                                                 \
+  do {                                                             \
+    memory = inst->memories.empty() ? nullptr : inst->memories[0]; \
+    mem = memory ? memory->data : nullptr;                         \
+    memsize = memory ? memory->current_size() : 0;                 \
   } while (0)
-#define TRAP(code)        \
-  do {                    \
-    trap_code = (code);   \
-    goto on_trap;         \
+#define TRAP(code)      \
+  do {                  \
+    trap_code = (code); \
+    goto on_trap;       \
   } while (0)
   // The profiling loops take a pending sample before the next instruction:
   // the switch-dispatch build tests the flag at every dispatch, the
   // computed-goto one only where raise() sent it (poll_sample). Not at the
   // stub of a hooked return, which is in no function: at the op after it.
-#define SAFE_POINT()                                                        \
-  do {                                                                      \
+#define SAFE_POINT()                                                                       \
+  do {                                                                                     \
     if (__builtin_expect(poll_flag(prof->sample_pending), 0) && ip != kHookedReturnStub && \
-        take_sample(*prof, nc, frame, ip))                                  \
-      TRAP(TrapCode::Interrupted);                                          \
+        take_sample(*prof, nc, frame, ip))                                                 \
+      TRAP(TrapCode::Interrupted);                                                         \
   } while (0)
   // A jump by `off` words. Lowering gives every backward jump, a loop's
   // back-edge, its own op (FunctionCompiler::patch; vm/internal_ops.def says
   // why); br_table's targets go either way. They all jump alike: no jump
   // polls for samples (a loop that never leaves still dispatches). Counted
   // code's jumps count their edges themselves (vm/counted_ops.def).
-#define JUMP_BY(off)                                                        \
-  do {                                                                      \
-    ip += static_cast<int32_t>(off);                                        \
+#define JUMP_BY(off)                 \
+  do {                               \
+    ip += static_cast<int32_t>(off); \
   } while (0)
   // Counting loop, entering a function by a call other than
   // CallLocalCounted: the callee's code starts with its CountInstr (or
   // CountFuel, which is dispatched). Doing it here spares that op's
   // dispatch, an indirect jump, for a compare.
-#define SEGMENT_START()                                                     \
-  do {                                                                      \
-    if constexpr (kCounting) {                                              \
-      if (*ip == static_cast<uint32_t>(IOp::CountInstr)) {                  \
-        counters[ip[2]] += 1;                                               \
-        ip += 3;                                                            \
-      }                                                                     \
-    }                                                                       \
+#define SEGMENT_START()                                    \
+  do {                                                     \
+    if constexpr (kCounting) {                             \
+      if (*ip == static_cast<uint32_t>(IOp::CountInstr)) { \
+        counters[ip[2]] += 1;                              \
+        ip += 3;                                           \
+      }                                                    \
+    }                                                      \
   } while (0)
 
   {
@@ -652,86 +656,84 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // The rest of CALL, once the frame fits. The frame image is copied after
   // the frame record is written, from `fp`: fewer values are live across the
   // copy loop, and GCC spills less around it (calls -0.7% instructions).
-#define ENTER_CALLEE(hook_expr, counted, local, graft)                                       \
-  do {                                                                                       \
-    frame->ip = next;                                                                        \
-    ++frame;                                                                                 \
-    frame->func = callee;                                                                    \
-    frame->fp = nfp;                                                                         \
-    fp = nfp;                                                                                \
-    init_frame(fp, *code);                                                                   \
-    ip = code->code.data();                                                                  \
-    if (!(local) && callee->instance != inst) {                                              \
-      inst = callee->instance;                                                               \
-      LOAD_MEM();                                                                            \
-    }                                                                                        \
-    if constexpr (kCounting) {                                                               \
-      /* `counters` is the caller's, still: its block names the caller's node */            \
-      if constexpr (graft) {                                                                 \
-        counters = prof->tree.node(graft_node(*prof, Profiling::block_node(counters), callee, next)).counters; \
-      } else if constexpr (!(counted)) {                                                     \
-        counters = prof->enter_counted(Profiling::block_node(counters), callee, next);       \
-      } else {                                                                               \
-        uint64_t* k = counters + kid;                                                        \
-        if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))                \
-          counters = reinterpret_cast<uint64_t*>(k[1]);                                      \
-        else                                                                                 \
-          counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k); \
-      }                                                                                      \
-      frame->counters = counters;                                                            \
-    } else {                                                                                 \
-      /* found when needed (node_of); stored unprofiled too: one store per call */           \
-      frame->node = kUnknownNode;                                                            \
-      /* a grafted callee's callers are read now, while the memory still holds them */      \
-      if constexpr (graft)                                                                   \
-        if (profiled) frame->node = graft_node(*prof, node_of(*prof, nc, frame - 1), callee, next); \
-    }                                                                                        \
-    if (uint8_t hook = profiled ? (hook_expr) : 0) {                                         \
-      frame->call_hook = hook;                                                               \
-      frame->hook_ret = next;                                                                \
-      frame[-1].ip = kHookedReturnStub;                                                      \
-      hooked_call(*prof, nc, frame, memory);                                                 \
-    }                                                                                        \
-    if constexpr (kCounting && (local)) {                                                    \
-      /* the callee's code starts with its segment 0 (CallLocalCounted) */                   \
-      counters[0] += 1;                                                                      \
-      ip += 3;                                                                               \
-    } else {                                                                                 \
-      SEGMENT_START();                                                                       \
-    }                                                                                        \
-    DISPATCH();                                                                              \
+#define ENTER_CALLEE(hook_expr, counted, local, graft)                                                  \
+  do {                                                                                                  \
+    frame->ip = next;                                                                                   \
+    ++frame;                                                                                            \
+    frame->func = callee;                                                                               \
+    frame->fp = nfp;                                                                                    \
+    fp = nfp;                                                                                           \
+    init_frame(fp, *code);                                                                              \
+    ip = code->code.data();                                                                             \
+    if (!(local) && callee->instance != inst) {                                                         \
+      inst = callee->instance;                                                                          \
+      LOAD_MEM();                                                                                       \
+    }                                                                                                   \
+    if constexpr (kCounting) {                                                                          \
+      /* `counters` is the caller's, still: its block names the caller's node */                        \
+      if constexpr (graft) {                                                                            \
+        counters =                                                                                      \
+            prof->tree.node(graft_node(*prof, Profiling::block_node(counters), callee, next)).counters; \
+      } else if constexpr (!(counted)) {                                                                \
+        counters = prof->enter_counted(Profiling::block_node(counters), callee, next);                  \
+      } else {                                                                                          \
+        uint64_t* k = counters + kid;                                                                   \
+        if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))                           \
+          counters = reinterpret_cast<uint64_t*>(k[1]);                                                 \
+        else counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k);        \
+      }                                                                                                 \
+      frame->counters = counters;                                                                       \
+    } else {                                                                                            \
+      /* found when needed (node_of); stored unprofiled too: one store per call */                      \
+      frame->node = kUnknownNode;                                                                       \
+      /* a grafted callee's callers are read now, while the memory still holds them */                  \
+      if constexpr (graft)                                                                              \
+        if (profiled) frame->node = graft_node(*prof, node_of(*prof, nc, frame - 1), callee, next);     \
+    }                                                                                                   \
+    if (uint8_t hook = profiled ? (hook_expr) : 0) {                                                    \
+      frame->call_hook = hook;                                                                          \
+      frame->hook_ret = next;                                                                           \
+      frame[-1].ip = kHookedReturnStub;                                                                 \
+      hooked_call(*prof, nc, frame, memory);                                                            \
+    }                                                                                                   \
+    if constexpr (kCounting && (local)) {                                                               \
+      /* the callee's code starts with its segment 0 (CallLocalCounted) */                              \
+      counters[0] += 1;                                                                                 \
+      ip += 3;                                                                                          \
+    } else {                                                                                            \
+      SEGMENT_START();                                                                                  \
+    }                                                                                                   \
+    DISPATCH();                                                                                         \
   } while (0)
 
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local, graft)   \
-  do {                                                                                       \
-    FuncInst* callee = (callee_expr);                                                        \
-    uint64_t* nfp = (nfp_expr);                                                              \
-    const uint32_t* next = (next_expr);                                                      \
-    [[maybe_unused]] const uint32_t kid = (kid_expr);                                        \
-    if (!(local) && callee->is_host()) {                                                     \
-      frame->ip = next;                                                                      \
-      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                  \
-      bool ok;                                                                               \
-      if (profiled)                                                                          \
-        ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);                  \
-      else                                                                                   \
-        ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
-      th.top = saved_top;                                                                    \
-      if (!ok) {                                                                             \
-        trap_in_call = true;                                                                 \
-        goto on_host_trap;                                                                   \
-      }                                                                                      \
-      LOAD_MEM();                                                                            \
-      ip = next;                                                                             \
-      DISPATCH();                                                                            \
-    }                                                                                        \
-    const CompiledFunc* code = callee->code;                                                 \
+#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local, graft)      \
+  do {                                                                                          \
+    FuncInst* callee = (callee_expr);                                                           \
+    uint64_t* nfp = (nfp_expr);                                                                 \
+    const uint32_t* next = (next_expr);                                                         \
+    [[maybe_unused]] const uint32_t kid = (kid_expr);                                           \
+    if (!(local) && callee->is_host()) {                                                        \
+      frame->ip = next;                                                                         \
+      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                     \
+      bool ok;                                                                                  \
+      if (profiled) ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);         \
+      else ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
+      th.top = saved_top;                                                                       \
+      if (!ok) {                                                                                \
+        trap_in_call = true;                                                                    \
+        goto on_host_trap;                                                                      \
+      }                                                                                         \
+      LOAD_MEM();                                                                               \
+      ip = next;                                                                                \
+      DISPATCH();                                                                               \
+    }                                                                                           \
+    const CompiledFunc* code = callee->code;                                                    \
     if (__builtin_expect(frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end, 0)) { \
-      trap_in_call = true;                                                                   \
-      frame->ip = next;                                                                      \
-      TRAP(TrapCode::StackExhausted);                                                        \
-    }                                                                                        \
-    ENTER_CALLEE(hook_expr, counted, local, graft);                                          \
+      trap_in_call = true;                                                                      \
+      frame->ip = next;                                                                         \
+      TRAP(TrapCode::StackExhausted);                                                           \
+    }                                                                                           \
+    ENTER_CALLEE(hook_expr, counted, local, graft);                                             \
   } while (0)
 
   // tail-call: wasm function `callee` takes over the current frame, its
@@ -741,36 +743,37 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   // caller's parent. Host callees, and hooked ones when profiling, cannot
   // take over a frame: they are called as usual and resume at `ret_ip`, a
   // `ret` that returns their results.
-#define TAIL_CALL(callee_expr, args_expr, nargs_expr, ret_ip_expr)                           \
-  do {                                                                                       \
-    FuncInst* tcallee = (callee_expr);                                                          \
-    uint64_t* targs = (args_expr);                                                           \
-    const uint32_t* ret_ip = (ret_ip_expr);                                                  \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false, false);              \
-    if (profiled && tcallee->call_hook) CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false, false); \
-    const CompiledFunc* code = tcallee->code;                                                 \
-    if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                  \
-    std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                \
-    init_frame(fp, *code);                                                                   \
-    frame->func = tcallee;                                                                    \
-    ip = code->code.data();                                                                  \
-    if (tcallee->instance != inst) {                                                          \
-      inst = tcallee->instance;                                                               \
-      LOAD_MEM();                                                                            \
-    }                                                                                        \
-    if constexpr (kCounting) {                                                               \
-      /* the caller's frame still resumes after the call that entered the */              \
-      /* replaced frame: the callee shows under that call site */                           \
-      counters = frame->counters =                                                           \
-          frame == entry ? prof->enter_counted(th.entry_node, tcallee, nullptr)              \
-                         : prof->enter_counted(Profiling::block_node(frame[-1].counters), tcallee, \
-                                               resume_ip(frame - 1));                        \
-    } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                        \
-      /* the caller's cached node is not the callee's; a hooked frame keeps its */          \
-      /* node for the hooked return */                                                       \
-      frame->node = kUnknownNode;                                                            \
-    }                                                                                        \
-    DISPATCH();                                                                              \
+#define TAIL_CALL(callee_expr, args_expr, nargs_expr, ret_ip_expr)                                      \
+  do {                                                                                                  \
+    FuncInst* tcallee = (callee_expr);                                                                  \
+    uint64_t* targs = (args_expr);                                                                      \
+    const uint32_t* ret_ip = (ret_ip_expr);                                                             \
+    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false, false);               \
+    if (profiled && tcallee->call_hook)                                                                 \
+      CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false, false);                    \
+    const CompiledFunc* code = tcallee->code;                                                           \
+    if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                             \
+    std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                           \
+    init_frame(fp, *code);                                                                              \
+    frame->func = tcallee;                                                                              \
+    ip = code->code.data();                                                                             \
+    if (tcallee->instance != inst) {                                                                    \
+      inst = tcallee->instance;                                                                         \
+      LOAD_MEM();                                                                                       \
+    }                                                                                                   \
+    if constexpr (kCounting) {                                                                          \
+      /* the caller's frame still resumes after the call that entered the */                            \
+      /* replaced frame: the callee shows under that call site */                                       \
+      counters = frame->counters = frame == entry                                                       \
+                                       ? prof->enter_counted(th.entry_node, tcallee, nullptr)           \
+                                       : prof->enter_counted(Profiling::block_node(frame[-1].counters), \
+                                                             tcallee, resume_ip(frame - 1));            \
+    } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                                   \
+      /* the caller's cached node is not the callee's; a hooked frame keeps its */                      \
+      /* node for the hooked return */                                                                  \
+      frame->node = kUnknownNode;                                                                       \
+    }                                                                                                   \
+    DISPATCH();                                                                                         \
   } while (0)
 
 #if defined(WZVM_SWITCH_DISPATCH)
@@ -820,7 +823,8 @@ dispatch:
     // The first entry fills the loop's table and publishes it; a raise()
     // that came before could not patch it, so the flag is tested here.
     Profiling::DispatchTable& table = prof->dispatch[kCounting ? 1 : 0];
-    if (!__atomic_load_n(&table.poll, __ATOMIC_ACQUIRE)) publish_dispatch(table, table_labels, static_cast<size_t>(IOp::Count), &&poll_sample);
+    if (!__atomic_load_n(&table.poll, __ATOMIC_ACQUIRE))
+      publish_dispatch(table, table_labels, static_cast<size_t>(IOp::Count), &&poll_sample);
     labels = table.entries;
     SAFE_POINT();
   }
@@ -830,102 +834,103 @@ dispatch:
 
     // ---- Unary, Binary, Load and Store rows of the opcode table.
 #define WZVM_GEN_Special(Name, R, P1, P2, Extra)
-#define WZVM_GEN_Unary(Name, R, P1, P2, F)                                     \
-  CASE(Name) {                                                                 \
-    TrapCode t = unary<num::F, C_##R, C_##P1>(fp, ip);                         \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                     \
-    ip += 3;                                                                   \
-    DISPATCH();                                                                \
+#define WZVM_GEN_Unary(Name, R, P1, P2, F)                 \
+  CASE(Name) {                                             \
+    TrapCode t = unary<num::F, C_##R, C_##P1>(fp, ip);     \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t); \
+    ip += 3;                                               \
+    DISPATCH();                                            \
   }
-#define WZVM_GEN_Binary(Name, R, P1, P2, F)                                    \
-  CASE(Name) {                                                                 \
-    TrapCode t = binary<num::F, C_##R, C_##P1, C_##P2>(fp, ip);                        \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                     \
-    ip += 4;                                                                   \
-    DISPATCH();                                                                \
+#define WZVM_GEN_Binary(Name, R, P1, P2, F)                     \
+  CASE(Name) {                                                  \
+    TrapCode t = binary<num::F, C_##R, C_##P1, C_##P2>(fp, ip); \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);      \
+    ip += 4;                                                    \
+    DISPATCH();                                                 \
   }
-  // Bounds: the effective address is computed in 64 bits, so address +
-  // offset + size cannot wrap.
-#define WZVM_GEN_Load(Name, R, P1, P2, T)                                      \
-  CASE(Name) {                                                                 \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];      \
+    // Bounds: the effective address is computed in 64 bits, so address +
+    // offset + size cannot wrap.
+#define WZVM_GEN_Load(Name, R, P1, P2, T)                                                 \
+  CASE(Name) {                                                                            \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];                 \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T v;                                                                       \
-    std::memcpy(&v, mem + ea, sizeof(T));                                      \
-    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                               \
-    ip += 4;                                                                   \
-    DISPATCH();                                                                \
+    T v;                                                                                  \
+    std::memcpy(&v, mem + ea, sizeof(T));                                                 \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                          \
+    ip += 4;                                                                              \
+    DISPATCH();                                                                           \
   }
-#define WZVM_GEN_Store(Name, R, P1, P2, T)                                     \
-  CASE(Name) {                                                                 \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];      \
+#define WZVM_GEN_Store(Name, R, P1, P2, T)                                                \
+  CASE(Name) {                                                                            \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];                 \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T v = static_cast<T>(rd<C_##P2>(fp, ip[2]));                               \
-    std::memcpy(mem + ea, &v, sizeof(T));                                      \
-    ip += 4;                                                                   \
-    DISPATCH();                                                                \
+    T v = static_cast<T>(rd<C_##P2>(fp, ip[2]));                                          \
+    std::memcpy(mem + ea, &v, sizeof(T));                                                 \
+    ip += 4;                                                                              \
+    DISPATCH();                                                                           \
   }
-  // threads: atomic accesses, natural alignment checked before bounds (as
-  // the proposal's reference interpreter does), then one sequentially
-  // consistent __atomic operation on the guest's bytes.
-#define WZVM_ATOMIC_EA_(T, addr_word, offset_word)                                      \
+    // threads: atomic accesses, natural alignment checked before bounds (as
+    // the proposal's reference interpreter does), then one sequentially
+    // consistent __atomic operation on the guest's bytes.
+#define WZVM_ATOMIC_EA_(T, addr_word, offset_word)                                        \
   uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[addr_word])) + ip[offset_word]; \
   if (__builtin_expect(ea & (sizeof(T) - 1), 0)) TRAP(TrapCode::UnalignedAtomic);         \
   if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);   \
   T* p = reinterpret_cast<T*>(mem + ea)
-#define WZVM_GEN_AtomicLoad(Name, R, P1, P2, T)                                \
-  CASE(Name) {                                                                 \
-    WZVM_ATOMIC_EA_(T, 2, 3);                                                  \
+#define WZVM_GEN_AtomicLoad(Name, R, P1, P2, T)                                     \
+  CASE(Name) {                                                                      \
+    WZVM_ATOMIC_EA_(T, 2, 3);                                                       \
     wr<C_##R>(fp, ip[1], static_cast<C_##R>(__atomic_load_n(p, __ATOMIC_SEQ_CST))); \
-    ip += 4;                                                                   \
-    DISPATCH();                                                                \
+    ip += 4;                                                                        \
+    DISPATCH();                                                                     \
   }
-#define WZVM_GEN_AtomicStore(Name, R, P1, P2, T)                               \
-  CASE(Name) {                                                                 \
-    WZVM_ATOMIC_EA_(T, 1, 3);                                                  \
+#define WZVM_GEN_AtomicStore(Name, R, P1, P2, T)                                  \
+  CASE(Name) {                                                                    \
+    WZVM_ATOMIC_EA_(T, 1, 3);                                                     \
     __atomic_store_n(p, static_cast<T>(rd<C_##P2>(fp, ip[2])), __ATOMIC_SEQ_CST); \
-    ip += 4;                                                                   \
-    DISPATCH();                                                                \
+    ip += 4;                                                                      \
+    DISPATCH();                                                                   \
   }
-#define WZVM_GEN_AtomicRmw(Name, R, P1, P2, F)                                 \
-  CASE(Name) {                                                                 \
-    using T = F::type;                                                         \
-    WZVM_ATOMIC_EA_(T, 2, 4);                                                  \
-    T old = F::apply(p, static_cast<T>(rd<C_##P2>(fp, ip[3])));                \
-    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));                             \
-    ip += 5;                                                                   \
-    DISPATCH();                                                                \
+#define WZVM_GEN_AtomicRmw(Name, R, P1, P2, F)                  \
+  CASE(Name) {                                                  \
+    using T = F::type;                                          \
+    WZVM_ATOMIC_EA_(T, 2, 4);                                   \
+    T old = F::apply(p, static_cast<T>(rd<C_##P2>(fp, ip[3]))); \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));              \
+    ip += 5;                                                    \
+    DISPATCH();                                                 \
   }
-  // The expected value is wrapped to the access width, like the replacement.
-#define WZVM_GEN_AtomicCmpxchg(Name, R, P1, P2, T)                             \
-  CASE(Name) {                                                                 \
-    WZVM_ATOMIC_EA_(T, 2, 5);                                                  \
-    T old = static_cast<T>(rd<C_##R>(fp, ip[3]));                              \
-    __atomic_compare_exchange_n(p, &old, static_cast<T>(rd<C_##R>(fp, ip[4])), false, \
-                                __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);           \
-    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));                             \
-    ip += 6;                                                                   \
-    DISPATCH();                                                                \
+    // The expected value is wrapped to the access width, like the replacement.
+#define WZVM_GEN_AtomicCmpxchg(Name, R, P1, P2, T)                                                      \
+  CASE(Name) {                                                                                          \
+    WZVM_ATOMIC_EA_(T, 2, 5);                                                                           \
+    T old = static_cast<T>(rd<C_##R>(fp, ip[3]));                                                       \
+    __atomic_compare_exchange_n(p, &old, static_cast<T>(rd<C_##R>(fp, ip[4])), false, __ATOMIC_SEQ_CST, \
+                                __ATOMIC_SEQ_CST);                                                      \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(old));                                                      \
+    ip += 6;                                                                                            \
+    DISPATCH();                                                                                         \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_GEN_##K(Name, R, P1, P2, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 
     // ---- Fused compare-and-branch: [op a b offset].
-#define WZVM_GEN_FUSED_ONE_(Op, Name, R, P1, F, taken)                   \
-  CASE(Op##_##Name) {                                                     \
-    bool c;                                                               \
-    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c == (taken)) JUMP_BY(static_cast<int32_t>(ip[3]));               \
-    else ip += 4;                                                         \
-    DISPATCH();                                                           \
+#define WZVM_GEN_FUSED_ONE_(Op, Name, R, P1, F, taken)        \
+  CASE(Op##_##Name) {                                         \
+    bool c;                                                   \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c); \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);    \
+    if (c == (taken)) JUMP_BY(static_cast<int32_t>(ip[3]));   \
+    else ip += 4;                                             \
+    DISPATCH();                                               \
   }
-#define WZVM_GEN_FUSED_(Name, R, P1, F)                                   \
-  WZVM_GEN_FUSED_ONE_(JumpIf, Name, R, P1, F, true)                     \
-  WZVM_GEN_FUSED_ONE_(JumpUnless, Name, R, P1, F, false)                 \
+#define WZVM_GEN_FUSED_(Name, R, P1, F)                  \
+  WZVM_GEN_FUSED_ONE_(JumpIf, Name, R, P1, F, true)      \
+  WZVM_GEN_FUSED_ONE_(JumpUnless, Name, R, P1, F, false) \
   WZVM_GEN_FUSED_ONE_(JumpIfBack, Name, R, P1, F, true)
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_FUSED_ROW_(WZVM_GEN_FUSED_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_
@@ -935,26 +940,25 @@ dispatch:
     // offset: [op dst x k c offset] (vm/code.h). The address wraps to 32 bits
     // like the i32 arithmetic it replaces; the bounds check is the load's own.
     // The load at 32-bit address `addr` + ip[off], then ip += off + 1.
-#define WZVM_LOAD_AT_(addr, off, R, T)                                          \
-  do {                                                                          \
-    uint64_t ea = static_cast<uint64_t>(addr) + ip[off];                        \
+#define WZVM_LOAD_AT_(addr, off, R, T)                                                    \
+  do {                                                                                    \
+    uint64_t ea = static_cast<uint64_t>(addr) + ip[off];                                  \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T v;                                                                        \
-    std::memcpy(&v, mem + ea, sizeof(T));                                       \
-    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                \
-    ip += (off) + 1;                                                            \
-    DISPATCH();                                                                 \
+    T v;                                                                                  \
+    std::memcpy(&v, mem + ea, sizeof(T));                                                 \
+    wr<C_##R>(fp, ip[1], static_cast<C_##R>(v));                                          \
+    ip += (off) + 1;                                                                      \
+    DISPATCH();                                                                           \
   } while (0)
-#define WZVM_GEN_LOADADD_(Name, R, T)                                           \
-  CASE(LoadAdd_##Name) {                                                        \
-    WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]), 4, R, T);  \
-  }                                                                             \
-  CASE(LoadShlAdd_##Name) {                                                     \
-    using Shl = BinaryFunctor<IOp::I32Shl>::F;                                  \
+#define WZVM_GEN_LOADADD_(Name, R, T)                                                                    \
+  CASE(LoadAdd_##Name) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]), 4, R, T); }    \
+  CASE(LoadShlAdd_##Name) {                                                                              \
+    using Shl = BinaryFunctor<IOp::I32Shl>::F;                                                           \
     uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3])); \
-    WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[4]), 5, R, T);                        \
+    WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[4]), 5, R, T);                                                 \
   }
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_LOADADD_ROW_(WZVM_GEN_LOADADD_, Name, K, R, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_LOADADD_ROW_(WZVM_GEN_LOADADD_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_LOADADD_
@@ -963,69 +967,70 @@ dispatch:
     // ---- f64 arithmetic with a memory operand (vm/code.h):
     // [BinLoad_X dst a addr offset]: fp[dst] = a X f64 at addr + offset;
     // [StoreBin_X addr a b offset]: f64 at addr + offset = a X b.
-#define WZVM_GEN_F64BIN_(Name, F)                                                  \
-  CASE(BinLoad_##Name) {                                                           \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];          \
-    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    double b;                                                                      \
-    std::memcpy(&b, mem + ea, sizeof(double));                                     \
-    wr<double>(fp, ip[1], num::F::template op<double, double>(rd<double>(fp, ip[2]), b)); \
-    ip += 5;                                                                       \
-    DISPATCH();                                                                    \
-  }                                                                                \
-  CASE(StoreBin_##Name) {                                                          \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[4];          \
-    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+#define WZVM_GEN_F64BIN_(Name, F)                                                                 \
+  CASE(BinLoad_##Name) {                                                                          \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];                         \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);    \
+    double b;                                                                                     \
+    std::memcpy(&b, mem + ea, sizeof(double));                                                    \
+    wr<double>(fp, ip[1], num::F::template op<double, double>(rd<double>(fp, ip[2]), b));         \
+    ip += 5;                                                                                      \
+    DISPATCH();                                                                                   \
+  }                                                                                               \
+  CASE(StoreBin_##Name) {                                                                         \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[4];                         \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);    \
     double v = num::F::template op<double, double>(rd<double>(fp, ip[2]), rd<double>(fp, ip[3])); \
-    std::memcpy(mem + ea, &v, sizeof(double));                                     \
-    ip += 5;                                                                       \
-    DISPATCH();                                                                    \
-  }                                                                                \
-  /* [StoreBinLoad_X saddr a laddr loffset soffset]: a trap in the store is */    \
-  /* reported at word 5, where lowering put the store's source offset and */      \
-  /* count mark (the op's own are the load's). */                                 \
-  CASE(StoreBinLoad_##Name) {                                                      \
-    uint64_t la = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];         \
-    if (__builtin_expect(la + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    double b;                                                                      \
-    std::memcpy(&b, mem + la, sizeof(double));                                     \
-    double v = num::F::template op<double, double>(rd<double>(fp, ip[2]), b);      \
-    uint64_t sa = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[5];          \
-    if (__builtin_expect(sa + sizeof(double) > memsize, 0)) {                      \
-      ip += 5;                                                                     \
-      TRAP(TrapCode::MemoryOutOfBounds);                                           \
-    }                                                                              \
-    std::memcpy(mem + sa, &v, sizeof(double));                                     \
-    ip += 6;                                                                       \
-    DISPATCH();                                                                    \
+    std::memcpy(mem + ea, &v, sizeof(double));                                                    \
+    ip += 5;                                                                                      \
+    DISPATCH();                                                                                   \
+  }                                                                                               \
+  /* [StoreBinLoad_X saddr a laddr loffset soffset]: a trap in the store is */                    \
+  /* reported at word 5, where lowering put the store's source offset and */                      \
+  /* count mark (the op's own are the load's). */                                                 \
+  CASE(StoreBinLoad_##Name) {                                                                     \
+    uint64_t la = static_cast<uint64_t>(rd<uint32_t>(fp, ip[3])) + ip[4];                         \
+    if (__builtin_expect(la + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);    \
+    double b;                                                                                     \
+    std::memcpy(&b, mem + la, sizeof(double));                                                    \
+    double v = num::F::template op<double, double>(rd<double>(fp, ip[2]), b);                     \
+    uint64_t sa = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[5];                         \
+    if (__builtin_expect(sa + sizeof(double) > memsize, 0)) {                                     \
+      ip += 5;                                                                                    \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                          \
+    }                                                                                             \
+    std::memcpy(mem + sa, &v, sizeof(double));                                                    \
+    ip += 6;                                                                                      \
+    DISPATCH();                                                                                   \
   }
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_F64BIN_ROW_(WZVM_GEN_F64BIN_, Name, K, R, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_F64BIN_ROW_(WZVM_GEN_F64BIN_, Name, K, R, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_F64BIN_
 
     // ---- Chained i32 arithmetic (vm/chains.def): [op dst a b c].
-#define WZVM_CHAIN(Name, First, Second, T, text)                                    \
-  CASE(Name) {                                                                       \
-    using F1 = BinaryFunctor<IOp::First>::F;                                         \
-    using F2 = BinaryFunctor<IOp::Second>::F;                                        \
-    static_assert(!F1::kTraps && !F2::kTraps, "a chained op cannot trap");           \
+#define WZVM_CHAIN(Name, First, Second, T, text)                                         \
+  CASE(Name) {                                                                           \
+    using F1 = BinaryFunctor<IOp::First>::F;                                             \
+    using F2 = BinaryFunctor<IOp::Second>::F;                                            \
+    static_assert(!F1::kTraps && !F2::kTraps, "a chained op cannot trap");               \
     C_##T t = F1::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])); \
-    wr<C_##T>(fp, ip[1], F2::template op<C_##T, C_##T>(t, rd<C_##T>(fp, ip[4])));    \
-    ip += 5;                                                                         \
-    DISPATCH();                                                                      \
+    wr<C_##T>(fp, ip[1], F2::template op<C_##T, C_##T>(t, rd<C_##T>(fp, ip[4])));        \
+    ip += 5;                                                                             \
+    DISPATCH();                                                                          \
   }
 #include "vm/chains.def"
 #undef WZVM_CHAIN
 
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).
-#define WZVM_GEN_IMM_(Name, R, P1)                                                      \
-  CASE(Imm_##Name) {                                                                    \
-    TrapCode t = binary_imm<BinaryFunctor<IOp::Name>::F, C_##R, C_##P1>(fp, ip);        \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                              \
-    ip += sizeof(C_##P1) == 8 ? 5 : 4;                                                  \
-    DISPATCH();                                                                         \
+#define WZVM_GEN_IMM_(Name, R, P1)                                               \
+  CASE(Imm_##Name) {                                                             \
+    TrapCode t = binary_imm<BinaryFunctor<IOp::Name>::F, C_##R, C_##P1>(fp, ip); \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                       \
+    ip += sizeof(C_##P1) == 8 ? 5 : 4;                                           \
+    DISPATCH();                                                                  \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_IMM_ROW_(WZVM_GEN_IMM_, Name, K, R, P1)
 #include "vm/opcodes.def"
@@ -1092,20 +1097,20 @@ dispatch:
     }
 
     // ---- Control: the jumps, and their back-edge forms (vm/internal_ops.def).
-#define WZVM_JUMP_OPS_(Suffix)                                              \
-  CASE(Jump##Suffix) {                                                      \
-    JUMP_BY(static_cast<int32_t>(ip[1]));                                      \
-    DISPATCH();                                                             \
-  }                                                                         \
-  CASE(JumpIf##Suffix) {                                                    \
-    if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));         \
-    else ip += 3;                                                           \
-    DISPATCH();                                                             \
-  }                                                                         \
-  CASE(JumpUnless##Suffix) {                                                \
-    if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));        \
-    else ip += 3;                                                           \
-    DISPATCH();                                                             \
+#define WZVM_JUMP_OPS_(Suffix)                                          \
+  CASE(Jump##Suffix) {                                                  \
+    JUMP_BY(static_cast<int32_t>(ip[1]));                               \
+    DISPATCH();                                                         \
+  }                                                                     \
+  CASE(JumpIf##Suffix) {                                                \
+    if (rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2]));  \
+    else ip += 3;                                                       \
+    DISPATCH();                                                         \
+  }                                                                     \
+  CASE(JumpUnless##Suffix) {                                            \
+    if (!rd<uint32_t>(fp, ip[1])) JUMP_BY(static_cast<int32_t>(ip[2])); \
+    else ip += 3;                                                       \
+    DISPATCH();                                                         \
   }
     WZVM_JUMP_OPS_()
     WZVM_JUMP_OPS_(Back)
@@ -1153,15 +1158,20 @@ dispatch:
     CASE(HookedReturn) {
       // Reached through kHookedReturnStub: frame[1] is the hooked callee that just returned.
       if (profiled)
-        hooked_return(*prof, frame + 1, kCounting ? Profiling::block_node(frame[1].counters) : frame[1].node, memory);
+        hooked_return(*prof, frame + 1, kCounting ? Profiling::block_node(frame[1].counters) : frame[1].node,
+                      memory);
       ip = frame[1].hook_ret;
       frame->ip = ip;
       DISPATCH();
     }
     CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false, false, false); }
-    CASE(CallHooked) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false, false); }
+    CASE(CallHooked) {
+      CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false, false);
+    }
     CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false, false); }
-    CASE(CallHookedCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false, false); }
+    CASE(CallHookedCounted) {
+      CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false, false);
+    }
     CASE(CallTable) {
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
@@ -1299,7 +1309,8 @@ dispatch:
       wr<uint32_t>(fp, ip[1], static_cast<uint32_t>(old));
       if (profiled) {
         // memsize is still the size before the grow.
-        if (prof->memory_grow && memory->current_size() > memsize) memory_grown(*prof, nc, frame, ip, memory, memsize);
+        if (prof->memory_grow && memory->current_size() > memsize)
+          memory_grown(*prof, nc, frame, ip, memory, memsize);
       }
       LOAD_MEM();
       ip += 3;
@@ -1341,15 +1352,15 @@ dispatch:
       DISPATCH();
     }
     // [wait dst addr expected timeout offset]: blocks only on a shared memory.
-#define WZVM_ATOMIC_WAIT_(Name, T, wait_fn)                                    \
-  CASE(Name) {                                                                 \
-    WZVM_ATOMIC_EA_(T, 2, 5);                                                  \
-    (void)p;                                                                   \
-    if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);     \
-    int64_t timeout = wait_timeout(store, rd<int64_t>(fp, ip[4]));             \
-    wr<uint32_t>(fp, ip[1], wait_fn(*memory, ea, rd<T>(fp, ip[3]), timeout));  \
-    ip += 6;                                                                   \
-    DISPATCH();                                                                \
+#define WZVM_ATOMIC_WAIT_(Name, T, wait_fn)                                   \
+  CASE(Name) {                                                                \
+    WZVM_ATOMIC_EA_(T, 2, 5);                                                 \
+    (void)p;                                                                  \
+    if (!memory->type.limits.shared) TRAP(TrapCode::ExpectedSharedMemory);    \
+    int64_t timeout = wait_timeout(store, rd<int64_t>(fp, ip[4]));            \
+    wr<uint32_t>(fp, ip[1], wait_fn(*memory, ea, rd<T>(fp, ip[3]), timeout)); \
+    ip += 6;                                                                  \
+    DISPATCH();                                                               \
   }
     WZVM_ATOMIC_WAIT_(MemoryAtomicWait32, uint32_t, atomic_wait32)
     WZVM_ATOMIC_WAIT_(MemoryAtomicWait64, uint64_t, atomic_wait64)
@@ -1426,16 +1437,17 @@ dispatch:
       DISPATCH();
     }
     CASE(V128Bitselect) {
-      wr<v128_t>(fp, ip[1], simd::bitselect(rd<v128_t>(fp, ip[2]), rd<v128_t>(fp, ip[3]), rd<v128_t>(fp, ip[4])));
+      wr<v128_t>(fp, ip[1],
+                 simd::bitselect(rd<v128_t>(fp, ip[2]), rd<v128_t>(fp, ip[3]), rd<v128_t>(fp, ip[4])));
       ip += 5;
       DISPATCH();
     }
     // [op dst v lane]: the lane (sign- or zero-extended by the C conversion).
-#define WZVM_SIMD_EXTRACT_(Name, T, R)                                              \
-  CASE(Name) {                                                                      \
+#define WZVM_SIMD_EXTRACT_(Name, T, R)                                                 \
+  CASE(Name) {                                                                         \
     wr<R>(fp, ip[1], static_cast<R>(simd::get_lane<T>(rd<v128_t>(fp, ip[2]), ip[3]))); \
-    ip += 4;                                                                        \
-    DISPATCH();                                                                     \
+    ip += 4;                                                                           \
+    DISPATCH();                                                                        \
   }
     WZVM_SIMD_EXTRACT_(I8x16ExtractLaneS, int8_t, uint32_t)
     WZVM_SIMD_EXTRACT_(I8x16ExtractLaneU, uint8_t, uint32_t)
@@ -1447,11 +1459,12 @@ dispatch:
     WZVM_SIMD_EXTRACT_(F64x2ExtractLane, double, double)
 #undef WZVM_SIMD_EXTRACT_
     // [op dst v x lane]
-#define WZVM_SIMD_REPLACE_(Name, T, A)                                                          \
-  CASE(Name) {                                                                                  \
-    wr<v128_t>(fp, ip[1], simd::set_lane<T>(rd<v128_t>(fp, ip[2]), ip[4], static_cast<T>(rd<A>(fp, ip[3])))); \
-    ip += 5;                                                                                    \
-    DISPATCH();                                                                                 \
+#define WZVM_SIMD_REPLACE_(Name, T, A)                                                             \
+  CASE(Name) {                                                                                     \
+    wr<v128_t>(fp, ip[1],                                                                          \
+               simd::set_lane<T>(rd<v128_t>(fp, ip[2]), ip[4], static_cast<T>(rd<A>(fp, ip[3])))); \
+    ip += 5;                                                                                       \
+    DISPATCH();                                                                                    \
   }
     WZVM_SIMD_REPLACE_(I8x16ReplaceLane, uint8_t, uint32_t)
     WZVM_SIMD_REPLACE_(I16x8ReplaceLane, uint16_t, uint32_t)
@@ -1462,24 +1475,24 @@ dispatch:
 #undef WZVM_SIMD_REPLACE_
     // [load_lane dst addr v offset lane] / [store_lane addr v offset lane];
     // bounds as for the other loads and stores.
-#define WZVM_SIMD_LOAD_LANE_(Name, T)                                                   \
-  CASE(Name) {                                                                          \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];               \
+#define WZVM_SIMD_LOAD_LANE_(Name, T)                                                     \
+  CASE(Name) {                                                                            \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];                 \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T x;                                                                                \
-    std::memcpy(&x, mem + ea, sizeof(T));                                               \
-    wr<v128_t>(fp, ip[1], simd::set_lane<T>(rd<v128_t>(fp, ip[3]), ip[5], x));          \
-    ip += 6;                                                                            \
-    DISPATCH();                                                                         \
+    T x;                                                                                  \
+    std::memcpy(&x, mem + ea, sizeof(T));                                                 \
+    wr<v128_t>(fp, ip[1], simd::set_lane<T>(rd<v128_t>(fp, ip[3]), ip[5], x));            \
+    ip += 6;                                                                              \
+    DISPATCH();                                                                           \
   }
-#define WZVM_SIMD_STORE_LANE_(Name, T)                                                  \
-  CASE(Name) {                                                                          \
-    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];               \
+#define WZVM_SIMD_STORE_LANE_(Name, T)                                                    \
+  CASE(Name) {                                                                            \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];                 \
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    T x = simd::get_lane<T>(rd<v128_t>(fp, ip[2]), ip[4]);                              \
-    std::memcpy(mem + ea, &x, sizeof(T));                                               \
-    ip += 5;                                                                            \
-    DISPATCH();                                                                         \
+    T x = simd::get_lane<T>(rd<v128_t>(fp, ip[2]), ip[4]);                                \
+    std::memcpy(mem + ea, &x, sizeof(T));                                                 \
+    ip += 5;                                                                              \
+    DISPATCH();                                                                           \
   }
     WZVM_SIMD_LOAD_LANE_(V128Load8Lane, uint8_t)
     WZVM_SIMD_LOAD_LANE_(V128Load16Lane, uint16_t)
@@ -1497,90 +1510,93 @@ dispatch:
     // (vm/counted_ops.def). Not taken, nothing counts; taken, the edge does.
     // In the counting loop only (kCountedLabels; in the switch-dispatch
     // build, CASE_COUNTED sends the other loops to the report).
-#define COUNT_EDGE(w)                                                       \
-  do {                                                                      \
-    if constexpr (kCounting) counters[w] += 1;                              \
+#define COUNT_EDGE(w)                          \
+  do {                                         \
+    if constexpr (kCounting) counters[w] += 1; \
   } while (0)
 #if !defined(WZVM_SWITCH_DISPATCH)
     if constexpr (kCounting) {
 #endif
-  // [op cond offset edge]: jumps when `cond` is non-zero (zero), counting.
-#define WZVM_COUNTED_COND_JUMP_(Op, taken)                                  \
-  CASE_COUNTED(Op) {                                                        \
-    if ((rd<uint32_t>(fp, ip[1]) != 0) == (taken)) {                        \
-      COUNT_EDGE(ip[3]);                                                    \
-      JUMP_BY(static_cast<int32_t>(ip[2]));                                 \
-    } else {                                                                \
-      ip += 4;                                                              \
-    }                                                                       \
-    DISPATCH();                                                             \
+      // [op cond offset edge]: jumps when `cond` is non-zero (zero), counting.
+#define WZVM_COUNTED_COND_JUMP_(Op, taken)           \
+  CASE_COUNTED(Op) {                                 \
+    if ((rd<uint32_t>(fp, ip[1]) != 0) == (taken)) { \
+      COUNT_EDGE(ip[3]);                             \
+      JUMP_BY(static_cast<int32_t>(ip[2]));          \
+    } else {                                         \
+      ip += 4;                                       \
+    }                                                \
+    DISPATCH();                                      \
   }
-    WZVM_COUNTED_COND_JUMP_(JumpIfExit, true)
-    WZVM_COUNTED_COND_JUMP_(JumpUnlessExit, false)
-    WZVM_COUNTED_COND_JUMP_(JumpIfBackExit, true)
-    WZVM_COUNTED_COND_JUMP_(JumpUnlessBackExit, false)
+      WZVM_COUNTED_COND_JUMP_(JumpIfExit, true)
+      WZVM_COUNTED_COND_JUMP_(JumpUnlessExit, false)
+      WZVM_COUNTED_COND_JUMP_(JumpIfBackExit, true)
+      WZVM_COUNTED_COND_JUMP_(JumpUnlessBackExit, false)
 #undef WZVM_COUNTED_COND_JUMP_
-#define WZVM_GEN_FUSED_EXIT_ONE_(Op, Name, R, P1, F, taken)               \
-  CASE_COUNTED(Op##_##Name) {                                             \
-    bool c;                                                               \
-    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c);             \
-    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);                \
-    if (c == (taken)) {                                                   \
-      COUNT_EDGE(ip[4]);                                                  \
-      JUMP_BY(static_cast<int32_t>(ip[3]));                               \
-    } else {                                                              \
-      ip += 5;                                                            \
-    }                                                                     \
-    DISPATCH();                                                           \
+#define WZVM_GEN_FUSED_EXIT_ONE_(Op, Name, R, P1, F, taken)   \
+  CASE_COUNTED(Op##_##Name) {                                 \
+    bool c;                                                   \
+    TrapCode t = condition<num::F, C_##R, C_##P1>(fp, ip, c); \
+    if (__builtin_expect(t != TrapCode::None, 0)) TRAP(t);    \
+    if (c == (taken)) {                                       \
+      COUNT_EDGE(ip[4]);                                      \
+      JUMP_BY(static_cast<int32_t>(ip[3]));                   \
+    } else {                                                  \
+      ip += 5;                                                \
+    }                                                         \
+    DISPATCH();                                               \
   }
-#define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                              \
-  WZVM_GEN_FUSED_EXIT_ONE_(JumpIfExit, Name, R, P1, F, true)              \
-  WZVM_GEN_FUSED_EXIT_ONE_(JumpUnlessExit, Name, R, P1, F, false)         \
+#define WZVM_GEN_FUSED_EXIT_(Name, R, P1, F)                      \
+  WZVM_GEN_FUSED_EXIT_ONE_(JumpIfExit, Name, R, P1, F, true)      \
+  WZVM_GEN_FUSED_EXIT_ONE_(JumpUnlessExit, Name, R, P1, F, false) \
   WZVM_GEN_FUSED_EXIT_ONE_(JumpIfBackExit, Name, R, P1, F, true)
-#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_FUSED_ROW_(WZVM_GEN_FUSED_EXIT_, Name, K, R, P1, Extra)
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_FUSED_ROW_(WZVM_GEN_FUSED_EXIT_, Name, K, R, P1, Extra)
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_FUSED_EXIT_
 #undef WZVM_GEN_FUSED_EXIT_ONE_
-    // [op offset edge], forward and back.
-#define WZVM_COUNTED_JUMP_(Op)                                              \
-  CASE_COUNTED(Op) {                                                        \
-    COUNT_EDGE(ip[2]);                                                      \
-    JUMP_BY(static_cast<int32_t>(ip[1]));                                   \
-    DISPATCH();                                                             \
+      // [op offset edge], forward and back.
+#define WZVM_COUNTED_JUMP_(Op)            \
+  CASE_COUNTED(Op) {                      \
+    COUNT_EDGE(ip[2]);                    \
+    JUMP_BY(static_cast<int32_t>(ip[1])); \
+    DISPATCH();                           \
   }
-    WZVM_COUNTED_JUMP_(JumpCounted)
-    WZVM_COUNTED_JUMP_(JumpBackCounted)
+      WZVM_COUNTED_JUMP_(JumpCounted)
+      WZVM_COUNTED_JUMP_(JumpBackCounted)
 #undef WZVM_COUNTED_JUMP_
-    CASE_COUNTED(SwitchCounted) {
-      uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      COUNT_EDGE(ip[4 + ip[2] + i]);
-      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
-      DISPATCH();
-    }
-    CASE_COUNTED(CountEdge) {
-      COUNT_EDGE(ip[1]);
-      ip += 2;
-      DISPATCH();
-    }
-    // [op index leave land n slot0..] before an interpreter's dispatch
-    // br_table: the sink may move the frame's counting to another node.
-    CASE_COUNTED(ProbeCounted) {
-      if constexpr (kCounting) {
-        if (prof->sink) {
-          uint64_t* to = probe_counters(*prof, frame, fp, ip, counters);
-          if (to != counters) {
-            COUNT_EDGE(ip[2]);
-            to[ip[3]] += 1;
-            counters = frame->counters = to;
+      CASE_COUNTED(SwitchCounted) {
+        uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
+        COUNT_EDGE(ip[4 + ip[2] + i]);
+        JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+        DISPATCH();
+      }
+      CASE_COUNTED(CountEdge) {
+        COUNT_EDGE(ip[1]);
+        ip += 2;
+        DISPATCH();
+      }
+      // [op index leave land n slot0..] before an interpreter's dispatch
+      // br_table: the sink may move the frame's counting to another node.
+      CASE_COUNTED(ProbeCounted) {
+        if constexpr (kCounting) {
+          if (prof->sink) {
+            uint64_t* to = probe_counters(*prof, frame, fp, ip, counters);
+            if (to != counters) {
+              COUNT_EDGE(ip[2]);
+              to[ip[3]] += 1;
+              counters = frame->counters = to;
+            }
           }
         }
+        ip += 5 + ip[4];
+        DISPATCH();
       }
-      ip += 5 + ip[4];
-      DISPATCH();
-    }
 #undef COUNT_EDGE
-    CASE_COUNTED(CallLocalCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true, false); }
+      CASE_COUNTED(CallLocalCounted) {
+        CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true, false);
+      }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }
 #endif
@@ -1613,7 +1629,8 @@ dispatch:
     CASE(CatchAll)
     CASE(Delegate)
     CASE(RefNull) {
-    unlowered_op: __attribute__((unused));
+    unlowered_op:
+      __attribute__((unused));
       host_trap = Trap::make(TrapCode::HostError, std::string("internal error: unlowered instruction ") +
                                                       iop_name(static_cast<IOp>(*ip)));
       goto on_host_trap;
@@ -1634,7 +1651,8 @@ dispatch:
   // the two patches the table again, so no request is lost), and the
   // instruction at ip dispatched as usual. At a hooked return's stub, the
   // op after it polls instead (the table stays patched).
-poll_sample: __attribute__((unused));
+poll_sample:
+  __attribute__((unused));
   // Only a Profiling's table leads here: `prof` is set.
   if (ip == kHookedReturnStub) goto* table_labels[*ip];
   restore_dispatch(prof->dispatch[kCounting ? 1 : 0], table_labels);
@@ -1661,7 +1679,8 @@ on_throw:
     if (h) {
       if (h->tag != TryRegion::kCatchAll) {
         const std::vector<uint64_t>& values = th.exceptions[exn - 1].values;
-        if (!values.empty()) std::memcpy(fp + region->dst_slot, values.data(), values.size() * sizeof(uint64_t));
+        if (!values.empty())
+          std::memcpy(fp + region->dst_slot, values.data(), values.size() * sizeof(uint64_t));
       }
       fp[region->exn_slot] = exn;
       ip = code->code.data() + h->target;
@@ -1718,8 +1737,9 @@ on_host_trap:
   if (profiled) {
     // An interrupt (only SAFE_POINT traps with one) comes before the
     // instruction at ip; any other trap comes from it.
-    if constexpr (kCounting) uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip,
-                                           trap_code == TrapCode::Interrupted);
+    if constexpr (kCounting)
+      uncount_unwound(*prof, entry, frame, trap_in_call ? frame->ip - 1 : ip,
+                      trap_code == TrapCode::Interrupted);
     if (saved_depth == 0 && prof->cpu) final_sample(*prof, nc, frame, trap_in_call ? frame->ip - 1 : ip);
   }
   return host_trap;
@@ -1744,9 +1764,10 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
   // Only the counting loop has handlers for vm/counted_ops.def.
   if (store.needs_counting() && !(th.profiling && th.profiling->count_instructions))
-    return Trap::make(TrapCode::HostError,
-                      "code lowered for instruction counting (LoadOptions::count_instructions) runs only on a "
-                      "thread that counts (Profiling::count_instructions)");
+    return Trap::make(
+        TrapCode::HostError,
+        "code lowered for instruction counting (LoadOptions::count_instructions) runs only on a "
+        "thread that counts (Profiling::count_instructions)");
   if (!th.profiling) return run<Mode::Plain>(store, th, func, args);
   // Frames in use: a host function calls back into wasm (ProfileSink::on_reentry).
   ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;

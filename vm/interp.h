@@ -18,9 +18,9 @@ namespace wzvm::vm {
 constexpr uint32_t kUnknownNode = UINT32_MAX;
 
 struct Frame {
-  FuncInst* func;        // the function running in this frame
-  uint64_t* fp;          // its slots: params, locals, value stack
-  const uint32_t* ip;    // resume point when this frame is not the top one
+  FuncInst* func;      // the function running in this frame
+  uint64_t* fp;        // its slots: params, locals, value stack
+  const uint32_t* ip;  // resume point when this frame is not the top one
   // Call-tree node of this frame, in the plain loop: kUnknownNode until a
   // sample, a host call or a hook needs it (vm/interp.cc, node_of); stored
   // also when nothing profiles, one store per call. The
@@ -31,7 +31,7 @@ struct Frame {
   // and the caller's real resume point (the caller's `ip` is then the stub
   // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.
   uint8_t call_hook;
-  uint64_t* counters;    // while counting: the node's segment run counters (Profiling), never null
+  uint64_t* counters;  // while counting: the node's segment run counters (Profiling), never null
   const uint32_t* hook_ret;
 };
 

@@ -6,7 +6,8 @@ namespace wzvm::vm {
 
 namespace {
 constexpr FeatureInfo kFeatures[] = {
-#define WZVM_FEATURE(Id, Name, Alias, Status, DefaultOn) {Feature::Id, Name, Alias, #Status[0] == 'D', DefaultOn},
+#define WZVM_FEATURE(Id, Name, Alias, Status, DefaultOn) \
+  {Feature::Id, Name, Alias, #Status[0] == 'D', DefaultOn},
 #include "vm/features.def"
 #undef WZVM_FEATURE
 };

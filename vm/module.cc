@@ -10,24 +10,36 @@ namespace wzvm::vm {
 
 const char* valtype_name(ValType t) {
   switch (t) {
-    case ValType::I32: return "i32";
-    case ValType::I64: return "i64";
-    case ValType::F32: return "f32";
-    case ValType::F64: return "f64";
-    case ValType::V128: return "v128";
-    case ValType::FuncRef: return "funcref";
-    case ValType::ExternRef: return "externref";
+    case ValType::I32:
+      return "i32";
+    case ValType::I64:
+      return "i64";
+    case ValType::F32:
+      return "f32";
+    case ValType::F64:
+      return "f64";
+    case ValType::V128:
+      return "v128";
+    case ValType::FuncRef:
+      return "funcref";
+    case ValType::ExternRef:
+      return "externref";
   }
   return "<invalid type>";
 }
 
 const char* extern_kind_name(ExternKind k) {
   switch (k) {
-    case ExternKind::Func: return "func";
-    case ExternKind::Table: return "table";
-    case ExternKind::Memory: return "memory";
-    case ExternKind::Global: return "global";
-    case ExternKind::Tag: return "tag";
+    case ExternKind::Func:
+      return "func";
+    case ExternKind::Table:
+      return "table";
+    case ExternKind::Memory:
+      return "memory";
+    case ExternKind::Global:
+      return "global";
+    case ExternKind::Tag:
+      return "tag";
   }
   return "<invalid kind>";
 }

@@ -63,15 +63,35 @@ struct GlobalType {
   bool mut = false;
 };
 
-enum class ExternKind : uint8_t { Func = 0, Table = 1, Memory = 2, Global = 3, Tag = 4 /* exception-handling */ };
+enum class ExternKind : uint8_t {
+  Func = 0,
+  Table = 1,
+  Memory = 2,
+  Global = 3,
+  Tag = 4 /* exception-handling */
+};
 const char* extern_kind_name(ExternKind k);
 
 // A constant expression (global initialisers, segment offsets, element items),
 // https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions.
 struct ConstInstr {
-  enum class Op : uint8_t { I32Const, I64Const, F32Const, F64Const, V128Const, RefNull, RefFunc, GlobalGet,
-                            // extended-const proposal
-                            I32Add, I32Sub, I32Mul, I64Add, I64Sub, I64Mul };
+  enum class Op : uint8_t {
+    I32Const,
+    I64Const,
+    F32Const,
+    F64Const,
+    V128Const,
+    RefNull,
+    RefFunc,
+    GlobalGet,
+    // extended-const proposal
+    I32Add,
+    I32Sub,
+    I32Mul,
+    I64Add,
+    I64Sub,
+    I64Mul
+  };
   Op op;
   ValType ref_type = ValType::FuncRef;  // for RefNull
   uint64_t value = 0;                   // constant bits, or function / global index
@@ -116,7 +136,7 @@ enum class SegmentMode : uint8_t { Active, Passive, Declarative };
 struct ElemSegment {
   SegmentMode mode = SegmentMode::Active;
   uint32_t table = 0;
-  ConstExpr offset;              // Active only
+  ConstExpr offset;  // Active only
   ValType type = ValType::FuncRef;
   std::vector<ConstExpr> items;  // each yields one reference (ref.func / ref.null / global.get)
 };
@@ -124,7 +144,7 @@ struct ElemSegment {
 struct DataSegment {
   SegmentMode mode = SegmentMode::Active;  // Active or Passive
   uint32_t memory = 0;
-  ConstExpr offset;        // Active only
+  ConstExpr offset;          // Active only
   uint32_t data_offset = 0;  // bytes in Module::bytes
   uint32_t size = 0;
 };
@@ -260,12 +280,13 @@ struct LoadOptions {
 };
 
 // Decode, validate and lower a module. The error names section, function and offset.
-Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes, const LoadOptions& options = {});
+Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes,
+                                                  const LoadOptions& options = {});
 
 // Pieces of load_module, for tests and tools.
 Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes,
                                               const Features& features = {});  // vm/decoder.cc
-Status validate_module(const Module& module);  // vm/validate_module.cc (not bodies)
-Status compile_functions(Module& module, const LoadOptions& options);       // vm/compile.cc
+Status validate_module(const Module& module);                          // vm/validate_module.cc (not bodies)
+Status compile_functions(Module& module, const LoadOptions& options);  // vm/compile.cc
 
 }  // namespace wzvm::vm

@@ -124,53 +124,78 @@ WZVM_NUM_INLINE bool in_range_u(A x) {
 
 struct Eqz {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(a == 0); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(a == 0);
+  }
 };
 struct Eq {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a == b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a == b);
+  }
 };
 struct Ne {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a != b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a != b);
+  }
 };
 struct Lt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a < b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a < b);
+  }
 };
 struct Gt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a > b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a > b);
+  }
 };
 struct Le {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a <= b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a <= b);
+  }
 };
 struct Ge {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a >= b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a >= b);
+  }
 };
 struct LtS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(detail::Signed<A>(a) < detail::Signed<A>(b));
   }
 };
 struct GtS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(detail::Signed<A>(a) > detail::Signed<A>(b));
   }
 };
 struct LeS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(detail::Signed<A>(a) <= detail::Signed<A>(b));
   }
 };
 struct GeS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(detail::Signed<A>(a) >= detail::Signed<A>(b));
   }
 };
@@ -181,15 +206,24 @@ struct GeS {
 
 struct Clz {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(std::countl_zero(a)); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(std::countl_zero(a));
+  }
 };
 struct Ctz {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(std::countr_zero(a)); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(std::countr_zero(a));
+  }
 };
 struct Popcnt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(std::popcount(a)); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(std::popcount(a));
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -199,15 +233,24 @@ struct Popcnt {
 
 struct Add {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a + b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a + b);
+  }
 };
 struct Sub {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a - b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a - b);
+  }
 };
 struct Mul {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a * b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a * b);
+  }
 };
 
 // ---------------------------------------------------------------------------
@@ -218,25 +261,31 @@ struct Mul {
 
 struct DivU {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
-    if (b == 0) [[unlikely]] return TrapCode::IntegerDivideByZero;
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
+    if (b == 0) [[unlikely]]
+      return TrapCode::IntegerDivideByZero;
     out = R(a / b);
     return TrapCode::None;
   }
 };
 struct RemU {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
-    if (b == 0) [[unlikely]] return TrapCode::IntegerDivideByZero;
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
+    if (b == 0) [[unlikely]]
+      return TrapCode::IntegerDivideByZero;
     out = R(a % b);
     return TrapCode::None;
   }
 };
 struct DivS {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
     using S = detail::Signed<A>;
-    if (b == 0) [[unlikely]] return TrapCode::IntegerDivideByZero;
+    if (b == 0) [[unlikely]]
+      return TrapCode::IntegerDivideByZero;
     if (S(a) == std::numeric_limits<S>::min() && S(b) == -1) [[unlikely]]
       return TrapCode::IntegerOverflow;
     out = R(A(S(a) / S(b)));
@@ -245,9 +294,11 @@ struct DivS {
 };
 struct RemS {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, A b, R& out) {
     using S = detail::Signed<A>;
-    if (b == 0) [[unlikely]] return TrapCode::IntegerDivideByZero;
+    if (b == 0) [[unlikely]]
+      return TrapCode::IntegerDivideByZero;
     if (S(b) == -1) [[unlikely]] {
       out = 0;  // x rem -1 == 0 for every x, including INT_MIN
       return TrapCode::None;
@@ -263,44 +314,58 @@ struct RemS {
 
 struct And {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a & b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a & b);
+  }
 };
 struct Or {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a | b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a | b);
+  }
 };
 struct Xor {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a ^ b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a ^ b);
+  }
 };
 struct Shl {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(a << (b & (detail::kBits<A> - 1)));
   }
 };
 struct ShrU {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(a >> (b & (detail::kBits<A> - 1)));
   }
 };
 struct ShrS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     // C++20: >> on a negative signed value is an arithmetic shift.
     return R(A(detail::Signed<A>(a) >> (b & (detail::kBits<A> - 1))));
   }
 };
 struct Rotl {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(std::rotl(a, int(b & (detail::kBits<A> - 1))));
   }
 };
 struct Rotr {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     return R(std::rotr(a, int(b & (detail::kBits<A> - 1))));
   }
 };
@@ -315,7 +380,8 @@ struct Rotr {
 
 struct Abs {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     if constexpr (std::is_floating_point_v<A>) {
       return detail::from_bits<A>(detail::bits(a) & ~detail::FloatBits<A>::kSign);
     } else {
@@ -325,7 +391,8 @@ struct Abs {
 };
 struct Neg {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     if constexpr (std::is_floating_point_v<A>) {
       return detail::from_bits<A>(detail::bits(a) ^ detail::FloatBits<A>::kSign);
     } else {
@@ -335,7 +402,8 @@ struct Neg {
 };
 struct Copysign {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     constexpr auto kSign = detail::FloatBits<A>::kSign;
     return detail::from_bits<A>((detail::bits(a) & ~kSign) | (detail::bits(b) & kSign));
   }
@@ -348,22 +416,28 @@ struct Copysign {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-fceil
 struct Ceil {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
-    if (a != a) [[unlikely]] return detail::quiet(a);
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]]
+      return detail::quiet(a);
     return std::ceil(a);
   }
 };
 struct Floor {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
-    if (a != a) [[unlikely]] return detail::quiet(a);
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]]
+      return detail::quiet(a);
     return std::floor(a);
   }
 };
 struct Trunc {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
-    if (a != a) [[unlikely]] return detail::quiet(a);
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]]
+      return detail::quiet(a);
     return std::trunc(a);
   }
 };
@@ -373,18 +447,26 @@ struct Trunc {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-fnearest
 struct Nearest {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
-    if (a != a) [[unlikely]] return detail::quiet(a);
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    if (a != a) [[unlikely]]
+      return detail::quiet(a);
     return std::rint(a);
   }
 };
 struct Sqrt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return std::sqrt(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return std::sqrt(a);
+  }
 };
 struct FDiv {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) { return R(a / b); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
+    return R(a / b);
+  }
 };
 
 // fmin/fmax: NaN if either operand is NaN, and -0 < +0. Neither the C
@@ -393,7 +475,8 @@ struct FDiv {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-fmin
 struct FMin {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     if (a < b) return a;
     if (b < a) return b;
     if (a == b) {
@@ -405,7 +488,8 @@ struct FMin {
 };
 struct FMax {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a, A b) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a, A b) {
     if (a > b) return a;
     if (b > a) return b;
     if (a == b) {
@@ -422,36 +506,46 @@ struct FMax {
 // i32.wrap_i64: keep the low 32 bits.
 struct Wrap {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(a);
+  }
 };
 // i64.extend_i32_s / _u.
 struct ExtendS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     return R(detail::Signed<R>(detail::Signed<A>(a)));
   }
 };
 struct ExtendU {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return R(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return R(a);
+  }
 };
 // iN.extendM_s: sign-extend the low M bits in place.
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-iextendn-s
 struct Extend8S {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     return R(detail::Signed<R>(static_cast<int8_t>(a)));
   }
 };
 struct Extend16S {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     return R(detail::Signed<R>(static_cast<int16_t>(a)));
   }
 };
 struct Extend32S {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     return R(detail::Signed<R>(static_cast<int32_t>(a)));
   }
 };
@@ -461,7 +555,8 @@ struct Extend32S {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-trunc-s
 struct TruncS {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, R& out) {
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, R& out) {
     if (!detail::in_range_s<R>(a)) [[unlikely]]
       return a != a ? TrapCode::InvalidConversion : TrapCode::IntegerOverflow;
     out = R(static_cast<detail::Signed<R>>(a));  // in range: the C cast is defined and truncates
@@ -470,7 +565,8 @@ struct TruncS {
 };
 struct TruncU {
   static constexpr bool kTraps = true;
-  template <class R, class A> WZVM_NUM_INLINE TrapCode op(A a, R& out) {
+  template <class R, class A>
+  WZVM_NUM_INLINE TrapCode op(A a, R& out) {
     if (!detail::in_range_u<R>(a)) [[unlikely]]
       return a != a ? TrapCode::InvalidConversion : TrapCode::IntegerOverflow;
     out = static_cast<R>(a);
@@ -481,17 +577,21 @@ struct TruncU {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-trunc-sat-s
 struct TruncSatS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     using S = detail::Signed<R>;
-    if (detail::in_range_s<R>(a)) [[likely]] return R(static_cast<S>(a));
+    if (detail::in_range_s<R>(a)) [[likely]]
+      return R(static_cast<S>(a));
     if (a != a) return 0;
     return a < 0 ? R(std::numeric_limits<S>::min()) : R(std::numeric_limits<S>::max());
   }
 };
 struct TruncSatU {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
-    if (detail::in_range_u<R>(a)) [[likely]] return static_cast<R>(a);
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    if (detail::in_range_u<R>(a)) [[likely]]
+      return static_cast<R>(a);
     if (a != a || a < 0) return 0;
     return std::numeric_limits<R>::max();
   }
@@ -504,28 +604,39 @@ struct TruncSatU {
 // https://webassembly.github.io/spec/core/exec/numerics.html#op-convert-s
 struct ConvertS {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     return static_cast<R>(static_cast<detail::Signed<A>>(a));
   }
 };
 struct ConvertU {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return static_cast<R>(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return static_cast<R>(a);
+  }
 };
 // f32.demote_f64 (round to nearest) / f64.promote_f32 (exact). A NaN comes out
 // as a quiet NaN (hardware behaviour), which is what nan:arithmetic allows.
 struct Demote {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return static_cast<R>(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return static_cast<R>(a);
+  }
 };
 struct Promote {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) { return static_cast<R>(a); }
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
+    return static_cast<R>(a);
+  }
 };
 // Reinterpret: same bits, other type.
 struct Reinterpret {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_NUM_INLINE R op(A a) {
+  template <class R, class A>
+  WZVM_NUM_INLINE R op(A a) {
     static_assert(sizeof(R) == sizeof(A));
     return std::bit_cast<R>(a);
   }

@@ -25,7 +25,9 @@ uint32_t call_site(const FuncInst* caller, const uint32_t* ret) {
 }
 }  // namespace
 
-uint64_t CallTree::func_bit(const FuncInst* func) { return uint64_t{1} << (func ? func->func_index % 64 : 0); }
+uint64_t CallTree::func_bit(const FuncInst* func) {
+  return uint64_t{1} << (func ? func->func_index % 64 : 0);
+}
 
 bool CallTree::on_path(uint32_t node, const FuncInst* func) const {
   if (!(nodes_[node].path_funcs & func_bit(func))) return false;
@@ -123,9 +125,11 @@ Profiling::Snapshot Profiling::snapshot() const {
 std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Snapshot* since) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
-  std::vector<Partial> parts(partial.begin() + static_cast<std::ptrdiff_t>(since ? std::min(since->partial, partial.size()) : 0),
-                             partial.end());
-  std::stable_sort(parts.begin(), parts.end(), [](const Partial& a, const Partial& b) { return a.node < b.node; });
+  std::vector<Partial> parts(
+      partial.begin() + static_cast<std::ptrdiff_t>(since ? std::min(since->partial, partial.size()) : 0),
+      partial.end());
+  std::stable_sort(parts.begin(), parts.end(),
+                   [](const Partial& a, const Partial& b) { return a.node < b.node; });
   std::vector<InstructionCount> out;
   // Per instruction of the node's function (seg_offsets order): the sum of
   // its counters' runs, as a difference array over their ranges.
@@ -176,7 +180,8 @@ std::vector<uint64_t> Profiling::instruction_totals() const {
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     for (uint32_t s = 0; s < code->num_segments(); ++s)
-      totals[n] += runs[s] * code->segment_size(s) * static_cast<uint64_t>(static_cast<int64_t>(code->counters[s].sign));  // mod 2^64
+      totals[n] += runs[s] * code->segment_size(s) *
+                   static_cast<uint64_t>(static_cast<int64_t>(code->counters[s].sign));  // mod 2^64
   }
   for (const Partial& p : partial)
     if (p.node < totals.size()) totals[p.node] += p.ran;

@@ -187,8 +187,12 @@ class ProfileSink {
 // wasi-threads): every access goes through these, atomic (a plain move on
 // x86-64, so the loop pays nothing) and ordered so that a reader who sees
 // sample_pending raised also sees the interrupt_requested raised before it.
-inline void set_flag(volatile std::sig_atomic_t& f, std::sig_atomic_t v) { __atomic_store_n(&f, v, __ATOMIC_RELEASE); }
-inline bool flag_set(const volatile std::sig_atomic_t& f) { return __atomic_load_n(&f, __ATOMIC_ACQUIRE) != 0; }
+inline void set_flag(volatile std::sig_atomic_t& f, std::sig_atomic_t v) {
+  __atomic_store_n(&f, v, __ATOMIC_RELEASE);
+}
+inline bool flag_set(const volatile std::sig_atomic_t& f) {
+  return __atomic_load_n(&f, __ATOMIC_ACQUIRE) != 0;
+}
 // The same for the interpreter's safe point (SAFE_POINT: every dispatch of
 // the switch-dispatch build, a profiling loop's entry and poll handler), one
 // instruction shorter on x86-64: GCC loads an atomic (or volatile) int into a

@@ -15,9 +15,9 @@ struct Error {
   enum class Kind : uint8_t { Malformed, Invalid, Link, Instantiate, Io };
   Kind kind = Kind::Malformed;
   std::string message;
-  std::string section;      // e.g. "code", "import"; empty when unknown
-  int64_t function = -1;    // function index (in the function index space) or -1
-  int64_t offset = -1;      // byte offset in the module or -1
+  std::string section;    // e.g. "code", "import"; empty when unknown
+  int64_t function = -1;  // function index (in the function index space) or -1
+  int64_t offset = -1;    // byte offset in the module or -1
 
   // "WHAT (section S, function F, offset 0xOFF)" with the known parts only.
   std::string to_string() const;

@@ -44,18 +44,47 @@ struct Value {
     uint8_t v128[16];
   };
   Value() : i64(0) { std::memset(v128, 0, 16); }
-  static Value from_i32(uint32_t v) { Value x; x.type = ValType::I32; x.i32 = v; return x; }
-  static Value from_i64(uint64_t v) { Value x; x.type = ValType::I64; x.i64 = v; return x; }
-  static Value from_f32_bits(uint32_t b) { Value x; x.type = ValType::F32; x.i32 = b; return x; }
-  static Value from_f64_bits(uint64_t b) { Value x; x.type = ValType::F64; x.i64 = b; return x; }
-  static Value from_ref(ValType t, Ref r) { Value x; x.type = t; x.ref = r; return x; }
-  static Value zero(ValType t) { Value x; x.type = t; return x; }
+  static Value from_i32(uint32_t v) {
+    Value x;
+    x.type = ValType::I32;
+    x.i32 = v;
+    return x;
+  }
+  static Value from_i64(uint64_t v) {
+    Value x;
+    x.type = ValType::I64;
+    x.i64 = v;
+    return x;
+  }
+  static Value from_f32_bits(uint32_t b) {
+    Value x;
+    x.type = ValType::F32;
+    x.i32 = b;
+    return x;
+  }
+  static Value from_f64_bits(uint64_t b) {
+    Value x;
+    x.type = ValType::F64;
+    x.i64 = b;
+    return x;
+  }
+  static Value from_ref(ValType t, Ref r) {
+    Value x;
+    x.type = t;
+    x.ref = r;
+    return x;
+  }
+  static Value zero(ValType t) {
+    Value x;
+    x.type = t;
+    return x;
+  }
 };
 
 struct FrameInfo {
-  uint32_t func_index = 0;       // in its module
-  std::string name;              // best name (name section, export, wasm-function[N])
-  int64_t offset = -1;           // byte offset in the module of the current instruction, -1 if unknown
+  uint32_t func_index = 0;  // in its module
+  std::string name;         // best name (name section, export, wasm-function[N])
+  int64_t offset = -1;      // byte offset in the module of the current instruction, -1 if unknown
 };
 
 // The result of running code: TrapCode::None, a trap with its backtrace
@@ -89,13 +118,13 @@ using HostFn = std::function<Trap(HostContext& ctx, std::span<const Value> args,
 
 struct FuncInst {
   FuncType type;
-  uint32_t type_id = 0;                // canonical id in the Store: equal ids <=> equal types
-  Instance* instance = nullptr;        // defining instance (nullptr for host functions)
-  const CompiledFunc* code = nullptr;  // wasm functions
-  uint32_t func_index = 0;             // index in the defining module
-  uint8_t call_hook = 0;               // Module::call_hooks: reported while profiling
-  HostFn host;                         // host functions
-  std::string host_module, host_field; // host functions: the import names they were created for
+  uint32_t type_id = 0;                 // canonical id in the Store: equal ids <=> equal types
+  Instance* instance = nullptr;         // defining instance (nullptr for host functions)
+  const CompiledFunc* code = nullptr;   // wasm functions
+  uint32_t func_index = 0;              // index in the defining module
+  uint8_t call_hook = 0;                // Module::call_hooks: reported while profiling
+  HostFn host;                          // host functions
+  std::string host_module, host_field;  // host functions: the import names they were created for
   bool is_host() const { return code == nullptr; }
 };
 
@@ -149,8 +178,8 @@ struct DataInst {
 // exception-handling: a tag, the identity of an exception type. Two tags
 // are the same only if they are the same TagInst (an import shares it).
 struct TagInst {
-  FuncType type;        // params: the exception's values; no results
-  uint32_t slots = 0;   // value slots the params take
+  FuncType type;       // params: the exception's values; no results
+  uint32_t slots = 0;  // value slots the params take
 };
 
 // An external value: what imports take and exports give.
@@ -183,9 +212,9 @@ struct Instance {
 };
 
 struct StoreLimits {
-  uint32_t max_call_depth = 20000;        // frames
-  uint32_t value_stack_slots = 1 << 22;   // 32 MiB of 8-byte slots
-  uint64_t max_memory_pages = 65536;      // 4 GiB
+  uint32_t max_call_depth = 20000;       // frames
+  uint32_t value_stack_slots = 1 << 22;  // 32 MiB of 8-byte slots
+  uint64_t max_memory_pages = 65536;     // 4 GiB
   // threads: the longest one memory.atomic.wait may block, in ns (-1: as
   // long as the guest asks). A guest alone can wait forever for a notify
   // that never comes; the fuzz targets set a cap so that cannot hang them.
@@ -208,7 +237,7 @@ class Store {
   uint32_t intern_type(const FuncType& type);
 
   FuncInst* add_host_func(std::string module, std::string field, FuncType type, HostFn fn);
-  MemInst* add_memory(const MemoryType& type);    // nullptr if it cannot be allocated
+  MemInst* add_memory(const MemoryType& type);  // nullptr if it cannot be allocated
   TableInst* add_table(const TableType& type, Ref init = 0);
   GlobalInst* add_global(const GlobalType& type, uint64_t value, uint64_t value_hi = 0);
   TagInst* add_tag(const FuncType& type);

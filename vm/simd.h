@@ -104,16 +104,46 @@ inline constexpr int kLanes = 16 / sizeof(Lane<V>);
 
 template <class T>
 struct VecOf;
-template <> struct VecOf<int8_t> { using type = i8x16; };
-template <> struct VecOf<uint8_t> { using type = u8x16; };
-template <> struct VecOf<int16_t> { using type = i16x8; };
-template <> struct VecOf<uint16_t> { using type = u16x8; };
-template <> struct VecOf<int32_t> { using type = i32x4; };
-template <> struct VecOf<uint32_t> { using type = u32x4; };
-template <> struct VecOf<int64_t> { using type = i64x2; };
-template <> struct VecOf<uint64_t> { using type = u64x2; };
-template <> struct VecOf<float> { using type = f32x4; };
-template <> struct VecOf<double> { using type = f64x2; };
+template <>
+struct VecOf<int8_t> {
+  using type = i8x16;
+};
+template <>
+struct VecOf<uint8_t> {
+  using type = u8x16;
+};
+template <>
+struct VecOf<int16_t> {
+  using type = i16x8;
+};
+template <>
+struct VecOf<uint16_t> {
+  using type = u16x8;
+};
+template <>
+struct VecOf<int32_t> {
+  using type = i32x4;
+};
+template <>
+struct VecOf<uint32_t> {
+  using type = u32x4;
+};
+template <>
+struct VecOf<int64_t> {
+  using type = i64x2;
+};
+template <>
+struct VecOf<uint64_t> {
+  using type = u64x2;
+};
+template <>
+struct VecOf<float> {
+  using type = f32x4;
+};
+template <>
+struct VecOf<double> {
+  using type = f64x2;
+};
 template <class T>
 using Vec = typename VecOf<T>::type;
 
@@ -127,38 +157,96 @@ typedef uint32_t u32x2 __attribute__((vector_size(8)));
 typedef float f32x2 __attribute__((vector_size(8)));
 template <class T>
 struct HalfOf;
-template <> struct HalfOf<int8_t> { using type = i8x8; };
-template <> struct HalfOf<uint8_t> { using type = u8x8; };
-template <> struct HalfOf<int16_t> { using type = i16x4; };
-template <> struct HalfOf<uint16_t> { using type = u16x4; };
-template <> struct HalfOf<int32_t> { using type = i32x2; };
-template <> struct HalfOf<uint32_t> { using type = u32x2; };
-template <> struct HalfOf<float> { using type = f32x2; };
+template <>
+struct HalfOf<int8_t> {
+  using type = i8x8;
+};
+template <>
+struct HalfOf<uint8_t> {
+  using type = u8x8;
+};
+template <>
+struct HalfOf<int16_t> {
+  using type = i16x4;
+};
+template <>
+struct HalfOf<uint16_t> {
+  using type = u16x4;
+};
+template <>
+struct HalfOf<int32_t> {
+  using type = i32x2;
+};
+template <>
+struct HalfOf<uint32_t> {
+  using type = u32x2;
+};
+template <>
+struct HalfOf<float> {
+  using type = f32x2;
+};
 template <class T>
 using Half = typename HalfOf<T>::type;
 
 // Integer types of the same width as a lane.
 template <class T>
-using UInt = std::conditional_t<sizeof(T) == 1, uint8_t,
-             std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
+using UInt = std::conditional_t<
+    sizeof(T) == 1, uint8_t,
+    std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>>;
 template <class T>
 using SInt = std::make_signed_t<UInt<T>>;
 template <class T>
 struct WiderOf;
-template <> struct WiderOf<int8_t> { using type = int16_t; };
-template <> struct WiderOf<uint8_t> { using type = uint16_t; };
-template <> struct WiderOf<int16_t> { using type = int32_t; };
-template <> struct WiderOf<uint16_t> { using type = uint32_t; };
-template <> struct WiderOf<int32_t> { using type = int64_t; };
-template <> struct WiderOf<uint32_t> { using type = uint64_t; };
+template <>
+struct WiderOf<int8_t> {
+  using type = int16_t;
+};
+template <>
+struct WiderOf<uint8_t> {
+  using type = uint16_t;
+};
+template <>
+struct WiderOf<int16_t> {
+  using type = int32_t;
+};
+template <>
+struct WiderOf<uint16_t> {
+  using type = uint32_t;
+};
+template <>
+struct WiderOf<int32_t> {
+  using type = int64_t;
+};
+template <>
+struct WiderOf<uint32_t> {
+  using type = uint64_t;
+};
 template <class T>
 struct NarrowerOf;
-template <> struct NarrowerOf<int16_t> { using type = int8_t; };
-template <> struct NarrowerOf<uint16_t> { using type = uint8_t; };
-template <> struct NarrowerOf<int32_t> { using type = int16_t; };
-template <> struct NarrowerOf<uint32_t> { using type = uint16_t; };
-template <> struct NarrowerOf<int64_t> { using type = int32_t; };
-template <> struct NarrowerOf<uint64_t> { using type = uint32_t; };
+template <>
+struct NarrowerOf<int16_t> {
+  using type = int8_t;
+};
+template <>
+struct NarrowerOf<uint16_t> {
+  using type = uint8_t;
+};
+template <>
+struct NarrowerOf<int32_t> {
+  using type = int16_t;
+};
+template <>
+struct NarrowerOf<uint32_t> {
+  using type = uint16_t;
+};
+template <>
+struct NarrowerOf<int64_t> {
+  using type = int32_t;
+};
+template <>
+struct NarrowerOf<uint64_t> {
+  using type = uint32_t;
+};
 
 template <class V>
 using UVec = Vec<UInt<Lane<V>>>;
@@ -330,34 +418,53 @@ using simd::vcast;
 
 struct VNot {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) { return ~a; }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
+    return ~a;
+  }
 };
 struct VAnd {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return a & b; }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return a & b;
+  }
 };
 struct VAndNot {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return a & ~b; }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return a & ~b;
+  }
 };
 struct VOr {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return a | b; }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return a | b;
+  }
 };
 struct VXor {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return a ^ b; }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return a ^ b;
+  }
 };
 
 // v128 -> i32 tests.
 struct AnyTrue {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) { return R((a[0] | a[1]) != 0); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
+    return R((a[0] | a[1]) != 0);
+  }
 };
 template <class V>
 struct AllTrue {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     v128_t zero_lanes = vcast<v128_t>(vcast<V>(a) == V{});
     return R((zero_lanes[0] | zero_lanes[1]) == 0);
   }
@@ -366,7 +473,8 @@ struct AllTrue {
 template <class V>
 struct Bitmask {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
 #if WZVM_SIMD_SSE2
     if constexpr (sizeof(simd::Lane<V>) == 1) return R(_mm_movemask_epi8(simd::m(a)));
     if constexpr (sizeof(simd::Lane<V>) == 2)
@@ -389,33 +497,49 @@ struct Bitmask {
 template <class V>
 struct VAdd {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) + vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) + vcast<V>(b));
+  }
 };
 template <class V>
 struct VSub {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) - vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) - vcast<V>(b));
+  }
 };
 template <class V>
 struct VMul {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) * vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) * vcast<V>(b));
+  }
 };
 template <class V>
 struct VDiv {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) / vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) / vcast<V>(b));
+  }
 };
 template <class V>
 struct VNeg {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) { return vcast<R>(V{} - vcast<V>(a)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
+    return vcast<R>(V{} - vcast<V>(a));
+  }
 };
 // V signed; abs(INT_MIN) wraps to INT_MIN, as in the spec.
 template <class V>
 struct VAbs {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     using U = simd::UVec<V>;
     U x = vcast<U>(a);
     return vcast<R>(simd::select(vcast<V>(a) < 0, U{} - x, x));
@@ -427,39 +551,58 @@ struct VAbs {
 template <class V>
 struct VEq {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) == vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) == vcast<V>(b));
+  }
 };
 template <class V>
 struct VNe {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) != vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) != vcast<V>(b));
+  }
 };
 template <class V>
 struct VLt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) < vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) < vcast<V>(b));
+  }
 };
 template <class V>
 struct VGt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) > vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) > vcast<V>(b));
+  }
 };
 template <class V>
 struct VLe {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) <= vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) <= vcast<V>(b));
+  }
 };
 template <class V>
 struct VGe {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) { return vcast<R>(vcast<V>(a) >= vcast<V>(b)); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
+    return vcast<R>(vcast<V>(a) >= vcast<V>(b));
+  }
 };
 
 // Integer min/max (V's signedness picks _s/_u).
 template <class V>
 struct VMin {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     V x = vcast<V>(a), y = vcast<V>(b);
     return vcast<R>(simd::select(x < y, x, y));
   }
@@ -467,7 +610,8 @@ struct VMin {
 template <class V>
 struct VMax {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     V x = vcast<V>(a), y = vcast<V>(b);
     return vcast<R>(simd::select(x > y, x, y));
   }
@@ -476,7 +620,8 @@ struct VMax {
 template <class V>
 struct AvgrU {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
 #if WZVM_SIMD_SSE2
     if constexpr (sizeof(simd::Lane<V>) == 1) return simd::v(_mm_avg_epu8(simd::m(a), simd::m(b)));
     else return simd::v(_mm_avg_epu16(simd::m(a), simd::m(b)));
@@ -491,7 +636,8 @@ struct AvgrU {
 template <class V>
 struct AddSat {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using L = simd::Lane<V>;
 #if WZVM_SIMD_SSE2
     if constexpr (std::is_same_v<L, int8_t>) return simd::v(_mm_adds_epi8(simd::m(a), simd::m(b)));
@@ -514,7 +660,8 @@ struct AddSat {
 template <class V>
 struct SubSat {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using L = simd::Lane<V>;
 #if WZVM_SIMD_SSE2
     if constexpr (std::is_same_v<L, int8_t>) return simd::v(_mm_subs_epi8(simd::m(a), simd::m(b)));
@@ -528,7 +675,8 @@ struct SubSat {
       return vcast<R>(r & vcast<U>(x >= y));  // borrow: saturate to 0
     } else {
       using S = simd::SVec<V>;
-      S overflow = vcast<S>((x ^ y) & (x ^ r)) < 0;  // operands' signs differ and the result's differs from x's
+      S overflow =
+          vcast<S>((x ^ y) & (x ^ r)) < 0;  // operands' signs differ and the result's differs from x's
       U sat = vcast<U>(vcast<S>(x) >> (8 * sizeof(L) - 1)) ^ U(simd::splat<U>(std::numeric_limits<L>::max()));
       return vcast<R>(simd::select(overflow, sat, r));
     }
@@ -540,14 +688,16 @@ struct SubSat {
 template <class V>
 struct VShl {
   static constexpr bool kTraps = false;
-  template <class R, class A, class B> WZVM_SIMD_INLINE static R op(A a, B n) {
+  template <class R, class A, class B>
+  WZVM_SIMD_INLINE static R op(A a, B n) {
     return vcast<R>(vcast<V>(a) << static_cast<int>(n & (8 * sizeof(simd::Lane<V>) - 1)));
   }
 };
 template <class V>
 struct VShr {
   static constexpr bool kTraps = false;
-  template <class R, class A, class B> WZVM_SIMD_INLINE static R op(A a, B n) {
+  template <class R, class A, class B>
+  WZVM_SIMD_INLINE static R op(A a, B n) {
     return vcast<R>(vcast<V>(a) >> static_cast<int>(n & (8 * sizeof(simd::Lane<V>) - 1)));
   }
 };
@@ -555,7 +705,8 @@ struct VShr {
 // i8x16.popcnt (the classic SWAR count, on all 16 bytes at once).
 struct VPopcnt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     u8x16 x = vcast<u8x16>(a);
     x = x - ((x >> 1) & 0x55);
     x = (x & 0x33) + ((x >> 2) & 0x33);
@@ -570,7 +721,8 @@ struct VPopcnt {
 template <class V>
 struct ExtendLow {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     using N = typename simd::NarrowerOf<simd::Lane<V>>::type;
     return vcast<R>(__builtin_convertvector(simd::low_half<simd::Half<N>>(a), V));
   }
@@ -578,7 +730,8 @@ struct ExtendLow {
 template <class V>
 struct ExtendHigh {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     using N = typename simd::NarrowerOf<simd::Lane<V>>::type;
     return vcast<R>(__builtin_convertvector(simd::high_half<simd::Half<N>>(a), V));
   }
@@ -587,17 +740,21 @@ struct ExtendHigh {
 template <class V>
 struct ExtMulLow {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using U = simd::UVec<V>;
-    return vcast<R>(vcast<U>(ExtendLow<V>::template op<v128_t, A>(a)) * vcast<U>(ExtendLow<V>::template op<v128_t, A>(b)));
+    return vcast<R>(vcast<U>(ExtendLow<V>::template op<v128_t, A>(a)) *
+                    vcast<U>(ExtendLow<V>::template op<v128_t, A>(b)));
   }
 };
 template <class V>
 struct ExtMulHigh {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using U = simd::UVec<V>;
-    return vcast<R>(vcast<U>(ExtendHigh<V>::template op<v128_t, A>(a)) * vcast<U>(ExtendHigh<V>::template op<v128_t, A>(b)));
+    return vcast<R>(vcast<U>(ExtendHigh<V>::template op<v128_t, A>(a)) *
+                    vcast<U>(ExtendHigh<V>::template op<v128_t, A>(b)));
   }
 };
 // Adjacent pairs: in a wide lane, the even narrow lane is the low half and
@@ -605,7 +762,8 @@ struct ExtMulHigh {
 template <class V>
 struct ExtAddPairwise {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     constexpr int kHalf = 4 * sizeof(simd::Lane<V>);
     V w = vcast<V>(a);
     V even = (w << kHalf) >> kHalf, odd = w >> kHalf;
@@ -617,7 +775,8 @@ struct ExtAddPairwise {
 // and wraps (pmaddwd does the same).
 struct Dot {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
 #if WZVM_SIMD_SSE2
     return simd::v(_mm_madd_epi16(simd::m(a), simd::m(b)));
 #else
@@ -631,7 +790,8 @@ struct Dot {
 // saturates (to 32767).
 struct Q15MulrSat {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
 #if WZVM_SIMD_SSSE3
     __m128i r = _mm_mulhrs_epi16(simd::m(a), simd::m(b));  // gives 0x8000 for the saturating case
     return simd::v(_mm_xor_si128(r, _mm_cmpeq_epi16(r, _mm_set1_epi16(static_cast<short>(0x8000)))));
@@ -650,7 +810,8 @@ struct Q15MulrSat {
 template <class V>
 struct Narrow {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using N = simd::Lane<V>;
 #if WZVM_SIMD_SSE2
     if constexpr (std::is_same_v<N, int8_t>) return simd::v(_mm_packs_epi16(simd::m(a), simd::m(b)));
@@ -679,14 +840,16 @@ struct Narrow {
 template <class V>
 struct Splat {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(simd::splat<V>(static_cast<simd::Lane<V>>(a)));
   }
 };
 // i8x16.swizzle: lanes of a picked by b; indices >= 16 give 0.
 struct Swizzle {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     return simd::swizzle(a, b);
   }
 };
@@ -698,19 +861,24 @@ struct Swizzle {
 template <class V>
 struct FAbs {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) { return vcast<R>(simd::fabs(vcast<V>(a))); }
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
+    return vcast<R>(simd::fabs(vcast<V>(a)));
+  }
 };
 template <class V>
 struct FNeg {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(vcast<simd::UVec<V>>(a) ^ simd::kSignBit<V>);
   }
 };
 template <class V>
 struct VSqrt {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
 #if WZVM_SIMD_SSE2
     if constexpr (std::is_same_v<V, f32x4>) return vcast<R>(_mm_sqrt_ps(vcast<__m128>(a)));
     else return vcast<R>(_mm_sqrt_pd(vcast<__m128d>(a)));
@@ -728,7 +896,8 @@ struct VSqrt {
 template <class V>
 struct VFMin {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using U = simd::UVec<V>;
     V x = vcast<V>(a), y = vcast<V>(b);
     U ux = vcast<U>(x), uy = vcast<U>(y);
@@ -739,7 +908,8 @@ struct VFMin {
 template <class V>
 struct VFMax {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     using U = simd::UVec<V>;
     V x = vcast<V>(a), y = vcast<V>(b);
     U ux = vcast<U>(x), uy = vcast<U>(y);
@@ -751,7 +921,8 @@ struct VFMax {
 template <class V>
 struct VPMin {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     V x = vcast<V>(a), y = vcast<V>(b);
     return vcast<R>(simd::select(y < x, y, x));
   }
@@ -759,7 +930,8 @@ struct VPMin {
 template <class V>
 struct VPMax {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a, A b) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a, A b) {
     V x = vcast<V>(a), y = vcast<V>(b);
     return vcast<R>(simd::select(x < y, y, x));
   }
@@ -779,7 +951,8 @@ WZVM_SIMD_INLINE V round(V x) {
   constexpr int imm = (kMode == kNearest ? _MM_FROUND_TO_NEAREST_INT
                        : kMode == kFloor ? _MM_FROUND_TO_NEG_INF
                        : kMode == kCeil  ? _MM_FROUND_TO_POS_INF
-                                         : _MM_FROUND_TO_ZERO) | _MM_FROUND_NO_EXC;
+                                         : _MM_FROUND_TO_ZERO) |
+                      _MM_FROUND_NO_EXC;
   if constexpr (std::is_same_v<V, f32x4>) return vcast<V>(_mm_round_ps(vcast<__m128>(x), imm));
   else return vcast<V>(_mm_round_pd(vcast<__m128d>(x), imm));
 #else
@@ -802,28 +975,32 @@ WZVM_SIMD_INLINE V round(V x) {
 template <class V>
 struct VCeil {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(detail_round::round<V, detail_round::kCeil>(vcast<V>(a)));
   }
 };
 template <class V>
 struct VFloor {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(detail_round::round<V, detail_round::kFloor>(vcast<V>(a)));
   }
 };
 template <class V>
 struct VTrunc {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(detail_round::round<V, detail_round::kTrunc>(vcast<V>(a)));
   }
 };
 template <class V>
 struct VNearest {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(detail_round::round<V, detail_round::kNearest>(vcast<V>(a)));
   }
 };
@@ -836,7 +1013,8 @@ struct VNearest {
 template <class V>
 struct ConvertToF32x4 {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(__builtin_convertvector(vcast<V>(a), f32x4));
   }
 };
@@ -844,7 +1022,8 @@ struct ConvertToF32x4 {
 template <class V>
 struct ConvertLowToF64x2 {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(__builtin_convertvector(simd::low_half<simd::Half<simd::Lane<V>>>(a), f64x2));
   }
 };
@@ -857,7 +1036,8 @@ struct ConvertLowToF64x2 {
 template <class V>
 struct TruncSatF32x4 {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
 #if WZVM_SIMD_SSE2
     __m128 x = vcast<__m128>(a);
     const __m128 two31 = _mm_set1_ps(2147483648.0f);
@@ -887,7 +1067,8 @@ struct TruncSatF32x4 {
 template <class V>
 struct TruncSatF64x2Zero {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     using F = std::conditional_t<std::is_signed_v<simd::Lane<V>>, num::TruncSatS, num::TruncSatU>;
     f64x2 x = vcast<f64x2>(a);
     u32x4 r = {F::template op<uint32_t, double>(x[0]), F::template op<uint32_t, double>(x[1]), 0, 0};
@@ -898,13 +1079,15 @@ struct TruncSatF64x2Zero {
 // f64x2.promote_low_f32x4 (exact).
 struct DemoteZero {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(simd::join(__builtin_convertvector(vcast<f64x2>(a), simd::f32x2), simd::f32x2{}));
   }
 };
 struct PromoteLow {
   static constexpr bool kTraps = false;
-  template <class R, class A> WZVM_SIMD_INLINE static R op(A a) {
+  template <class R, class A>
+  WZVM_SIMD_INLINE static R op(A a) {
     return vcast<R>(__builtin_convertvector(simd::low_half<simd::f32x2>(a), f64x2));
   }
 };

@@ -83,20 +83,34 @@ std::optional<Error> Validator::check_memory_type(const MemoryType& t, const cha
 // https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions.
 // In wasm 2.0 every constant expression sees only the imported globals, and
 // only immutable ones are constant.
-std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType expected, const char* section) const {
+std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType expected,
+                                                 const char* section) const {
   using Op = ConstInstr::Op;
   const int64_t at = e.offset;
   std::vector<ValType> stack;
   for (const ConstInstr& in : e.code) {
     switch (in.op) {
-      case Op::I32Const: stack.push_back(ValType::I32); break;
-      case Op::I64Const: stack.push_back(ValType::I64); break;
-      case Op::F32Const: stack.push_back(ValType::F32); break;
-      case Op::F64Const: stack.push_back(ValType::F64); break;
-      case Op::V128Const: stack.push_back(ValType::V128); break;
-      case Op::RefNull: stack.push_back(in.ref_type); break;
+      case Op::I32Const:
+        stack.push_back(ValType::I32);
+        break;
+      case Op::I64Const:
+        stack.push_back(ValType::I64);
+        break;
+      case Op::F32Const:
+        stack.push_back(ValType::F32);
+        break;
+      case Op::F64Const:
+        stack.push_back(ValType::F64);
+        break;
+      case Op::V128Const:
+        stack.push_back(ValType::V128);
+        break;
+      case Op::RefNull:
+        stack.push_back(in.ref_type);
+        break;
       case Op::RefFunc:
-        if (in.value >= num_funcs()) return invalid("unknown function " + std::to_string(in.value), section, at);
+        if (in.value >= num_funcs())
+          return invalid("unknown function " + std::to_string(in.value), section, at);
         stack.push_back(ValType::FuncRef);
         break;
       case Op::GlobalGet:
@@ -112,8 +126,10 @@ std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType exp
       case Op::I64Sub:
       case Op::I64Mul: {
         // extended-const: [t t] -> [t].
-        if (!m_.features.has(Feature::ExtendedConst)) return invalid("constant expression required", section, at);
-        ValType t = in.op == Op::I32Add || in.op == Op::I32Sub || in.op == Op::I32Mul ? ValType::I32 : ValType::I64;
+        if (!m_.features.has(Feature::ExtendedConst))
+          return invalid("constant expression required", section, at);
+        ValType t =
+            in.op == Op::I32Add || in.op == Op::I32Sub || in.op == Op::I32Mul ? ValType::I32 : ValType::I64;
         if (stack.size() < 2 || stack.back() != t || stack[stack.size() - 2] != t)
           return invalid("type mismatch", section, at);
         stack.pop_back();
@@ -126,18 +142,27 @@ std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType exp
 }
 
 Status Validator::run() {
-#define WZVM_CHECK(expr)             \
-  do {                               \
+#define WZVM_CHECK(expr)                  \
+  do {                                    \
     if (auto err_ = (expr)) return *err_; \
   } while (0)
 
   for (const Import& im : m_.imports) {
     switch (im.kind) {
-      case ExternKind::Func: WZVM_CHECK(check_type_index(im.func_type, "import")); break;
-      case ExternKind::Table: WZVM_CHECK(check_table_type(im.table, "import")); break;
-      case ExternKind::Memory: WZVM_CHECK(check_memory_type(im.memory, "import")); break;
-      case ExternKind::Global: break;  // any value type, either mutability
-      case ExternKind::Tag: WZVM_CHECK(check_tag_type(im.tag_type, "import")); break;
+      case ExternKind::Func:
+        WZVM_CHECK(check_type_index(im.func_type, "import"));
+        break;
+      case ExternKind::Table:
+        WZVM_CHECK(check_table_type(im.table, "import"));
+        break;
+      case ExternKind::Memory:
+        WZVM_CHECK(check_memory_type(im.memory, "import"));
+        break;
+      case ExternKind::Global:
+        break;  // any value type, either mutability
+      case ExternKind::Tag:
+        WZVM_CHECK(check_tag_type(im.tag_type, "import"));
+        break;
     }
   }
   for (const Function& f : m_.functions) WZVM_CHECK(check_type_index(f.type_index, "function"));
@@ -184,7 +209,8 @@ Status Validator::run() {
       if (seg.table >= m_.all_tables.size())
         return invalid("unknown table " + std::to_string(seg.table), "element", seg.offset.offset);
       WZVM_CHECK(check_const_expr(seg.offset, ValType::I32, "element"));
-      if (m_.all_tables[seg.table].elem != seg.type) return invalid("type mismatch", "element", seg.offset.offset);
+      if (m_.all_tables[seg.table].elem != seg.type)
+        return invalid("type mismatch", "element", seg.offset.offset);
     }
     for (const ConstExpr& item : seg.items) WZVM_CHECK(check_const_expr(item, seg.type, "element"));
   }
@@ -193,8 +219,8 @@ Status Validator::run() {
     if (seg.mode != SegmentMode::Active) continue;
     if (seg.memory >= m_.all_memories.size())
       return invalid("unknown memory " + std::to_string(seg.memory), "data", seg.offset.offset);
-    WZVM_CHECK(check_const_expr(seg.offset, m_.all_memories[seg.memory].limits.is64 ? ValType::I64 : ValType::I32,
-                                "data"));
+    WZVM_CHECK(check_const_expr(
+        seg.offset, m_.all_memories[seg.memory].limits.is64 ? ValType::I64 : ValType::I32, "data"));
   }
 #undef WZVM_CHECK
   return {};

@@ -26,10 +26,16 @@ void Deterministic::random_bytes(uint8_t* out, size_t n) {
 
 bool Deterministic::now(uint32_t id, uint64_t instructions, uint64_t& out) const {
   switch (id) {
-    case clockid::realtime: out = kEpochNs + instructions + slept_; return true;
-    case clockid::monotonic: out = instructions + slept_; return true;
+    case clockid::realtime:
+      out = kEpochNs + instructions + slept_;
+      return true;
+    case clockid::monotonic:
+      out = instructions + slept_;
+      return true;
     case clockid::process_cputime:
-    case clockid::thread_cputime: out = instructions; return true;
+    case clockid::thread_cputime:
+      out = instructions;
+      return true;
   }
   return false;
 }

@@ -51,13 +51,20 @@ Errno from_errno() { return from_host_errno(errno); }
 
 uint8_t dirent_type(unsigned char d_type) {
   switch (d_type) {
-    case DT_REG: return filetype::regular_file;
-    case DT_DIR: return filetype::directory;
-    case DT_LNK: return filetype::symbolic_link;
-    case DT_CHR: return filetype::character_device;
-    case DT_BLK: return filetype::block_device;
-    case DT_SOCK: return filetype::socket_stream;
-    default: return filetype::unknown;
+    case DT_REG:
+      return filetype::regular_file;
+    case DT_DIR:
+      return filetype::directory;
+    case DT_LNK:
+      return filetype::symbolic_link;
+    case DT_CHR:
+      return filetype::character_device;
+    case DT_BLK:
+      return filetype::block_device;
+    case DT_SOCK:
+      return filetype::socket_stream;
+    default:
+      return filetype::unknown;
   }
 }
 
@@ -381,10 +388,17 @@ Errno Wasi::fd_seek(Call& c) {
   if (!c.mem.check(c.u32(3), 8)) return Errno::efault;
   int how;
   switch (wh) {
-    case whence::set: how = SEEK_SET; break;
-    case whence::cur: how = SEEK_CUR; break;
-    case whence::end: how = SEEK_END; break;
-    default: return Errno::einval;
+    case whence::set:
+      how = SEEK_SET;
+      break;
+    case whence::cur:
+      how = SEEK_CUR;
+      break;
+    case whence::end:
+      how = SEEK_END;
+      break;
+    default:
+      return Errno::einval;
   }
   off_t r = lseek(f->host, static_cast<off_t>(c.u64(1)), how);
   if (r < 0) return from_errno();
@@ -417,7 +431,8 @@ Errno dot_error(bool creating) { return creating ? Errno::eexist : Errno::einval
 Errno check_must_dir(const Target& t) {
   if (!t.must_dir) return Errno::success;
   struct stat st;
-  if (fstatat(t.parent.get(), t.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return Errno::success;  // absent: the op says
+  if (fstatat(t.parent.get(), t.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+    return Errno::success;  // absent: the op says
   return S_ISDIR(st.st_mode) ? Errno::success : Errno::enotdir;
 }
 
@@ -493,9 +508,11 @@ Errno Wasi::path_link(Call& c) {
   if (Errno e = check_must_dir(from); e != Errno::success) return e;
   if (to.must_dir) {
     struct stat st;
-    return fstatat(to.parent.get(), to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? Errno::eexist : Errno::enoent;
+    return fstatat(to.parent.get(), to.name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 ? Errno::eexist
+                                                                                    : Errno::enoent;
   }
-  if (linkat(from.parent.get(), from.name.c_str(), to.parent.get(), to.name.c_str(), 0) != 0) return from_errno();
+  if (linkat(from.parent.get(), from.name.c_str(), to.parent.get(), to.name.c_str(), 0) != 0)
+    return from_errno();
   return Errno::success;
 }
 
@@ -585,8 +602,9 @@ Errno Wasi::path_rename(Call& c) {
   if (Errno e = sandbox_.resolve(nd->host, new_path, false, to); e != Errno::success) return e;
   if (from.dot || to.dot) return Errno::ebusy;
   if (Errno e = check_must_dir(from); e != Errno::success) return e;
-  return renameat(from.parent.get(), from.name.c_str(), to.parent.get(), to.name.c_str()) == 0 ? Errno::success
-                                                                                              : from_errno();
+  return renameat(from.parent.get(), from.name.c_str(), to.parent.get(), to.name.c_str()) == 0
+             ? Errno::success
+             : from_errno();
 }
 
 Errno Wasi::path_symlink(Call& c) {

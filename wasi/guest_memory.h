@@ -20,12 +20,15 @@ namespace wzvm::wasi {
 
 class GuestMemory {
  public:
-  explicit GuestMemory(vm::MemInst* mem) : base_(mem ? mem->data : nullptr), size_(mem ? mem->current_size() : 0) {}
+  explicit GuestMemory(vm::MemInst* mem)
+      : base_(mem ? mem->data : nullptr), size_(mem ? mem->current_size() : 0) {}
   // A plain buffer as the guest's memory: tests call the host functions
   // directly with one.
   GuestMemory(uint8_t* base, uint64_t size) : base_(base), size_(size) {}
 
-  bool check(uint64_t ptr, uint64_t len) const { return base_ != nullptr && ptr <= size_ && len <= size_ - ptr; }
+  bool check(uint64_t ptr, uint64_t len) const {
+    return base_ != nullptr && ptr <= size_ && len <= size_ - ptr;
+  }
   // Only after check(ptr, len) succeeded.
   uint8_t* raw(uint64_t ptr) const { return base_ + ptr; }
 

@@ -51,10 +51,10 @@ uint64_t readable_bytes(int fd, bool files_only) {
 struct PollSub {
   uint64_t userdata = 0;
   uint8_t tag = 0;
-  uint32_t clock = 0;     // clock: its id, timeout, subscription_clock_abstime
+  uint32_t clock = 0;  // clock: its id, timeout, subscription_clock_abstime
   uint64_t timeout = 0;
   bool abstime = false;
-  uint32_t fd = 0;        // fd_read / fd_write
+  uint32_t fd = 0;  // fd_read / fd_write
 };
 
 struct PollEvent {
@@ -122,9 +122,9 @@ Errno Wasi::poll_oneoff(Call& c) {
     }
   }
 
-  std::vector<PollEvent> events;          // known before waiting (bad fds, bad clocks), then what fired
+  std::vector<PollEvent> events;  // known before waiting (bad fds, bad clocks), then what fired
   std::vector<struct pollfd> pfds;
-  std::vector<const PollSub*> fd_subs;    // parallel to pfds
+  std::vector<const PollSub*> fd_subs;  // parallel to pfds
   std::vector<const PollSub*> clock_subs;
   for (const PollSub& s : subs) {
     if (s.tag == eventtype::clock) {
@@ -143,7 +143,8 @@ Errno Wasi::poll_oneoff(Call& c) {
     pfds.push_back({f->host, static_cast<short>(s.tag == eventtype::fd_read ? POLLIN : POLLOUT), 0});
     fd_subs.push_back(&s);
   }
-  Errno e = det_ ? poll_virtual(c, events, pfds, fd_subs, clock_subs) : poll_host(events, pfds, fd_subs, clock_subs);
+  Errno e = det_ ? poll_virtual(c, events, pfds, fd_subs, clock_subs)
+                 : poll_host(events, pfds, fd_subs, clock_subs);
   if (e != Errno::success || !c.trap.empty()) return e;
   write_events(c, out, nevents_ptr, events);
   return Errno::success;
@@ -154,7 +155,8 @@ Errno Wasi::poll_oneoff(Call& c) {
 // CLOCK_MONOTONIC deadline; for the CPU-time clocks that is an approximation
 // (while the guest waits here it uses no CPU).
 Errno Wasi::poll_host(std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
-                      const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs) {
+                      const std::vector<const PollSub*>& fd_subs,
+                      const std::vector<const PollSub*>& clock_subs) {
   const int64_t start = now_ns(CLOCK_MONOTONIC);
   static constexpr clockid_t kHost[] = {CLOCK_REALTIME, CLOCK_MONOTONIC, CLOCK_PROCESS_CPUTIME_ID,
                                         CLOCK_THREAD_CPUTIME_ID};
@@ -199,7 +201,8 @@ Errno Wasi::poll_host(std::vector<PollEvent>& events, std::vector<struct pollfd>
   // Clocks that have expired by now fire too (all of them when nothing else did).
   int64_t now = now_ns(CLOCK_MONOTONIC);
   for (size_t i = 0; i < clock_subs.size(); ++i)
-    if (deadlines[i] <= now) events.push_back({clock_subs[i]->userdata, Errno::success, eventtype::clock, 0, 0});
+    if (deadlines[i] <= now)
+      events.push_back({clock_subs[i]->userdata, Errno::success, eventtype::clock, 0, 0});
   return Errno::success;
 }
 
@@ -210,7 +213,8 @@ Errno Wasi::poll_host(std::vector<PollEvent>& events, std::vector<struct pollfd>
 // So a guest polling a file or a finished pipe sees the same events on every
 // run; one polling a terminal waits for it as a blocking read would.
 Errno Wasi::poll_virtual(Call& c, std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
-                         const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs) {
+                         const std::vector<const PollSub*>& fd_subs,
+                         const std::vector<const PollSub*>& clock_subs) {
   if (!pfds.empty()) {
     std::vector<short> seen(pfds.size(), 0);
     std::vector<size_t> waiting(pfds.size());
@@ -230,7 +234,8 @@ Errno Wasi::poll_virtual(Call& c, std::vector<PollEvent>& events, std::vector<st
       }
       waiting.swap(still);
     }
-    for (size_t i = 0; i < pfds.size(); ++i) events.push_back(fd_event(*fd_subs[i], seen[i], pfds[i].fd, true));
+    for (size_t i = 0; i < pfds.size(); ++i)
+      events.push_back(fd_event(*fd_subs[i], seen[i], pfds[i].fd, true));
   }
   if (!events.empty() || clock_subs.empty()) return Errno::success;
   uint64_t ran;
@@ -253,7 +258,8 @@ Errno Wasi::poll_virtual(Call& c, std::vector<PollEvent>& events, std::vector<st
   }
   det_->sleep_until(earliest, ran);
   for (size_t i = 0; i < clock_subs.size(); ++i)
-    if (deadlines[i] <= earliest) events.push_back({clock_subs[i]->userdata, Errno::success, eventtype::clock, 0, 0});
+    if (deadlines[i] <= earliest)
+      events.push_back({clock_subs[i]->userdata, Errno::success, eventtype::clock, 0, 0});
   return Errno::success;
 }
 

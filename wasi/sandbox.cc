@@ -110,7 +110,8 @@ int Sandbox::open_kernel(int dirfd, const std::string& path, int flags, mode_t m
   return -1;
 }
 
-int Sandbox::open_walk(int dirfd, const std::string& path, int flags, mode_t mode, bool follow, Errno& err) const {
+int Sandbox::open_walk(int dirfd, const std::string& path, int flags, mode_t mode, bool follow,
+                       Errno& err) const {
   std::vector<UniqueFd> stack;  // directories entered below dirfd; `..` pops one
   auto cur = [&] { return stack.empty() ? dirfd : stack.back().get(); };
   std::deque<std::string> comps;

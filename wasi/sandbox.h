@@ -56,9 +56,9 @@ class UniqueFd {
 
 // A guest path split for an entry operation.
 struct Target {
-  UniqueFd parent;     // directory, opened beneath the guest's fd
-  std::string name;    // one component: no '/', never "." or ".." unless `dot`
-  bool dot = false;    // the path ends in "." or ".." (names a directory, not an entry)
+  UniqueFd parent;        // directory, opened beneath the guest's fd
+  std::string name;       // one component: no '/', never "." or ".." unless `dot`
+  bool dot = false;       // the path ends in "." or ".." (names a directory, not an entry)
   bool must_dir = false;  // the path had trailing slashes
 };
 

@@ -29,7 +29,8 @@ Errno Wasi::sock_accept(Call& c) {
   if (flags & ~uint32_t(fdflags::nonblock)) return Errno::einval;
   if (!c.mem.check(c.u32(2), 4)) return Errno::efault;
   int fd;
-  do fd = accept4(f->host, nullptr, nullptr, SOCK_CLOEXEC | ((flags & fdflags::nonblock) ? SOCK_NONBLOCK : 0));
+  do
+    fd = accept4(f->host, nullptr, nullptr, SOCK_CLOEXEC | ((flags & fdflags::nonblock) ? SOCK_NONBLOCK : 0));
   while (fd < 0 && errno == EINTR);
   if (fd < 0) return from_host_errno(errno);
   Fd nf = describe(fd, true);
@@ -51,7 +52,8 @@ Errno Wasi::sock_recv(Call& c) {
   msghdr msg{};
   msg.msg_iov = iov.data();
   msg.msg_iovlen = iov.size();
-  int flags = ((ri_flags & riflags::recv_peek) ? MSG_PEEK : 0) | ((ri_flags & riflags::recv_waitall) ? MSG_WAITALL : 0);
+  int flags = ((ri_flags & riflags::recv_peek) ? MSG_PEEK : 0) |
+              ((ri_flags & riflags::recv_waitall) ? MSG_WAITALL : 0);
   ssize_t n;
   do n = recvmsg(f->host, &msg, flags);
   while (n < 0 && errno == EINTR);
@@ -89,10 +91,17 @@ Errno Wasi::sock_shutdown(Call& c) {
   if (Errno e = get(c.u32(0), rights::sock_shutdown, f); e != Errno::success) return e;
   int how;
   switch (c.u32(1)) {
-    case sdflags::rd: how = SHUT_RD; break;
-    case sdflags::wr: how = SHUT_WR; break;
-    case sdflags::rd | sdflags::wr: how = SHUT_RDWR; break;
-    default: return Errno::einval;
+    case sdflags::rd:
+      how = SHUT_RD;
+      break;
+    case sdflags::wr:
+      how = SHUT_WR;
+      break;
+    case sdflags::rd | sdflags::wr:
+      how = SHUT_RDWR;
+      break;
+    default:
+      return Errno::einval;
   }
   return shutdown(f->host, how) == 0 ? Errno::success : from_host_errno(errno);
 }

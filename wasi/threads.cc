@@ -38,7 +38,8 @@ Threads::~Threads() { stop(); }
 
 bool Threads::wanted(const vm::Module& module) {
   for (const vm::Import& imp : module.imports)
-    if (imp.kind == vm::ExternKind::Func && imp.module == kThreadsModule && imp.field == kThreadSpawn) return true;
+    if (imp.kind == vm::ExternKind::Func && imp.module == kThreadsModule && imp.field == kThreadSpawn)
+      return true;
   return false;
 }
 
@@ -59,12 +60,12 @@ vm::Result<vm::Extern> Threads::import_for(const vm::Module& module, const vm::I
   if (!(want == spawn_type()))
     return link_error("incompatible import type for wasi.thread-spawn: module wants " + want.to_string() +
                       ", wasi-threads defines " + spawn_type().to_string());
-  e.func = store_.add_host_func(kThreadsModule, kThreadSpawn, spawn_type(),
-                                [this](vm::HostContext&, std::span<const vm::Value> args,
-                                       std::span<vm::Value> results) -> vm::Trap {
-                                  results[0] = vm::Value::from_i32(static_cast<uint32_t>(spawn(args[0].i32)));
-                                  return {};
-                                });
+  e.func = store_.add_host_func(
+      kThreadsModule, kThreadSpawn, spawn_type(),
+      [this](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value> results) -> vm::Trap {
+        results[0] = vm::Value::from_i32(static_cast<uint32_t>(spawn(args[0].i32)));
+        return {};
+      });
   return e;
 }
 
@@ -105,7 +106,8 @@ int32_t Threads::spawn(uint32_t start_arg) {
   if (stopping_ || !m || next_tid_ > kMaxThreads) return -1;
   bool has_start = false;
   for (const vm::Export& e : m->exports)
-    if (e.name == "wasi_thread_start" && e.kind == vm::ExternKind::Func && m->func_type(e.index) == start_type())
+    if (e.name == "wasi_thread_start" && e.kind == vm::ExternKind::Func &&
+        m->func_type(e.index) == start_type())
       has_start = true;
   if (!has_start) return -1;
   auto rec = std::make_unique<Record>();
@@ -144,7 +146,8 @@ void Threads::run(Record* rec, uint32_t start_arg) {
     trap = vm::Trap::make(vm::TrapCode::HostError, inst.error().message);
   } else {
     std::vector<vm::Value> results;
-    const vm::Value args[] = {vm::Value::from_i32(static_cast<uint32_t>(rec->tid)), vm::Value::from_i32(start_arg)};
+    const vm::Value args[] = {vm::Value::from_i32(static_cast<uint32_t>(rec->tid)),
+                              vm::Value::from_i32(start_arg)};
     trap = store_.invoke((*inst)->exported_func("wasi_thread_start"), args, results);
   }
   {
@@ -163,7 +166,8 @@ void Threads::end_process(int32_t tid, const vm::Trap& trap) {
     if (trap.code == vm::TrapCode::Interrupted && stopping_) return;
     if (!ended_) {
       ended_ = trap;
-      if (trap.code != vm::TrapCode::Exit) ended_->message = "in thread " + std::to_string(tid) + ": " + trap.message;
+      if (trap.code != vm::TrapCode::Exit)
+        ended_->message = "in thread " + std::to_string(tid) + ": " + trap.message;
     }
     stopping_ = true;
     interrupt(main_);

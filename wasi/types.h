@@ -36,12 +36,12 @@ constexpr uint32_t set = 0, cur = 1, end = 2;
 namespace fdflags {
 constexpr uint16_t append = 1, dsync = 2, nonblock = 4, rsync = 8, sync = 16;
 constexpr uint16_t all = 31;
-}
+}  // namespace fdflags
 
 namespace oflags {
 constexpr uint16_t creat = 1, directory = 2, excl = 4, trunc = 8;
 constexpr uint16_t all = 15;
-}
+}  // namespace oflags
 
 namespace lookupflags {
 constexpr uint32_t symlink_follow = 1;
@@ -83,15 +83,14 @@ constexpr uint64_t all = (1ull << 30) - 1;
 // What makes sense on a regular file / a directory / a stream (tty, pipe,
 // socket): a file opened from a directory gets the inherited rights masked by
 // its kind, as wasmtime and wasi-libc expect.
-constexpr uint64_t file = fd_datasync | fd_read | fd_seek | fd_fdstat_set_flags | fd_sync | fd_tell | fd_write |
-                          fd_advise | fd_allocate | fd_filestat_get | fd_filestat_set_size |
+constexpr uint64_t file = fd_datasync | fd_read | fd_seek | fd_fdstat_set_flags | fd_sync | fd_tell |
+                          fd_write | fd_advise | fd_allocate | fd_filestat_get | fd_filestat_set_size |
                           fd_filestat_set_times | poll_fd_readwrite;
-constexpr uint64_t directory = fd_datasync | fd_fdstat_set_flags | fd_sync | path_create_directory |
-                               path_create_file | path_link_source | path_link_target | path_open | fd_readdir |
-                               path_readlink | path_rename_source | path_rename_target | path_filestat_get |
-                               path_filestat_set_size | path_filestat_set_times | fd_filestat_get |
-                               fd_filestat_set_times | path_symlink | path_remove_directory |
-                               path_unlink_file;
+constexpr uint64_t directory =
+    fd_datasync | fd_fdstat_set_flags | fd_sync | path_create_directory | path_create_file |
+    path_link_source | path_link_target | path_open | fd_readdir | path_readlink | path_rename_source |
+    path_rename_target | path_filestat_get | path_filestat_set_size | path_filestat_set_times |
+    fd_filestat_get | fd_filestat_set_times | path_symlink | path_remove_directory | path_unlink_file;
 // No seek/tell: wasi-libc's isatty() is "character device without seek/tell".
 constexpr uint64_t stream = fd_datasync | fd_read | fd_fdstat_set_flags | fd_sync | fd_write | fd_advise |
                             fd_filestat_get | poll_fd_readwrite;
@@ -100,15 +99,18 @@ constexpr uint64_t socket = stream | sock_shutdown | sock_accept;
 
 // Record sizes and field offsets (witx-calculated, as in wasi-libc's api.h).
 namespace layout {
-constexpr uint32_t iovec_size = 8;        // buf u32 @0, buf_len u32 @4
-constexpr uint32_t fdstat_size = 24;      // filetype u8 @0, flags u16 @2, rights_base u64 @8, inheriting u64 @16
-constexpr uint32_t filestat_size = 64;    // dev @0, ino @8, filetype u8 @16, nlink @24, size @32, atim @40, mtim @48, ctim @56
-constexpr uint32_t dirent_size = 24;      // d_next u64 @0, d_ino u64 @8, d_namlen u32 @16, d_type u8 @20; name follows
-constexpr uint32_t prestat_size = 8;      // tag u8 @0 (0 = dir), pr_name_len u32 @4
+constexpr uint32_t iovec_size = 8;    // buf u32 @0, buf_len u32 @4
+constexpr uint32_t fdstat_size = 24;  // filetype u8 @0, flags u16 @2, rights_base u64 @8, inheriting u64 @16
+constexpr uint32_t filestat_size =
+    64;  // dev @0, ino @8, filetype u8 @16, nlink @24, size @32, atim @40, mtim @48, ctim @56
+constexpr uint32_t dirent_size =
+    24;  // d_next u64 @0, d_ino u64 @8, d_namlen u32 @16, d_type u8 @20; name follows
+constexpr uint32_t prestat_size = 8;        // tag u8 @0 (0 = dir), pr_name_len u32 @4
 constexpr uint32_t subscription_size = 48;  // userdata u64 @0, tag u8 @8, union @16
 //   clock: id u32 @16, timeout u64 @24, precision u64 @32, flags u16 @40
 //   fd_read / fd_write: file_descriptor u32 @16
-constexpr uint32_t event_size = 32;       // userdata u64 @0, error u16 @8, type u8 @10, nbytes u64 @16, flags u16 @24
+constexpr uint32_t event_size =
+    32;  // userdata u64 @0, error u16 @8, type u8 @10, nbytes u64 @16, flags u16 @24
 }  // namespace layout
 
 }  // namespace wzvm::wasi

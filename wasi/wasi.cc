@@ -31,83 +31,160 @@ const char* errno_name(Errno e) {
 
 Errno from_host_errno(int e) {
   switch (e) {
-    case 0: return Errno::success;
-    case E2BIG: return Errno::e2big;
-    case EACCES: return Errno::eacces;
-    case EADDRINUSE: return Errno::eaddrinuse;
-    case EADDRNOTAVAIL: return Errno::eaddrnotavail;
-    case EAFNOSUPPORT: return Errno::eafnosupport;
-    case EAGAIN: return Errno::eagain;
-    case EALREADY: return Errno::ealready;
-    case EBADF: return Errno::ebadf;
-    case EBADMSG: return Errno::ebadmsg;
-    case EBUSY: return Errno::ebusy;
-    case ECANCELED: return Errno::ecanceled;
-    case ECHILD: return Errno::echild;
-    case ECONNABORTED: return Errno::econnaborted;
-    case ECONNREFUSED: return Errno::econnrefused;
-    case ECONNRESET: return Errno::econnreset;
-    case EDEADLK: return Errno::edeadlk;
-    case EDESTADDRREQ: return Errno::edestaddrreq;
-    case EDOM: return Errno::edom;
-    case EDQUOT: return Errno::edquot;
-    case EEXIST: return Errno::eexist;
-    case EFAULT: return Errno::efault;
-    case EFBIG: return Errno::efbig;
-    case EHOSTUNREACH: return Errno::ehostunreach;
-    case EIDRM: return Errno::eidrm;
-    case EILSEQ: return Errno::eilseq;
-    case EINPROGRESS: return Errno::einprogress;
-    case EINTR: return Errno::eintr;
-    case EINVAL: return Errno::einval;
-    case EIO: return Errno::eio;
-    case EISCONN: return Errno::eisconn;
-    case EISDIR: return Errno::eisdir;
-    case ELOOP: return Errno::eloop;
-    case EMFILE: return Errno::emfile;
-    case EMLINK: return Errno::emlink;
-    case EMSGSIZE: return Errno::emsgsize;
-    case EMULTIHOP: return Errno::emultihop;
-    case ENAMETOOLONG: return Errno::enametoolong;
-    case ENETDOWN: return Errno::enetdown;
-    case ENETRESET: return Errno::enetreset;
-    case ENETUNREACH: return Errno::enetunreach;
-    case ENFILE: return Errno::enfile;
-    case ENOBUFS: return Errno::enobufs;
-    case ENODEV: return Errno::enodev;
-    case ENOENT: return Errno::enoent;
-    case ENOEXEC: return Errno::enoexec;
-    case ENOLCK: return Errno::enolck;
-    case ENOLINK: return Errno::enolink;
-    case ENOMEM: return Errno::enomem;
-    case ENOMSG: return Errno::enomsg;
-    case ENOPROTOOPT: return Errno::enoprotoopt;
-    case ENOSPC: return Errno::enospc;
-    case ENOSYS: return Errno::enosys;
-    case ENOTCONN: return Errno::enotconn;
-    case ENOTDIR: return Errno::enotdir;
-    case ENOTEMPTY: return Errno::enotempty;
-    case ENOTRECOVERABLE: return Errno::enotrecoverable;
-    case ENOTSOCK: return Errno::enotsock;
-    case ENOTSUP: return Errno::enotsup;  // == EOPNOTSUPP on Linux
-    case ENOTTY: return Errno::enotty;
-    case ENXIO: return Errno::enxio;
-    case EOVERFLOW: return Errno::eoverflow;
-    case EOWNERDEAD: return Errno::eownerdead;
-    case EPERM: return Errno::eperm;
-    case EPIPE: return Errno::epipe;
-    case EPROTO: return Errno::eproto;
-    case EPROTONOSUPPORT: return Errno::eprotonosupport;
-    case EPROTOTYPE: return Errno::eprototype;
-    case ERANGE: return Errno::erange;
-    case EROFS: return Errno::erofs;
-    case ESPIPE: return Errno::espipe;
-    case ESRCH: return Errno::esrch;
-    case ESTALE: return Errno::estale;
-    case ETIMEDOUT: return Errno::etimedout;
-    case ETXTBSY: return Errno::etxtbsy;
-    case EXDEV: return Errno::exdev;
-    default: return Errno::eio;
+    case 0:
+      return Errno::success;
+    case E2BIG:
+      return Errno::e2big;
+    case EACCES:
+      return Errno::eacces;
+    case EADDRINUSE:
+      return Errno::eaddrinuse;
+    case EADDRNOTAVAIL:
+      return Errno::eaddrnotavail;
+    case EAFNOSUPPORT:
+      return Errno::eafnosupport;
+    case EAGAIN:
+      return Errno::eagain;
+    case EALREADY:
+      return Errno::ealready;
+    case EBADF:
+      return Errno::ebadf;
+    case EBADMSG:
+      return Errno::ebadmsg;
+    case EBUSY:
+      return Errno::ebusy;
+    case ECANCELED:
+      return Errno::ecanceled;
+    case ECHILD:
+      return Errno::echild;
+    case ECONNABORTED:
+      return Errno::econnaborted;
+    case ECONNREFUSED:
+      return Errno::econnrefused;
+    case ECONNRESET:
+      return Errno::econnreset;
+    case EDEADLK:
+      return Errno::edeadlk;
+    case EDESTADDRREQ:
+      return Errno::edestaddrreq;
+    case EDOM:
+      return Errno::edom;
+    case EDQUOT:
+      return Errno::edquot;
+    case EEXIST:
+      return Errno::eexist;
+    case EFAULT:
+      return Errno::efault;
+    case EFBIG:
+      return Errno::efbig;
+    case EHOSTUNREACH:
+      return Errno::ehostunreach;
+    case EIDRM:
+      return Errno::eidrm;
+    case EILSEQ:
+      return Errno::eilseq;
+    case EINPROGRESS:
+      return Errno::einprogress;
+    case EINTR:
+      return Errno::eintr;
+    case EINVAL:
+      return Errno::einval;
+    case EIO:
+      return Errno::eio;
+    case EISCONN:
+      return Errno::eisconn;
+    case EISDIR:
+      return Errno::eisdir;
+    case ELOOP:
+      return Errno::eloop;
+    case EMFILE:
+      return Errno::emfile;
+    case EMLINK:
+      return Errno::emlink;
+    case EMSGSIZE:
+      return Errno::emsgsize;
+    case EMULTIHOP:
+      return Errno::emultihop;
+    case ENAMETOOLONG:
+      return Errno::enametoolong;
+    case ENETDOWN:
+      return Errno::enetdown;
+    case ENETRESET:
+      return Errno::enetreset;
+    case ENETUNREACH:
+      return Errno::enetunreach;
+    case ENFILE:
+      return Errno::enfile;
+    case ENOBUFS:
+      return Errno::enobufs;
+    case ENODEV:
+      return Errno::enodev;
+    case ENOENT:
+      return Errno::enoent;
+    case ENOEXEC:
+      return Errno::enoexec;
+    case ENOLCK:
+      return Errno::enolck;
+    case ENOLINK:
+      return Errno::enolink;
+    case ENOMEM:
+      return Errno::enomem;
+    case ENOMSG:
+      return Errno::enomsg;
+    case ENOPROTOOPT:
+      return Errno::enoprotoopt;
+    case ENOSPC:
+      return Errno::enospc;
+    case ENOSYS:
+      return Errno::enosys;
+    case ENOTCONN:
+      return Errno::enotconn;
+    case ENOTDIR:
+      return Errno::enotdir;
+    case ENOTEMPTY:
+      return Errno::enotempty;
+    case ENOTRECOVERABLE:
+      return Errno::enotrecoverable;
+    case ENOTSOCK:
+      return Errno::enotsock;
+    case ENOTSUP:
+      return Errno::enotsup;  // == EOPNOTSUPP on Linux
+    case ENOTTY:
+      return Errno::enotty;
+    case ENXIO:
+      return Errno::enxio;
+    case EOVERFLOW:
+      return Errno::eoverflow;
+    case EOWNERDEAD:
+      return Errno::eownerdead;
+    case EPERM:
+      return Errno::eperm;
+    case EPIPE:
+      return Errno::epipe;
+    case EPROTO:
+      return Errno::eproto;
+    case EPROTONOSUPPORT:
+      return Errno::eprotonosupport;
+    case EPROTOTYPE:
+      return Errno::eprototype;
+    case ERANGE:
+      return Errno::erange;
+    case EROFS:
+      return Errno::erofs;
+    case ESPIPE:
+      return Errno::espipe;
+    case ESRCH:
+      return Errno::esrch;
+    case ESTALE:
+      return Errno::estale;
+    case ETIMEDOUT:
+      return Errno::etimedout;
+    case ETXTBSY:
+      return Errno::etxtbsy;
+    case EXDEV:
+      return Errno::exdev;
+    default:
+      return Errno::eio;
   }
 }
 
@@ -149,10 +226,18 @@ int64_t to_ns(const timespec& ts) { return int64_t(ts.tv_sec) * 1000000000 + ts.
 
 bool host_clock(uint32_t id, clockid_t& out) {
   switch (id) {
-    case clockid::realtime: out = CLOCK_REALTIME; return true;
-    case clockid::monotonic: out = CLOCK_MONOTONIC; return true;
-    case clockid::process_cputime: out = CLOCK_PROCESS_CPUTIME_ID; return true;
-    case clockid::thread_cputime: out = CLOCK_THREAD_CPUTIME_ID; return true;
+    case clockid::realtime:
+      out = CLOCK_REALTIME;
+      return true;
+    case clockid::monotonic:
+      out = CLOCK_MONOTONIC;
+      return true;
+    case clockid::process_cputime:
+      out = CLOCK_PROCESS_CPUTIME_ID;
+      return true;
+    case clockid::thread_cputime:
+      out = CLOCK_THREAD_CPUTIME_ID;
+      return true;
   }
   return false;
 }
@@ -177,8 +262,9 @@ Wasi::Wasi(Config config) : config_(std::move(config)), sandbox_(config_.resolve
 bool Wasi::executed(Call& c, uint64_t& out) {
   const vm::Profiling* p = c.host ? c.host->store.thread()->profiling : nullptr;
   if (!p || !p->fuel_set) {
-    c.trap = "wasi: deterministic mode reads its clock from the fuel counter: lower the module with "
-             "vm::LoadOptions::fuel and call vm::Profiling::set_fuel before running it";
+    c.trap =
+        "wasi: deterministic mode reads its clock from the fuel counter: lower the module with "
+        "vm::LoadOptions::fuel and call vm::Profiling::set_fuel before running it";
     return false;
   }
   out = p->fuel_used();
@@ -220,7 +306,7 @@ Wasi::Fd Wasi::describe(int host, bool owned) {
       f.base &= ~rights::sock_accept;
   } else {
     // Character devices (ttys), block devices, pipes (WASI has no FIFO type).
-    f.type = S_ISCHR(st.st_mode) ? filetype::character_device
+    f.type = S_ISCHR(st.st_mode)   ? filetype::character_device
              : S_ISBLK(st.st_mode) ? filetype::block_device
                                    : filetype::unknown;
     f.base = S_ISBLK(st.st_mode) ? rights::file : rights::stream;
@@ -343,7 +429,8 @@ vm::Result<vm::Extern> Wasi::import_for(vm::Store& store, const vm::Module& modu
 namespace {
 
 // args_get / environ_get: an array of pointers into one buffer of NUL-terminated strings.
-Errno write_strings(const GuestMemory& mem, const std::vector<std::string>& strs, uint32_t ptrs, uint32_t buf) {
+Errno write_strings(const GuestMemory& mem, const std::vector<std::string>& strs, uint32_t ptrs,
+                    uint32_t buf) {
   uint64_t total = 0;
   for (const auto& s : strs) total += s.size() + 1;
   if (!mem.check(ptrs, uint64_t(strs.size()) * 4) || !mem.check(buf, total)) return Errno::efault;

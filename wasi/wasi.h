@@ -32,7 +32,7 @@ struct pollfd;
 
 namespace wzvm::wasi {
 
-struct PollSub;    // wasi/poll.cc
+struct PollSub;  // wasi/poll.cc
 struct PollEvent;
 
 inline constexpr const char* kModuleName = "wasi_snapshot_preview1";
@@ -79,7 +79,7 @@ std::span<const FunctionInfo> functions();
 struct Call {
   GuestMemory mem;
   std::span<const vm::Value> args;
-  std::optional<int> exit_code;  // set by proc_exit
+  std::optional<int> exit_code;     // set by proc_exit
   vm::HostContext* host = nullptr;  // the calling thread's store (deterministic clocks); null in unit tests
   std::string trap;                 // non-empty: the call traps with this message (a misconfigured embedding)
   uint32_t u32(size_t i) const { return args[i].i32; }
@@ -116,7 +116,7 @@ class Wasi {
     int host = -1;
     bool owned = true;  // false for the borrowed stdio fds
     uint8_t type = filetype::unknown;
-    uint64_t base = 0, inheriting = 0;  // rights
+    uint64_t base = 0, inheriting = 0;   // rights
     std::optional<std::string> preopen;  // guest name of a preopened directory
     std::vector<DirEntry> dir_cache;     // fd_readdir: entries read when cookie 0 was asked
   };
@@ -124,7 +124,7 @@ class Wasi {
   explicit Wasi(Config config);
   // The fd entry if it exists and holds all of `need`; else badf / enotcapable.
   Errno get(uint32_t fd, uint64_t need, Fd*& out);
-  uint32_t insert(Fd fd);  // lowest free number
+  uint32_t insert(Fd fd);                    // lowest free number
   static Fd describe(int host, bool owned);  // type and rights from fstat
   Errno iovecs(const GuestMemory& mem, uint32_t iovs, uint32_t n, std::vector<struct iovec>& out);
   Errno read_dir(Fd& f);
@@ -138,7 +138,8 @@ class Wasi {
   Errno poll_host(std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
                   const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs);
   Errno poll_virtual(Call& c, std::vector<PollEvent>& events, std::vector<struct pollfd>& pfds,
-                     const std::vector<const PollSub*>& fd_subs, const std::vector<const PollSub*>& clock_subs);
+                     const std::vector<const PollSub*>& fd_subs,
+                     const std::vector<const PollSub*>& clock_subs);
 
   Config config_;
   Sandbox sandbox_;

@@ -7,10 +7,10 @@
 // fib's self count for fib(22) as `wzvm --profile=instructions --profile-text
 // --invoke fib example.wasm 22` prints it. A project records such a number
 // once and the test fails when the code's cost moves beyond the tolerance.
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "profiler/instruction_profile.h"
 #include "profiler/testing.h"
@@ -31,10 +31,11 @@ TEST(Counts, FibMatchesTheRecordedCount) {
   const uint64_t expected = std::strtoull(recorded, nullptr, 10);
   auto p = InstructionProfile::run_and_count_file(module(), "fib", {Value::from_i32(22)});
   ASSERT_TRUE(p) << p.error().to_string();
-  EXPECT_INSTRUCTIONS(*p, "fib", expected, 0);   // exactly
-  EXPECT_TOTAL_INSTRUCTIONS(*p, expected, 0);    // fib is all the run does
+  EXPECT_INSTRUCTIONS(*p, "fib", expected, 0);                     // exactly
+  EXPECT_TOTAL_INSTRUCTIONS(*p, expected, 0);                      // fib is all the run does
   EXPECT_INSTRUCTIONS(*p, "fib", expected + expected / 200, 1.0);  // 0.5% off, 1% allowed
-  EXPECT_FALSE(wzvm::profiler::testing::instructions_near(*p, "fib", expected + expected / 50, 1.0));  // 2% off
+  EXPECT_FALSE(
+      wzvm::profiler::testing::instructions_near(*p, "fib", expected + expected / 50, 1.0));  // 2% off
 }
 
 }  // namespace

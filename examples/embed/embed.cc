@@ -115,7 +115,8 @@ int main(int argc, char** argv) {
     auto imports = (*w)->imports_for(store, **module);
     if (!imports) return fail(path + ": " + imports.error().message);
     auto inst = store.instantiate(*module, *imports);
-    if (!inst && inst.error().kind != vm::Error::Kind::Instantiate) return fail(path + ": " + inst.error().to_string());
+    if (!inst && inst.error().kind != vm::Error::Kind::Instantiate)
+      return fail(path + ": " + inst.error().to_string());
     if (!inst) {
       trap = vm::Trap::make(vm::TrapCode::Unreachable, inst.error().message);  // in the start function
     } else if (vm::FuncInst* start = (*inst)->exported_func("_start")) {
@@ -128,8 +129,9 @@ int main(int argc, char** argv) {
   }
   prof.stop();
 
-  for (const auto& [file, profile] : {std::pair{"cpu.pb.gz", profiler::build_cpu_profile(prof)},
-                                      std::pair{"instructions.pb.gz", profiler::build_instructions_profile(prof)}}) {
+  for (const auto& [file, profile] :
+       {std::pair{"cpu.pb.gz", profiler::build_cpu_profile(prof)},
+        std::pair{"instructions.pb.gz", profiler::build_instructions_profile(prof)}}) {
     if (!profiler::write_profile(profile, file, why)) return fail(std::string(file) + ": " + why);
     std::cerr << "embed: wrote " << file << "\n";
   }
@@ -142,8 +144,10 @@ int main(int argc, char** argv) {
     return 124;
   }
   switch (trap.code) {
-    case vm::TrapCode::None: return 0;
-    case vm::TrapCode::Exit: return trap.exit_code;
+    case vm::TrapCode::None:
+      return 0;
+    case vm::TrapCode::Exit:
+      return trap.exit_code;
     default:
       std::cerr << "embed: trap: " << trap.message << "\n";
       return 134;

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The project's C++ in the house style (.clang-format), with clang-format 14.
+#   bash scripts/format.sh          reformat in place
+#   bash scripts/format.sh --check  list what differs and fail (ctest `format`)
+# Covers the C++ the project writes (*.cc, *.h): not third_party/, and not
+# the guest programs in testdata/ and bench/, whose line numbers tests and
+# benchmark listings refer to.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+fmt=$(command -v clang-format-14 || true)
+[ -n "$fmt" ] || { echo "format: clang-format-14 not found (apt-get install clang-format-14)" >&2; exit 2; }
+mapfile -t files < <(git ls-files -- 'vm/*.cc' 'vm/*.h' 'fuzz/*.cc' 'fuzz/*.h' 'profiler/*.cc' 'profiler/*.h' \
+  'wasi/*.cc' 'wasi/*.h' 'cli/*.cc' 'cli/*.h' 'tests/*.cc' 'tests/*.h' 'spec-tests/*.cc' 'spec-tests/*.h' \
+  'bench/*.cc' 'examples/*.cc' 'examples/*.h' 2>/dev/null || true)
+# 77: ctest's "skipped" (a source tree that is not a git checkout).
+[ "${#files[@]}" -gt 0 ] || { echo "format: not a git checkout: no list of the project's files; skipped" >&2; exit 77; }
+if [ "${1:-}" = "--check" ]; then
+  bad=0
+  for f in "${files[@]}"; do
+    if ! "$fmt" --dry-run -Werror "$f" >/dev/null 2>&1; then
+      echo "format: $f differs from .clang-format (bash scripts/format.sh fixes it)" >&2
+      bad=1
+    fi
+  done
+  [ "$bad" = 0 ] && echo "format: ${#files[@]} files follow .clang-format"
+  exit "$bad"
+fi
+"$fmt" -i "${files[@]}"
