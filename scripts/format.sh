@@ -9,9 +9,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 fmt=$(command -v clang-format-14 || true)
 [ -n "$fmt" ] || { echo "format: clang-format-14 not found (apt-get install clang-format-14)" >&2; exit 2; }
-mapfile -t files < <(git ls-files -- 'vm/*.cc' 'vm/*.h' 'fuzz/*.cc' 'fuzz/*.h' 'profiler/*.cc' 'profiler/*.h' \
-  'wasi/*.cc' 'wasi/*.h' 'cli/*.cc' 'cli/*.h' 'tests/*.cc' 'tests/*.h' 'spec-tests/*.cc' 'spec-tests/*.h' \
-  'bench/*.cc' 'examples/*.cc' 'examples/*.h' 2>/dev/null || true)
+# The rooms in the style so far; cli/, profiler/ and tests/ join when they
+# are reformatted (a one-off commit of its own, like the others').
+ROOMS=(vm fuzz wasi spec-tests bench examples)
+patterns=()
+for r in "${ROOMS[@]}"; do patterns+=("$r/*.cc" "$r/*.h"); done
+mapfile -t files < <(git ls-files -- "${patterns[@]}" 2>/dev/null || true)
 # 77: ctest's "skipped" (a source tree that is not a git checkout).
 [ "${#files[@]}" -gt 0 ] || { echo "format: not a git checkout: no list of the project's files; skipped" >&2; exit 77; }
 if [ "${1:-}" = "--check" ]; then
