@@ -53,6 +53,19 @@ inline std::vector<std::string> feature_flags(bool simd = true) {
   return flags;
 }
 
+// Where binaryen's tools are: $WZVM_BINARYEN_BIN, else the build's unpacked
+// copy (WZVM_BINARYEN_BIN, scripts/fetch-binaryen.sh), else PATH. Binaryen
+// is not installed for wzvm: clang-14 would run its wasm-opt on every wasm
+// link it does at -O1 and above.
+inline std::string binaryen_tool(const char* name) {
+  if (const char* dir = std::getenv("WZVM_BINARYEN_BIN"); dir && *dir) return std::string(dir) + "/" + name;
+#ifdef WZVM_BINARYEN_BIN
+  std::string built = std::string(WZVM_BINARYEN_BIN) + "/" + name;
+  if (access(built.c_str(), X_OK) == 0) return built;
+#endif
+  return name;
+}
+
 // ---------------------------------------------------------------------------
 // Running the other engines: a child process with its output captured and a
 // CPU-time limit (binaryen's interpreter has no budget of its own; the
@@ -913,8 +926,8 @@ inline std::string denan_simd_text(const std::string& wat, bool* changed) {
 // rewrite above. Empty if a tool failed.
 inline std::vector<uint8_t> denan_module(const std::string& mod, const std::string& dir) {
   std::string scalar = dir + "/denan.wasm", wat = dir + "/denan.wat", simd = dir + "/denan-simd.wasm";
-  std::vector<std::string> dn = {"wasm-opt", mod, "--denan", "-o", scalar};
-  std::vector<std::string> dis = {"wasm-dis", scalar, "-o", wat};
+  std::vector<std::string> dn = {binaryen_tool("wasm-opt"), mod, "--denan", "-o", scalar};
+  std::vector<std::string> dis = {binaryen_tool("wasm-dis"), scalar, "-o", wat};
   for (const std::string& f : feature_flags()) {
     dn.push_back(f);
     dis.push_back(f);
@@ -925,7 +938,7 @@ inline std::vector<uint8_t> denan_module(const std::string& mod, const std::stri
   std::string rewritten = denan_simd_text(std::string(text.begin(), text.end()), &changed);
   if (!changed) return read_file(scalar);
   write_file(wat, std::vector<uint8_t>(rewritten.begin(), rewritten.end()));
-  std::vector<std::string> as = {"wasm-as", wat, "-o", simd};
+  std::vector<std::string> as = {binaryen_tool("wasm-as"), wat, "-o", simd};
   for (const std::string& f : feature_flags()) as.push_back(f);
   if (run_command(as, 20).status != 0) return {};
   return read_file(simd);
@@ -972,7 +985,7 @@ inline Outcome check_module(std::vector<uint8_t> module, const std::string& dir)
             compare(c.text, p.text, "plain").text;
     return o;
   }
-  std::vector<std::string> exec = {"wasm-opt", mod, "--fuzz-exec-before", "-q"};
+  std::vector<std::string> exec = {binaryen_tool("wasm-opt"), mod, "--fuzz-exec-before", "-q"};
   for (const std::string& f : features) exec.push_back(f);
   Command e = run_command(exec, 20);
   if (e.killed || e.status != 0) {
@@ -1003,7 +1016,7 @@ inline Outcome check_module(std::vector<uint8_t> module, const std::string& dir)
   if (!dm.empty() && write_file(dpath, dm)) {
     auto dl = vm::load_module(dm);
     Run dp = run_wzvm(dm, Mode::Sampled);
-    std::vector<std::string> dexec = {"wasm-opt", dpath, "--fuzz-exec-before", "-q"};
+    std::vector<std::string> dexec = {binaryen_tool("wasm-opt"), dpath, "--fuzz-exec-before", "-q"};
     for (const std::string& f : features) dexec.push_back(f);
     Command de = run_command(dexec, 20);
     if (dl && dp.complete && de.status == 0 &&
@@ -1026,7 +1039,7 @@ inline Outcome check_generated(const uint8_t* data, size_t size, const std::stri
     o.why = "cannot write " + seed;
     return o;
   }
-  std::vector<std::string> gen = {"wasm-opt", seed, "-ttf", "-o", raw};
+  std::vector<std::string> gen = {binaryen_tool("wasm-opt"), seed, "-ttf", "-o", raw};
   for (const std::string& f : feature_flags(simd)) gen.push_back(f);
   Command g = run_command(gen, 20);
   if (g.status != 0) {

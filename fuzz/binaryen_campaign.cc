@@ -188,7 +188,7 @@ int main(int argc, char** argv) {
   mkdir(v8dir.c_str(), 0755);
   bool use_v8 = node != "none" && run_command({node, "--version"}, 10).status == 0;
   if (!use_v8) std::fprintf(stderr, "wzvm-fuzz-binaryen: no node, comparing with binaryen only\n");
-  if (run_command({"wasm-opt", "--version"}, 10).status != 0) {
+  if (run_command({binaryen_tool("wasm-opt"), "--version"}, 10).status != 0) {
     // 77: what ctest counts as skipped (the fuzz-binaryen test).
     std::fprintf(
         stderr,

@@ -14,7 +14,10 @@ v8=${3:-}
 root=$(cd "$(dirname "$0")/.." && pwd)
 driver=${WZVM_FUZZ_BINARYEN:-$root/build/fuzz/wzvm-fuzz-binaryen}
 [ -x "$driver" ] || { echo "reduce-binaryen: no driver at $driver (build the wzvm-fuzz-binaryen target)" >&2; exit 2; }
-command -v wasm-reduce >/dev/null || { echo "reduce-binaryen: wasm-reduce not found (apt-get install binaryen)" >&2; exit 2; }
+# binaryen's tools: $WZVM_BINARYEN_BIN, else build/tools/binaryen (scripts/fetch-binaryen.sh), else PATH.
+bin=${WZVM_BINARYEN_BIN:-$root/build/tools/binaryen/usr/bin}
+[ -x "$bin/wasm-reduce" ] || bin=$(dirname "$(command -v wasm-reduce || echo /nonexistent/wasm-reduce)")
+[ -x "$bin/wasm-reduce" ] || { echo "reduce-binaryen: wasm-reduce not found (bash scripts/fetch-binaryen.sh build/tools/binaryen)" >&2; exit 2; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 if "$driver" --check "$in" $v8 --out "$work/check" 2>/dev/null; then
@@ -27,8 +30,8 @@ cp "$in" "$work/start.wasm"
 features="--enable-sign-ext --enable-threads --enable-mutable-globals --enable-nontrapping-float-to-int
           --enable-bulk-memory --enable-exception-handling --enable-tail-call --enable-multivalue
           --enable-memory64 --enable-extended-const --enable-simd"
-(cd "$work" && wasm-reduce start.wasm "--command=$driver --check test.wasm $v8 --out $work/check" \
-   -b "$(dirname "$(command -v wasm-opt)")" -t test.wasm -w work.wasm --timeout 20 --extra-flags="$(echo $features)" >reduce.log 2>&1) || {
+(cd "$work" && "$bin/wasm-reduce" start.wasm "--command=$driver --check test.wasm $v8 --out $work/check" \
+   -b "$bin" -t test.wasm -w work.wasm --timeout 20 --extra-flags="$(echo $features)" >reduce.log 2>&1) || {
   tail -20 "$work/reduce.log" >&2
   exit 1
 }

@@ -51,9 +51,18 @@ cpython() {
   bash scripts/build-cpython.sh "$BUILD_DIR/cpython"
 }
 
+# Debian's binaryen for the differential fuzz test (ctest fuzz-binaryen),
+# unpacked into the Release build tree, not installed (scripts/fetch-binaryen.sh
+# says why), and shared with the sanitizer build. Without it that test skips.
+binaryen() {
+  bash scripts/fetch-binaryen.sh "$BUILD_DIR/tools/binaryen" >/dev/null ||
+    echo "dev.sh: binaryen not unpacked; ctest fuzz-binaryen will skip" >&2
+}
+
 run_tests() {
   build
   cpython
+  binaryen
   (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS")
   if [ "${WZVM_ASAN:-1}" != 0 ]; then run_asan; fi
 }
@@ -77,7 +86,8 @@ run_asan() {
     -DCMAKE_C_FLAGS_ASAN="$opt $san" -DCMAKE_CXX_FLAGS_ASAN="$opt $san" \
     -DCMAKE_EXE_LINKER_FLAGS_ASAN="$san" -DCMAKE_SHARED_LINKER_FLAGS_ASAN="$san" \
     -DWZVM_SWITCH_DISPATCH=ON -DWZVM_BUILD_BENCH=OFF \
-    -DWZVM_CPYTHON_DIR="$(mkdir -p "$BUILD_DIR" && cd "$BUILD_DIR" && pwd)/cpython"
+    -DWZVM_CPYTHON_DIR="$(mkdir -p "$BUILD_DIR" && cd "$BUILD_DIR" && pwd)/cpython" \
+    -DWZVM_BINARYEN_DIR="$(cd "$BUILD_DIR" && pwd)/tools/binaryen"
   cmake --build "$dir" --parallel "$JOBS"
   (cd "$dir" && ASAN_OPTIONS=halt_on_error=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --output-on-failure --parallel "$JOBS")

@@ -8,8 +8,6 @@ PACKAGES=(
   build-essential cmake ninja-build g++ git ca-certificates python3
   # wasm32 test programs: C compiled by clang-14, .wat by wabt
   clang-14 lld-14 wasi-libc libclang-rt-14-dev-wasm32 wabt
-  # differential fuzzing: binaryen's generator and interpreter (fuzz/README.md)
-  binaryen
   # WASI test programs in C++ (libc++ for wasm32) and Rust (/usr/bin/rustc + wasm32-wasi std)
   libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 rustc libstd-rust-dev-wasm32
   # libraries
