@@ -409,7 +409,7 @@ inline std::string coarse_kind(const std::string& k) {
 // ---------------------------------------------------------------------------
 // wzvm's run, printing the events above.
 
-enum class Mode { Sampled, Plain, Counted };
+using wzvm::fuzz::Mode;
 
 struct Run {
   bool complete = false;  // false: the budget ran out, or the imports could not be made
@@ -418,12 +418,7 @@ struct Run {
 
 inline Run run_wzvm(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budget = 50'000'000) {
   Run run;
-  vm::LoadOptions opts;
-  if (mode == Mode::Counted) {
-    opts.count_instructions = true;
-    opts.call_hook = [](const vm::Module&, uint32_t) -> uint8_t { return 1; };
-  }
-  auto loaded = vm::load_module(bytes, opts);
+  auto loaded = vm::load_module(bytes, load_options(mode));
   if (!loaded) {
     run.complete = true;
     run.text = "load error: " + loaded.error().to_string() + "\n";
@@ -560,18 +555,27 @@ inline std::string canonical_log(std::string_view tokens, bool nan_payloads) {
   return out + "\n";
 }
 
+// The lines of a text (without their '\n').
+inline std::vector<std::string> lines_of(const std::string& s) {
+  std::vector<std::string> v;
+  size_t p = 0;
+  while (p < s.size()) {
+    size_t q = s.find('\n', p);
+    if (q == std::string::npos) q = s.size();
+    v.push_back(s.substr(p, q - p));
+    p = q + 1;
+  }
+  return v;
+}
+
 // Binaryen's --fuzz-exec-before output, canonical. `host_limit` is set when
 // binaryen gave up ("[host limit ...]"): what follows is not comparable.
 inline std::string canonical_binaryen(std::string_view text, const vm::Module& m, bool* host_limit) {
   auto results = export_results(m);
   std::string out;
   *host_limit = false;
-  size_t p = 0;
-  while (p < text.size()) {
-    size_t q = text.find('\n', p);
-    if (q == std::string_view::npos) q = text.size();
-    std::string_view line = text.substr(p, q - p);
-    p = q + 1;
+  for (const std::string& l : lines_of(std::string(text))) {
+    std::string_view line = l;
     auto starts = [&](std::string_view s) { return line.substr(0, s.size()) == s; };
     if (starts("[fuzz-exec] calling ")) {
       out += "call " + std::string(line.substr(20)) + "\n";
@@ -601,12 +605,8 @@ inline std::string canonical_binaryen(std::string_view text, const vm::Module& m
 inline std::string canonical_v8(std::string_view text, const vm::Module& m) {
   auto results = export_results(m);
   std::string out;
-  size_t p = 0;
-  while (p < text.size()) {
-    size_t q = text.find('\n', p);
-    if (q == std::string_view::npos) q = text.size();
-    std::string_view line = text.substr(p, q - p);
-    p = q + 1;
+  for (const std::string& l : lines_of(std::string(text))) {
+    std::string_view line = l;
     if (line.substr(0, 4) == "log ") {
       out += canonical_log(line.substr(4), false);
     } else if (line.substr(0, 7) == "result ") {
@@ -651,18 +651,6 @@ inline std::string relaxed(const std::string& canonical) {
 // other is not a divergence (their depth limits differ), nor is anything
 // after it; so both texts are cut at the first call where either says so,
 // or where binaryen hit a host limit.
-
-inline std::vector<std::string> lines_of(const std::string& s) {
-  std::vector<std::string> v;
-  size_t p = 0;
-  while (p < s.size()) {
-    size_t q = s.find('\n', p);
-    if (q == std::string::npos) q = s.size();
-    v.push_back(s.substr(p, q - p));
-    p = q + 1;
-  }
-  return v;
-}
 
 // Index of the "call" line that starts the call containing line i.
 inline size_t call_start(const std::vector<std::string>& v, size_t i) {

@@ -110,6 +110,20 @@ inline bool stub_imports(vm::Store& store, const vm::Module& m, std::vector<vm::
   return true;
 }
 
+// The three ways the differential checks run a module (fuzz/targets.h,
+// fuzz/binaryen.h): the sampling loop under a budget, the plain loop, and
+// code lowered with instruction counting and every function call-hooked.
+enum class Mode { Sampled, Plain, Counted };
+
+inline vm::LoadOptions load_options(Mode mode) {
+  vm::LoadOptions opts;
+  if (mode == Mode::Counted) {
+    opts.count_instructions = true;
+    opts.call_hook = [](const vm::Module&, uint32_t) -> uint8_t { return 1; };
+  }
+  return opts;
+}
+
 // Zero of each parameter type: what the targets call exports with.
 inline std::vector<vm::Value> zero_args(const vm::FuncType& t) {
   std::vector<vm::Value> args;

@@ -118,17 +118,10 @@ inline std::string describe_trap(const vm::Trap& t) {
   return s;
 }
 
-enum class Mode { Sampled, Plain, Counted };
-
 // Runs the module one way; false if the budget ran out (S) or it could not be set up.
 inline bool run(const std::vector<uint8_t>& bytes, Mode mode, uint64_t budget, std::string& out,
                 uint64_t* used) {
-  vm::LoadOptions opts;
-  if (mode == Mode::Counted) {
-    opts.count_instructions = true;
-    opts.call_hook = [](const vm::Module&, uint32_t) -> uint8_t { return 1; };
-  }
-  auto loaded = vm::load_module(bytes, opts);
+  auto loaded = vm::load_module(bytes, load_options(mode));
   if (!loaded) {
     out = "load error";
     return true;
