@@ -672,6 +672,10 @@ int main(int argc, char** argv) {
   // A guest writing to a closed pipe gets EPIPE, as under wasmtime, rather
   // than wzvm dying of SIGPIPE.
   std::signal(SIGPIPE, SIG_IGN);
+  // Likewise a file size limit (ulimit -f): a write past it fails with EFBIG
+  // (the guest's, or a profile's, reported as such, the profile's temporary
+  // file removed) instead of SIGXFSZ killing wzvm halfway through a file.
+  std::signal(SIGXFSZ, SIG_IGN);
   opt.args.assign(rest.begin() + 1, rest.end());
   bool profile_write_failed = false;
   opt.profile.write_failed = &profile_write_failed;

@@ -307,6 +307,7 @@ void ProfileSession::finish() {
   // The guest's own output comes first.
   std::cout.flush();
   std::set<std::string> without_lines;  // one note per module, however many profiles
+  bool wrote = false;
   // `raw`: the profile already serialized (then `p` is not used).
   auto write = [&](const Output& o, const perftools::profiles::Profile& p, const std::string* raw) {
     std::string why, data;
@@ -324,6 +325,7 @@ void ProfileSession::finish() {
       ok = profiler::write_file_atomic(o.path, data, why);
     }
     if (ok) {
+      wrote = true;
       char view[512];
       std::snprintf(view, sizeof view, f->view, o.path.c_str());
       std::cerr << "wzvm: " << o.kind << " profile written to " << o.path << " (view: " << view << ")\n";
@@ -363,13 +365,19 @@ void ProfileSession::finish() {
     write(o, built, nullptr);
   }
   std::cerr << summaries;
+  // The notes are about the profiles: none when every file failed to be
+  // written, so that the error stays the one thing said about them.
+  const bool notes = wrote || outputs_.empty();
   // A Go module has no DWARF to add (Go writes none for wasm): its lines come
   // from Go's tables, or, when those could not be read, it is said why.
   const profiler::Symbolizer& sym = profiler_->symbolizer(module_);
-  if (!sym.go_note().empty()) std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
+  if (notes && !sym.go_note().empty())
+    std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
   // CPython whose frames could not be read: its profile is the C one.
-  if (!sym.python_note().empty()) std::cerr << "wzvm: note: " << module_path_ << ": " << sym.python_note() << "\n";
+  if (notes && !sym.python_note().empty())
+    std::cerr << "wzvm: note: " << module_path_ << ": " << sym.python_note() << "\n";
   if (sym.built_by_go()) without_lines.erase(module_path_);
+  if (!notes) without_lines.clear();
   for (const std::string& m : without_lines)
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
               << "build it with -g for source lines and inlined frames\n";

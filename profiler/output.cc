@@ -55,8 +55,10 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
     fd = open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     if (fd < 0 && errno != EEXIST) break;
   }
+  // Errors name `path`, the file asked for: the temporary's name is ours, and
+  // it is gone again when the error is reported.
   if (fd < 0) {
-    why = "cannot create " + tmp + ": " + std::strerror(errno);
+    why = "cannot write " + path + ": " + std::strerror(errno);
     return false;
   }
   const char* p = data.data();
@@ -65,7 +67,7 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
     ssize_t n = write(fd, p, left);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      why = "cannot write " + tmp + ": " + std::strerror(n < 0 ? errno : EIO);
+      why = "cannot write " + path + ": " + std::strerror(n < 0 ? errno : EIO);
       close(fd);
       unlink(tmp.c_str());
       return false;
@@ -74,7 +76,7 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
     left -= static_cast<size_t>(n);
   }
   if (close(fd) != 0) {
-    why = "cannot write " + tmp + ": " + std::strerror(errno);
+    why = "cannot write " + path + ": " + std::strerror(errno);
     unlink(tmp.c_str());
     return false;
   }
