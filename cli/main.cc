@@ -6,14 +6,15 @@
 //   128 + N a profiled run stopped by signal N (SIGINT, SIGTERM).
 
 #include <pthread.h>
-#include <sys/stat.h>
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <CLI/CLI.hpp>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -26,21 +27,19 @@
 #include <thread>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "cli/preopens.h"
 #include "cli/profile.h"
 #include "cli/report.h"
 #include "cli/values.h"
 #include "profiler/cpython.h"
 #include "profiler/golang.h"
+#include "vm/atomics.h"
 #include "vm/interp.h"
 #include "vm/module.h"
-#include "vm/atomics.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
-#include "wasi/wasi.h"
 #include "wasi/threads.h"
+#include "wasi/wasi.h"
 
 extern char** environ;
 
@@ -112,9 +111,9 @@ bool read_file(const std::string& path, uint64_t max_bytes, std::vector<uint8_t>
 }
 
 struct Options {
-  std::string invoke;  // empty: run _start
+  std::string invoke;                      // empty: run _start
   std::vector<cli::PreopenFlag> preopens;  // --dir, --listen, --fd, in command-line order
-  std::vector<std::string> envs;  // --env NAME=VALUE
+  std::vector<std::string> envs;           // --env NAME=VALUE
   bool inherit_env = false;
   std::string file;
   std::vector<std::string> args;  // everything after the module path
@@ -124,10 +123,10 @@ struct Options {
   // --max-module-size. 1 GiB: the largest real modules are a few hundred MB,
   // and the decoder's own limit (offsets are u32) is 4 GiB.
   uint64_t max_module_bytes = uint64_t{1} << 30;
-  std::optional<uint64_t> fuel;                 // --fuel: most wasm instructions the guest may run
+  std::optional<uint64_t> fuel;                     // --fuel: most wasm instructions the guest may run
   std::optional<std::chrono::nanoseconds> timeout;  // --timeout: wall-clock budget of the run
-  bool deterministic = false;  // --deterministic (wasi/deterministic.h)
-  uint64_t random_seed = 0;    // --random-seed
+  bool deterministic = false;                       // --deterministic (wasi/deterministic.h)
+  uint64_t random_seed = 0;                         // --random-seed
 };
 
 // A duration: a number with an optional unit (ns, us, ms, s, m, h; default s),
@@ -135,14 +134,15 @@ struct Options {
 std::string parse_duration(const std::string& text, std::chrono::nanoseconds& out) {
   size_t unit = text.find_first_not_of("0123456789.");
   std::string num = text.substr(0, unit), suffix = unit == std::string::npos ? "" : text.substr(unit);
-  static const std::pair<const char*, double> kUnits[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3},
-                                                          {"ns", 1},  {"m", 60e9}, {"h", 3600e9}};
+  static const std::pair<const char*, double> kUnits[] = {{"", 1e9}, {"s", 1e9},  {"ms", 1e6},  {"us", 1e3},
+                                                          {"ns", 1}, {"m", 60e9}, {"h", 3600e9}};
   double scale = 0;
   for (const auto& [name, ns] : kUnits)
     if (suffix == name) scale = ns;
   char* end = nullptr;
   double v = num.empty() || num.find('.') != num.rfind('.') ? -1 : std::strtod(num.c_str(), &end);
-  if (scale == 0 || v < 0 || (end && *end)) return "expected a duration such as 500ms, 10s or 2m, got '" + text + "'";
+  if (scale == 0 || v < 0 || (end && *end))
+    return "expected a duration such as 500ms, 10s or 2m, got '" + text + "'";
   double ns = v * scale;
   if (ns < 1 || ns > 365 * 24 * 3600e9) return "a duration from 1ns to a year, got '" + text + "'";
   out = std::chrono::nanoseconds(static_cast<int64_t>(ns));
@@ -159,7 +159,8 @@ class Watchdog {
       : thread_([this, &p, after] {
           std::unique_lock lock(mu_);
           if (cv_.wait_for(lock, after, [this] { return done_; })) return;
-          vm::set_flag(p.interrupt_requested, 1);  // before raise(): take_sample reads it after clearing sample_pending
+          vm::set_flag(p.interrupt_requested,
+                       1);  // before raise(): take_sample reads it after clearing sample_pending
           p.raise();
           // threads: a guest parked in memory.atomic.wait reaches no safe point
           // until it wakes; wake it (the run is ending anyway).
@@ -213,7 +214,8 @@ class SignalStop {
           std::chrono::steady_clock::time_point first;
           for (int sig; sigwait(&set, &sig) == 0;) {
             if (done_.load()) return;
-            if (signal_.load() && std::chrono::steady_clock::now() - first < std::chrono::milliseconds(500)) continue;
+            if (signal_.load() && std::chrono::steady_clock::now() - first < std::chrono::milliseconds(500))
+              continue;
             if (signal_.exchange(sig) == 0) {
               first = std::chrono::steady_clock::now();
               std::cerr << "wzvm: " << (sig == SIGINT ? "SIGINT" : "SIGTERM")
@@ -254,9 +256,18 @@ std::string parse_bytes(const std::string& text, uint64_t& bytes) {
   std::string digits = text;
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'k': case 'K': mult = uint64_t{1} << 10; break;
-      case 'm': case 'M': mult = uint64_t{1} << 20; break;
-      case 'g': case 'G': mult = uint64_t{1} << 30; break;
+      case 'k':
+      case 'K':
+        mult = uint64_t{1} << 10;
+        break;
+      case 'm':
+      case 'M':
+        mult = uint64_t{1} << 20;
+        break;
+      case 'g':
+      case 'G':
+        mult = uint64_t{1} << 30;
+        break;
     }
     if (mult != 1) digits.pop_back();
   }
@@ -288,7 +299,8 @@ int run(const Options& opt) {
   // instructions are all that is profiled: CPU samples, allocations and the
   // live endpoint take their Python stacks from memory instead
   // (docs/RATIONALE.md, "Python").
-  if (opt.profile.count_instructions() && !opt.profile.cpu() && !opt.profile.mem() && opt.profile.pprof_addr.empty())
+  if (opt.profile.count_instructions() && !opt.profile.cpu() && !opt.profile.mem() &&
+      opt.profile.pprof_addr.empty())
     load_options.probe_dispatch = profiler::CPythonModule::dispatch_probe;
   load_options.features = opt.features;
   auto loaded = vm::load_module(std::move(bytes), load_options);
@@ -303,7 +315,8 @@ int run(const Options& opt) {
   if (opt.invoke.empty()) config.args.insert(config.args.end(), opt.args.begin(), opt.args.end());
   auto set_env = [&](const std::string& kv) {
     std::string name = kv.substr(0, kv.find('='));
-    std::erase_if(config.env, [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
+    std::erase_if(config.env,
+                  [&](const std::string& e) { return e.compare(0, name.size() + 1, name + "=") == 0; });
     config.env.push_back(kv);
   };
   if (opt.inherit_env)
@@ -336,9 +349,10 @@ int run(const Options& opt) {
   const bool threaded = wasi::Threads::wanted(*module);
   if (threaded && opt.deterministic) {
     profile.discard();
-    return fail(opt.file,
-                "--deterministic cannot run a wasi-threads module (it imports wasi.thread-spawn): how its threads "
-                "interleave is up to the operating system");
+    return fail(
+        opt.file,
+        "--deterministic cannot run a wasi-threads module (it imports wasi.thread-spawn): how its threads "
+        "interleave is up to the operating system");
   }
   vm::Profiling bare;
   vm::Profiling* prof = profile.profiling();
@@ -402,8 +416,7 @@ int run(const Options& opt) {
   const std::string name = opt.invoke.empty() ? "_start" : opt.invoke;
   auto it = (*inst)->exports.find(name);
   if (it == (*inst)->exports.end()) {
-    if (opt.invoke.empty())
-      return not_run("no _start export (use --invoke NAME to call an export)");
+    if (opt.invoke.empty()) return not_run("no _start export (use --invoke NAME to call an export)");
     return not_run("export " + name + " not found");
   }
   if (it->second.kind != vm::ExternKind::Func)
@@ -416,8 +429,9 @@ int run(const Options& opt) {
   if (!opt.invoke.empty()) {
     const auto& types = func->type.params;
     if (opt.args.size() != types.size()) {
-      return not_run("function " + name + " " + func->type.to_string() + " takes " + std::to_string(types.size()) +
-                     " argument" + (types.size() == 1 ? "" : "s") + ", got " + std::to_string(opt.args.size()));
+      return not_run("function " + name + " " + func->type.to_string() + " takes " +
+                     std::to_string(types.size()) + " argument" + (types.size() == 1 ? "" : "s") + ", got " +
+                     std::to_string(opt.args.size()));
     }
     for (size_t i = 0; i < types.size(); ++i) {
       auto v = cli::parse_value(types[i], opt.args[i]);
@@ -482,7 +496,8 @@ int main(int argc, char** argv) {
   // The module path and everything after it are left unparsed (remaining()).
   app.prefix_command();
   Options opt;
-  app.add_option("--invoke", opt.invoke, "Call this exported function instead of _start and print its results")
+  app.add_option("--invoke", opt.invoke,
+                 "Call this exported function instead of _start and print its results")
       ->option_text("NAME");
   // One value per occurrence (CLI11 vectors otherwise swallow the module path).
   // --dir, --listen and --fd share the guest fds 3, 4, ... in the order given,
@@ -513,13 +528,17 @@ int main(int argc, char** argv) {
   app.add_option("--env", opt.envs, "Set a guest environment variable; repeatable")
       ->option_text("NAME=VALUE")
       ->allow_extra_args(false)
-      ->check([](const std::string& v) { return v.find('=') == std::string::npos ? "expected NAME=VALUE, got '" + v + "'" : std::string(); });
+      ->check([](const std::string& v) {
+        return v.find('=') == std::string::npos ? "expected NAME=VALUE, got '" + v + "'" : std::string();
+      });
   app.add_flag("--inherit-env", opt.inherit_env, "Pass wzvm's own environment to the guest (before --env)");
-  app.add_flag("--deterministic", opt.deterministic,
-               "Make the run a function of its inputs: random_get from a seeded PRNG, virtual clocks that advance "
-               "1 ns per executed instruction, sleeps skipped (as slow as --fuel)");
+  app.add_flag(
+      "--deterministic", opt.deterministic,
+      "Make the run a function of its inputs: random_get from a seeded PRNG, virtual clocks that advance "
+      "1 ns per executed instruction, sleeps skipped (as slow as --fuel)");
   std::string random_seed;
-  app.add_option("--random-seed", random_seed, "Seed of random_get's stream under --deterministic (default 0)")
+  app.add_option("--random-seed", random_seed,
+                 "Seed of random_get's stream under --deterministic (default 0)")
       ->option_text("N")
       ->check([](const std::string& v) {
         return v.empty() || v.size() > 20 || v.find_first_not_of("0123456789") != std::string::npos ||
@@ -539,7 +558,8 @@ int main(int argc, char** argv) {
                  "default 4G): memory.grow past it returns -1, an initial size past it is an error")
       ->option_text("BYTES")
       ->check(bytes_check);
-  app.add_option("--max-module-size", max_module, "Largest module file wzvm reads, in bytes (K, M, G suffixes; default 1G)")
+  app.add_option("--max-module-size", max_module,
+                 "Largest module file wzvm reads, in bytes (K, M, G suffixes; default 1G)")
       ->option_text("BYTES")
       ->check(bytes_check);
   app.add_option("--max-stack-depth", opt.limits.max_call_depth,
@@ -568,14 +588,16 @@ int main(int argc, char** argv) {
   // Proposals beyond wasm 2.0 (vm/features.def), in the order given.
   bool enable_all = false;
   std::vector<std::pair<const vm::FeatureInfo*, bool>> feature_flags;
-  app.add_flag("--enable-all", enable_all, "Allow every implemented proposal (before the --disable-NAME flags)");
+  app.add_flag("--enable-all", enable_all,
+               "Allow every implemented proposal (before the --disable-NAME flags)");
   for (const vm::FeatureInfo& f : vm::feature_table()) {
     std::string state = !f.implemented ? " (not implemented yet)" : f.default_on ? " (on by default)" : "";
     for (bool on : {true, false}) {
       std::string flag = std::string(on ? "--enable-" : "--disable-") + f.name;
-      app.add_flag_callback(flag, [&feature_flags, &f, on] { feature_flags.emplace_back(&f, on); },
-                            std::string(on ? "Allow" : "Refuse") + " modules using the " + f.name + " proposal" +
-                                (on ? state : ""));
+      app.add_flag_callback(
+          flag, [&feature_flags, &f, on] { feature_flags.emplace_back(&f, on); },
+          std::string(on ? "Allow" : "Refuse") + " modules using the " + f.name + " proposal" +
+              (on ? state : ""));
     }
   }
   app.set_version_flag("--version", std::string("wzvm ") + WZVM_VERSION);
@@ -587,7 +609,8 @@ int main(int argc, char** argv) {
   auto empty_value = [&](int upto) -> std::string {
     for (int i = 1; i < upto; ++i) {
       std::string a = argv[i];
-      if (a.size() > 3 && a.starts_with("--") && a.ends_with("=") && app.get_option_no_throw(a.substr(0, a.size() - 1)))
+      if (a.size() > 3 && a.starts_with("--") && a.ends_with("=") &&
+          app.get_option_no_throw(a.substr(0, a.size() - 1)))
         return a;
     }
     return {};
@@ -598,7 +621,8 @@ int main(int argc, char** argv) {
     // --help and --version arrive here with exit code 0.
     if (e.get_exit_code() == 0) return app.exit(e);
     const std::string empty = empty_value(argc);
-    std::cerr << "wzvm: usage error: " << (empty.empty() ? std::string(e.what()) : empty + " needs a value") << "\n"
+    std::cerr << "wzvm: usage error: " << (empty.empty() ? std::string(e.what()) : empty + " needs a value")
+              << "\n"
               << "Run 'wzvm --help' for usage.\n";
     return 2;
   }
@@ -609,12 +633,10 @@ int main(int argc, char** argv) {
   {
     size_t next_dir = 0, next_listen = 0, next_fd = 0;
     for (const CLI::Option* o : app.parse_order()) {
-      if (o == dir_opt)
-        opt.preopens.push_back({cli::PreopenFlag::Kind::Dir, dirs.at(next_dir++)});
+      if (o == dir_opt) opt.preopens.push_back({cli::PreopenFlag::Kind::Dir, dirs.at(next_dir++)});
       else if (o == listen_opt)
         opt.preopens.push_back({cli::PreopenFlag::Kind::Listen, listens.at(next_listen++)});
-      else if (o == fd_opt)
-        opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
+      else if (o == fd_opt) opt.preopens.push_back({cli::PreopenFlag::Kind::Fd, fds.at(next_fd++)});
     }
   }
   if (enable_all) opt.features = vm::Features::all();
@@ -641,7 +663,8 @@ int main(int argc, char** argv) {
     // What --deterministic cannot make a function of the inputs is refused,
     // never left to vary quietly.
     std::string why;
-    if (opt.inherit_env) why = "--inherit-env: wzvm's environment differs between runs and machines; pass --env";
+    if (opt.inherit_env)
+      why = "--inherit-env: wzvm's environment differs between runs and machines; pass --env";
     for (const cli::PreopenFlag& p : opt.preopens) {
       struct stat st;
       if (!why.empty()) break;

@@ -115,10 +115,8 @@ std::string open_preopens(const std::vector<PreopenFlag>& flags, std::vector<was
     switch (f.kind) {
       case PreopenFlag::Kind::Dir: {
         size_t sep = f.value.find("::");
-        if (sep == std::string::npos)
-          out.push_back(wasi::Preopen::dir(f.value, f.value));
-        else
-          out.push_back(wasi::Preopen::dir(f.value.substr(0, sep), f.value.substr(sep + 2)));
+        if (sep == std::string::npos) out.push_back(wasi::Preopen::dir(f.value, f.value));
+        else out.push_back(wasi::Preopen::dir(f.value.substr(0, sep), f.value.substr(sep + 2)));
         break;
       }
       case PreopenFlag::Kind::Listen: {

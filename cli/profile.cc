@@ -1,9 +1,8 @@
 #include "cli/profile.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
-
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -65,14 +64,15 @@ std::string parent_dir(const std::string& p) {
 }  // namespace
 
 void ProfileFlags::add_to(CLI::App& app) {
-  auto* profile = app.add_option("--profile", kinds,
-                                 "Profile the run: cpu (guest CPU time; host calls as wall time), instructions "
-                                 "(exact counts), mem (allocations and memory in use, by allocating stack); "
-                                 "comma list, repeatable. Writes gzipped pprof files")
-                      ->option_text("cpu|instructions|mem")
-                      ->delimiter(',')
-                      ->allow_extra_args(false)
-                      ->check(CLI::IsMember({"cpu", "instructions", "mem"}));
+  auto* profile =
+      app.add_option("--profile", kinds,
+                     "Profile the run: cpu (guest CPU time; host calls as wall time), instructions "
+                     "(exact counts), mem (allocations and memory in use, by allocating stack); "
+                     "comma list, repeatable. Writes gzipped pprof files")
+          ->option_text("cpu|instructions|mem")
+          ->delimiter(',')
+          ->allow_extra_args(false)
+          ->check(CLI::IsMember({"cpu", "instructions", "mem"}));
   app.add_option("--profile-out", out,
                  "Where to write: a file for one profile in one format, a directory for several "
                  "(default: wzvm-cpu.pb.gz, wzvm-instructions.pb.gz, ... in the working directory)")
@@ -91,9 +91,10 @@ void ProfileFlags::add_to(CLI::App& app) {
                "Print a summary of each profile (top functions by self and cumulative value) on stderr after "
                "the run")
       ->needs(profile);
-  app.add_option("--pprof-addr", pprof_addr,
-                 "Serve /debug/pprof/ (profile, instructions, heap, allocs) while the guest runs; :PORT binds "
-                 "127.0.0.1, port 0 picks a free port")
+  app.add_option(
+         "--pprof-addr", pprof_addr,
+         "Serve /debug/pprof/ (profile, instructions, heap, allocs) while the guest runs; :PORT binds "
+         "127.0.0.1, port 0 picks a free port")
       ->option_text("HOST:PORT");
   app.add_option("--mem-sample-bytes", mem_sample_bytes,
                  "Memory profile: sample about one allocation per N bytes allocated, with unbiased scaling "
@@ -149,10 +150,12 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   if (flags.mem()) kinds.push_back("mem");
   std::vector<const Format*> formats;
   for (const std::string& f : flags.formats)
-    if (const Format* fmt = find_format(f); fmt && std::find(formats.begin(), formats.end(), fmt) == formats.end())
+    if (const Format* fmt = find_format(f);
+        fmt && std::find(formats.begin(), formats.end(), fmt) == formats.end())
       formats.push_back(fmt);
   if (formats.empty()) {
-    const Format* by_ext = kinds.size() == 1 && !flags.out.empty() && !is_dir(flags.out) ? format_of_path(flags.out) : nullptr;
+    const Format* by_ext =
+        kinds.size() == 1 && !flags.out.empty() && !is_dir(flags.out) ? format_of_path(flags.out) : nullptr;
     formats.push_back(by_ext ? by_ext : &kFormats[0]);
   }
   const size_t files = kinds.size() * formats.size();
@@ -165,9 +168,10 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
       // Several files go into a directory; one named like a profile file
       // (cpu.pb.gz) is more likely a mistake than a wish.
       if (!is_dir(dir) && format_of_path(dir)) {
-        error_ = "--profile-out " + dir + ": " + std::to_string(files) +
-                 " files are written (one per profile and format), so this names a directory, but it looks like a "
-                 "file name; give a directory";
+        error_ =
+            "--profile-out " + dir + ": " + std::to_string(files) +
+            " files are written (one per profile and format), so this names a directory, but it looks like a "
+            "file name; give a directory";
         return;
       }
       if (!is_dir(dir) && mkdir(dir.c_str(), 0777) != 0) {
@@ -187,7 +191,8 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
     // directory that refuses files is found now, not once the run is over.
     if (access(dir.c_str(), W_OK | X_OK) != 0) {
       error_ = "--profile-out " + (flags.out.empty() ? std::string(".") : flags.out) + ": cannot write in " +
-               (dir == "." ? std::string("the working directory") : "directory " + dir) + ": " + std::strerror(errno);
+               (dir == "." ? std::string("the working directory") : "directory " + dir) + ": " +
+               std::strerror(errno);
       outputs_.clear();
       return;
     }
@@ -206,9 +211,10 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   o.deterministic = flags.deterministic;
   // Said before the run, not after: an empty memory profile needs a reason.
   if (o.mem && module.call_hooks.empty())
-    std::cerr << "wzvm: note: " << path << " has no function named like an allocator (malloc, free, operator new, "
-              << "__rust_alloc, ...): the memory profile will show memory.grow only; name custom allocators with "
-              << "--alloc-fn\n";
+    std::cerr
+        << "wzvm: note: " << path << " has no function named like an allocator (malloc, free, operator new, "
+        << "__rust_alloc, ...): the memory profile will show memory.grow only; name custom allocators with "
+        << "--alloc-fn\n";
   profiler_ = std::make_unique<profiler::Profiler>(o);
   profiler_->add_module(&module, path);
   // The live profiler sits between the VM and the Profiler (profiler/live.h):
@@ -270,14 +276,14 @@ void ProfileSession::start_progress() {
     const uint64_t t0 = profiler::monotonic_ns();
     std::unique_lock lock(progress_mu_);
     bool shown = false;
-    while (!progress_cv_.wait_for(lock, std::chrono::milliseconds(shown ? 250 : 1000), [&] { return progress_stop_; })) {
+    while (!progress_cv_.wait_for(lock, std::chrono::milliseconds(shown ? 250 : 1000),
+                                  [&] { return progress_stop_; })) {
       char line[128];
       const double elapsed = static_cast<double>(profiler::monotonic_ns() - t0) / 1e9;
       if (flags_.cpu() || !flags_.pprof_addr.empty())
         std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s, %llu samples ", elapsed,
                       static_cast<unsigned long long>(live_->samples()));
-      else
-        std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s ", elapsed);
+      else std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s ", elapsed);
       std::fputs(line, stderr);
       shown = true;
     }
@@ -360,7 +366,8 @@ void ProfileSession::finish() {
               : o.kind == "mem" ? profiler::build_memory_profile(*profiler_)
                                 : profiler::build_instructions_profile(*profiler_);
       built_kind = o.kind;
-      if (flags_.summary) summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
+      if (flags_.summary)
+        summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
     }
     write(o, built, nullptr);
   }
@@ -382,7 +389,9 @@ void ProfileSession::finish() {
     std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
               << "build it with -g for source lines and inlined frames\n";
   if (flags_.mem() && profiler_->memory()) std::cerr << profiler::memory_summary(*profiler_, 3);
-  if (flags_.text) std::cerr << "wzvm: instructions executed per function (self):\n" << profiler::instruction_text(*profiler_);
+  if (flags_.text)
+    std::cerr << "wzvm: instructions executed per function (self):\n"
+              << profiler::instruction_text(*profiler_);
   server_.reset();
   live_.reset();
   profiler_.reset();

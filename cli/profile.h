@@ -5,6 +5,7 @@
 // --cpu-hz, --profile-text, --mem-sample-bytes, --alloc-fn. Kept out of main.cc so the command's flow stays
 // readable and the profiler wiring is in one place.
 
+#include <CLI/CLI.hpp>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -13,8 +14,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "vm/module.h"
 #include "vm/profiling.h"
@@ -25,7 +24,7 @@ namespace wzvm::profiler {
 class Profiler;
 class LiveProfiler;
 class PprofServer;
-}
+}  // namespace wzvm::profiler
 
 namespace wzvm::cli {
 
@@ -33,13 +32,13 @@ struct ProfileFlags {
   std::vector<std::string> kinds;  // --profile values, as given
   std::string out;                 // --profile-out: a file (one profile) or a directory (several)
   unsigned cpu_hz = 1000;
-  bool text = false;               // --profile-text
-  uint64_t mem_sample_bytes = 0;           // --mem-sample-bytes (0: every allocation)
-  std::vector<std::string> alloc_fns;      // --alloc-fn NAME=KIND
-  std::vector<std::string> formats;  // --profile-format: pprof, folded, speedscope, html (all profiles)
-  bool summary = false;              // --profile-summary
-  std::string pprof_addr;            // --pprof-addr HOST:PORT
-  bool deterministic = false;        // --deterministic: no wall-clock times in the memory profile
+  bool text = false;                   // --profile-text
+  uint64_t mem_sample_bytes = 0;       // --mem-sample-bytes (0: every allocation)
+  std::vector<std::string> alloc_fns;  // --alloc-fn NAME=KIND
+  std::vector<std::string> formats;    // --profile-format: pprof, folded, speedscope, html (all profiles)
+  bool summary = false;                // --profile-summary
+  std::string pprof_addr;              // --pprof-addr HOST:PORT
+  bool deterministic = false;          // --deterministic: no wall-clock times in the memory profile
   // Set when a profile could not be written, so main() can exit non-zero
   // even though the guest succeeded.
   bool* write_failed = nullptr;
@@ -61,7 +60,8 @@ struct ProfileFlags {
 // Declare it after the Store it profiles, so it goes first.
 class ProfileSession {
  public:
-  ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module, const std::string& path);
+  ProfileSession(const ProfileFlags& flags, vm::Store& store, const vm::Module& module,
+                 const std::string& path);
   ~ProfileSession();
   ProfileSession(const ProfileSession&) = delete;
   ProfileSession& operator=(const ProfileSession&) = delete;

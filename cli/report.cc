@@ -1,11 +1,10 @@
 #include "cli/report.h"
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "profiler/diff.h"
 #include "profiler/viewers.h"
@@ -31,7 +30,8 @@ bool values_of(const std::string& file, const perftools::profiles::Profile& p, c
                profiler::FunctionValues& out) {
   const int index = profiler::sample_index(p, type);
   if (index < 0) {
-    std::cerr << "wzvm: error: " << file << ": " << (type.empty() ? "no sample types" : "no sample type " + type) << "\n";
+    std::cerr << "wzvm: error: " << file << ": "
+              << (type.empty() ? "no sample types" : "no sample type " + type) << "\n";
     return false;
   }
   out = std::move(profiler::function_values(p)[static_cast<size_t>(index)]);
@@ -41,23 +41,30 @@ bool values_of(const std::string& file, const perftools::profiles::Profile& p, c
 }  // namespace
 
 int report_command(int argc, char** argv) {
-  CLI::App app{"wzvm report: top functions by self and cumulative value, per sample type, of pprof profiles; "
-               "with --diff, what changed between two (a CI gate with --fail-above)",
-               "wzvm report"};
+  CLI::App app{
+      "wzvm report: top functions by self and cumulative value, per sample type, of pprof profiles; "
+      "with --diff, what changed between two (a CI gate with --fail-above)",
+      "wzvm report"};
   std::vector<std::string> files;
   size_t top = 10;
   bool diff = false;
   std::optional<double> fail_above;
   std::vector<std::string> functions;
   std::string type, format = "text";
-  app.add_option("--top,-n", top, "Functions per table (default 10; 20 with --diff)")->option_text("N")->check(CLI::Range(1, 100000));
-  app.add_flag("--diff", diff, "Compare two profiles: PROFILE... is BASE NEW; per-function and total changes, largest first");
+  app.add_option("--top,-n", top, "Functions per table (default 10; 20 with --diff)")
+      ->option_text("N")
+      ->check(CLI::Range(1, 100000));
+  app.add_flag("--diff", diff,
+               "Compare two profiles: PROFILE... is BASE NEW; per-function and total changes, largest first");
   app.add_option("--fail-above", fail_above,
-                 "With --diff: exit 1 when the total, or a --function's cumulative value, grew by more than PCT percent")
+                 "With --diff: exit 1 when the total, or a --function's cumulative value, grew by more than "
+                 "PCT percent")
       ->option_text("PCT")
       ->check(CLI::Range(0.0, 1e9));
-  app.add_option("--function", functions, "With --fail-above: also gate this function (repeatable)")->option_text("NAME");
-  app.add_option("--sample-type", type, "The sample type to compare or write (default: pprof's default, e.g. instructions)")
+  app.add_option("--function", functions, "With --fail-above: also gate this function (repeatable)")
+      ->option_text("NAME");
+  app.add_option("--sample-type", type,
+                 "The sample type to compare or write (default: pprof's default, e.g. instructions)")
       ->option_text("TYPE");
   app.add_option("--format", format, "text, or benchmark-json: Google Benchmark's JSON (one profile)")
       ->check(CLI::IsMember({"text", "benchmark-json"}));
@@ -72,7 +79,8 @@ int report_command(int argc, char** argv) {
   if (!functions.empty() && !fail_above) return usage("--function needs --fail-above");
   if (diff && files.size() != 2) return usage("--diff compares two profiles: BASE NEW");
   if (diff && format != "text") return usage("--diff writes text");
-  if (format == "benchmark-json" && files.size() != 1) return usage("--format=benchmark-json writes one profile");
+  if (format == "benchmark-json" && files.size() != 1)
+    return usage("--format=benchmark-json writes one profile");
 
   if (diff) {
     perftools::profiles::Profile base, now;
@@ -81,8 +89,8 @@ int report_command(int argc, char** argv) {
         !values_of(files[1], now, type, vn))
       return 1;
     if (vb.type != vn.type || vb.unit != vn.unit) {
-      std::cerr << "wzvm: error: " << files[0] << " has " << vb.type << "/" << vb.unit << ", " << files[1] << " "
-                << vn.type << "/" << vn.unit << ": choose one with --sample-type\n";
+      std::cerr << "wzvm: error: " << files[0] << " has " << vb.type << "/" << vb.unit << ", " << files[1]
+                << " " << vn.type << "/" << vn.unit << ": choose one with --sample-type\n";
       return 1;
     }
     profiler::DiffOptions options;

@@ -77,7 +77,8 @@ std::optional<U> parse_float(std::string_view s) {
     // Reject what from_chars would take but we do not want ("nan(...)", "inf" spelled oddly).
     for (char c : s) {
       if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-' || c == 'p' ||
-            c == 'P' || (fmt == std::chars_format::hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))))
+            c == 'P' ||
+            (fmt == std::chars_format::hex && ((c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))))
         return std::nullopt;
     }
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), f, fmt);
@@ -133,7 +134,7 @@ std::optional<Value> parse_value(ValType type, std::string_view text) {
       // Little-endian: the last hex digits are byte 0.
       for (size_t i = 0; i < hex.size(); ++i) {
         char c = hex[hex.size() - 1 - i];
-        int d = (c >= '0' && c <= '9') ? c - '0'
+        int d = (c >= '0' && c <= '9')   ? c - '0'
                 : (c >= 'a' && c <= 'f') ? c - 'a' + 10
                 : (c >= 'A' && c <= 'F') ? c - 'A' + 10
                                          : -1;

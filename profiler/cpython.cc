@@ -70,7 +70,8 @@ std::string module_name(std::string_view file) {
 struct CPythonModule::Layout {
   uint32_t runtime = 0, code_type = 0, unicode_type = 0, bytes_type = 0;
   using F = Symbolizer::Field;
-  F tstate_current, interp_main, interp_threads, thread_next, cframe, root_cframe, current_frame, cframe_previous;
+  F tstate_current, interp_main, interp_threads, thread_next, cframe, root_cframe, current_frame,
+      cframe_previous;
   F f_code, f_previous, prev_instr, is_entry;
   F ob_type, co_filename, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
   F bytes_size, bytes_data;
@@ -165,8 +166,9 @@ std::unique_ptr<CPythonModule> CPythonModule::read(const vm::Module& module, con
     return nullptr;
   }
   // wasm32: every pointer the walk follows is 4 bytes.
-  for (const char* p : {"pyruntimestate.gilstate.tstate_current._value", "_ts.cframe", "_PyCFrame.current_frame",
-                        "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_linetable"})
+  for (const char* p :
+       {"pyruntimestate.gilstate.tstate_current._value", "_ts.cframe", "_PyCFrame.current_frame",
+        "_PyInterpreterFrame.f_code", "_PyInterpreterFrame.prev_instr", "PyCodeObject.co_linetable"})
     if (fields[p].size != 4) {
       note = std::string("CPython's ") + p + " is not a 4-byte pointer: profiled at the C level";
       return nullptr;
@@ -228,12 +230,14 @@ bool CPythonModule::walk_words(const uint8_t* mem, uint64_t mem_size, std::vecto
   const uint64_t root = uint64_t{ts} + l.root_cframe.offset;
   for (int depth = 0; cf && cf != root; ++depth) {
     uint32_t f = 0;
-    if (depth == kMaxGroups || !l.ptr(mem, mem_size, cf, l.current_frame, f) || !f) return words.clear(), false;
+    if (depth == kMaxGroups || !l.ptr(mem, mem_size, cf, l.current_frame, f) || !f)
+      return words.clear(), false;
     for (int n = 0; f; ++n) {
       uint32_t code = 0, prev = 0, qualname = 0, filename = 0;
       if (n == kMaxFramesPerGroup || !l.ptr(mem, mem_size, f, l.f_code, code) ||
           !l.has_type(mem, mem_size, code, l.code_type) || !l.ptr(mem, mem_size, f, l.prev_instr, prev) ||
-          !l.ptr(mem, mem_size, code, l.co_qualname, qualname) || !l.ptr(mem, mem_size, code, l.co_filename, filename))
+          !l.ptr(mem, mem_size, code, l.co_qualname, qualname) ||
+          !l.ptr(mem, mem_size, code, l.co_filename, filename))
         return words.clear(), false;
       words.insert(words.end(), {code, prev, qualname, filename});
       if (l.bits(mem, mem_size, f, l.is_entry) & 0xFF) break;
@@ -263,7 +267,8 @@ bool CPythonModule::describe(const uint8_t* mem, uint64_t mem_size, const std::v
   return true;
 }
 
-bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size, std::vector<std::vector<PyFrame>>& groups) const {
+bool CPythonModule::walk(const uint8_t* mem, uint64_t mem_size,
+                         std::vector<std::vector<PyFrame>>& groups) const {
   std::vector<uint32_t> words;
   return walk_words(mem, mem_size, words) ? describe(mem, mem_size, words, groups) : (groups.clear(), false);
 }
@@ -361,7 +366,8 @@ bool CPythonModule::decode_lines(const uint8_t* mem, uint64_t mem_size, uint32_t
       p += 1;
     }
     line += delta;
-    if (!entry(units, kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0)) break;
+    if (!entry(units, kind == 15 ? kNoLine : line > 0 && line < kNoLine ? static_cast<uint32_t>(line) : 0))
+      break;
   }
   return true;
 }
@@ -404,7 +410,8 @@ uint32_t CPythonModule::line_of(const uint8_t* mem, uint64_t mem_size, uint32_t 
   return index < 0 ? head.first_line : found;
 }
 
-bool CPythonModule::same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const {
+bool CPythonModule::same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code,
+                              const CodeLines& c) const {
   const Layout& l = *l_;
   uint32_t table = 0, qualname = 0, filename = 0;
   return l.ptr(mem, mem_size, code, l.co_linetable, table) && table == c.linetable &&
@@ -414,7 +421,8 @@ bool CPythonModule::same_code(const uint8_t* mem, uint64_t mem_size, uint32_t co
 
 bool CPythonModule::describe_code(const uint8_t* mem, uint64_t mem_size, const CodeLines& c, uint32_t line,
                                   PyFrame& out) const {
-  if (!text(mem, mem_size, c.filename, out.file) || !text(mem, mem_size, c.qualname, out.qualname)) return false;
+  if (!text(mem, mem_size, c.filename, out.file) || !text(mem, mem_size, c.qualname, out.qualname))
+    return false;
   out.start_line = c.first_line;
   out.function = module_name(out.file) + "." + out.qualname;
   out.line = line;
@@ -428,14 +436,15 @@ uint32_t CPythonModule::dispatch_probe(const vm::Module& module, uint32_t func_i
 bool CPythonModule::running(const uint8_t* mem, uint64_t mem_size, uint32_t& frame, uint32_t& code) const {
   const Layout& l = *l_;
   uint32_t ts = 0, cf = 0;
-  return l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) && ts && l.ptr(mem, mem_size, ts, l.cframe, cf) &&
-         cf && l.ptr(mem, mem_size, cf, l.current_frame, frame) && frame &&
-         l.ptr(mem, mem_size, frame, l.f_code, code) && code;
+  return l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) && ts &&
+         l.ptr(mem, mem_size, ts, l.cframe, cf) && cf && l.ptr(mem, mem_size, cf, l.current_frame, frame) &&
+         frame && l.ptr(mem, mem_size, frame, l.f_code, code) && code;
 }
 
 bool CPythonModule::links(const uint8_t* mem, uint64_t mem_size, uint32_t frame, FrameLinks& out) const {
   const Layout& l = *l_;
-  if (!l.ptr(mem, mem_size, frame, l.f_code, out.code) || !l.ptr(mem, mem_size, frame, l.prev_instr, out.prev_instr) ||
+  if (!l.ptr(mem, mem_size, frame, l.f_code, out.code) ||
+      !l.ptr(mem, mem_size, frame, l.prev_instr, out.prev_instr) ||
       !l.ptr(mem, mem_size, frame, l.f_previous, out.previous))
     return false;
   out.entry = l.bits(mem, mem_size, frame, l.is_entry) & 0xFF;

@@ -7,10 +7,9 @@
 // What CPython 3.11 does that this relies on:
 //  - `_PyRuntime.gilstate.tstate_current` is the running thread's state (or
 //    NULL while it has released the GIL around a blocking call: then the
-//    main interpreter's only thread), and its `cframe` the innermost `_PyCFrame`: every call of the evaluation
-//    loop (`_PyEval_EvalFrameDefault`) pushes one on the C stack and links
-//    it to the one before (`previous`); the thread's own `root_cframe` is
-//    the outermost and belongs to no evaluation.
+//    main interpreter's only thread), and its `cframe` the innermost `_PyCFrame`: every call of the
+//    evaluation loop (`_PyEval_EvalFrameDefault`) pushes one on the C stack and links it to the one before
+//    (`previous`); the thread's own `root_cframe` is the outermost and belongs to no evaluation.
 //  - a `_PyCFrame`'s `current_frame` is the innermost Python frame that
 //    evaluation runs; Python-to-Python calls stay in the same C call, and
 //    the frames it runs are linked by `previous` down to the one it was
@@ -38,9 +37,9 @@ class Symbolizer;
 
 // One Python frame: the code object it runs and its current line.
 struct PyFrame {
-  std::string function;  // "module.Class.method": the file's module name, then co_qualname
-  std::string qualname;  // co_qualname
-  std::string file;      // co_filename, as the guest sees it
+  std::string function;     // "module.Class.method": the file's module name, then co_qualname
+  std::string qualname;     // co_qualname
+  std::string file;         // co_filename, as the guest sees it
   uint32_t start_line = 0;  // co_firstlineno
   uint32_t line = 0;        // 0: unknown
 };
@@ -51,7 +50,8 @@ class CPythonModule {
   // its `_PyEval_EvalFrameDefault` function; null when `module` is not.
   // When it is CPython but cannot be walked (no DWARF, another version, a
   // layout DWARF does not give), null too, and `note` says why.
-  static std::unique_ptr<CPythonModule> read(const vm::Module& module, const Symbolizer& sym, std::string& note);
+  static std::unique_ptr<CPythonModule> read(const vm::Module& module, const Symbolizer& sym,
+                                             std::string& note);
   ~CPythonModule();
 
   uint32_t version() const { return version_; }  // PY_VERSION_HEX, e.g. 0x030B02F0
@@ -111,7 +111,8 @@ class CPythonModule {
   // Whether `out` (from code_lines) still describes the code object at `code`.
   bool same_code(const uint8_t* mem, uint64_t mem_size, uint32_t code, const CodeLines& c) const;
   // The frame a code object's names and a line describe.
-  bool describe_code(const uint8_t* mem, uint64_t mem_size, const CodeLines& c, uint32_t line, PyFrame& out) const;
+  bool describe_code(const uint8_t* mem, uint64_t mem_size, const CodeLines& c, uint32_t line,
+                     PyFrame& out) const;
 
  private:
   CPythonModule() = default;
@@ -123,7 +124,8 @@ class CPythonModule {
   // check out.
   static constexpr uint32_t kNoLine = UINT32_MAX;
   template <class Entry>
-  bool decode_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& head, Entry&& entry) const;
+  bool decode_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& head,
+                    Entry&& entry) const;
 
   std::unique_ptr<Layout> l_;
   uint32_t version_ = 0;

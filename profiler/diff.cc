@@ -5,9 +5,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "profiler/viewers.h"
 
@@ -23,7 +22,8 @@ const std::string& str(const pb::Profile& p, int64_t i) { return profile_string(
 std::string change_percent(int64_t base, int64_t now) {
   if (base == 0) return now == 0 ? "" : "new";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", 100.0 * static_cast<double>(now - base) / static_cast<double>(base));
+  std::snprintf(buf, sizeof buf, "%+.2f%%",
+                100.0 * static_cast<double>(now - base) / static_cast<double>(base));
   return buf;
 }
 
@@ -31,7 +31,9 @@ std::string signed_value(int64_t v, const std::string& unit) {
   return (v > 0 ? "+" : v < 0 ? "-" : "") + format_value(v < 0 ? -v : v, unit);
 }
 
-std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+std::string pad_left(const std::string& s, size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
 
 int64_t value_of(const std::map<std::string, int64_t>& m, const std::string& name) {
   auto it = m.find(name);
@@ -112,15 +114,17 @@ Diff diff_profiles(const FunctionValues& base, const FunctionValues& now, const 
     out += "\nNo function changed.\n";
   } else {
     out += "\nFunctions that changed, largest change of self value first (" + std::to_string(rows.size()) +
-           " changed" + (rows.size() > options.top ? ", " + std::to_string(options.top) + " shown" : "") + "):\n";
-    out += "  " + pad_left("self base", 14) + pad_left("self new", 14) + pad_left("change", 14) + pad_left("%", 10) +
-           pad_left("cum %", 10) + "  function\n";
+           " changed" + (rows.size() > options.top ? ", " + std::to_string(options.top) + " shown" : "") +
+           "):\n";
+    out += "  " + pad_left("self base", 14) + pad_left("self new", 14) + pad_left("change", 14) +
+           pad_left("%", 10) + pad_left("cum %", 10) + "  function\n";
     for (size_t i = 0; i < rows.size() && i < options.top; ++i) {
       const Row& r = rows[i];
-      out += "  " + pad_left(format_value(r.self_base, unit), 14) + pad_left(format_value(r.self_new, unit), 14) +
+      out += "  " + pad_left(format_value(r.self_base, unit), 14) +
+             pad_left(format_value(r.self_new, unit), 14) +
              pad_left(signed_value(r.self_new - r.self_base, unit), 14) +
-             pad_left(change_percent(r.self_base, r.self_new), 10) + pad_left(change_percent(r.cum_base, r.cum_new), 10) +
-             "  " + r.name + "\n";
+             pad_left(change_percent(r.self_base, r.self_new), 10) +
+             pad_left(change_percent(r.cum_base, r.cum_new), 10) + "  " + r.name + "\n";
     }
   }
 
@@ -132,8 +136,8 @@ Diff diff_profiles(const FunctionValues& base, const FunctionValues& now, const 
   auto gate = [&](const std::string& what, int64_t b, int64_t n) {
     const bool fail = grew_beyond(b, n, limit);
     const std::string change = b == 0 && n == 0 ? "no change" : change_percent(b, n);
-    out += std::string("  ") + (fail ? "FAIL" : "ok  ") + "  " + what + ": " + format_value(b, unit) + " -> " +
-           format_value(n, unit) + " (" + change + ")\n";
+    out += std::string("  ") + (fail ? "FAIL" : "ok  ") + "  " + what + ": " + format_value(b, unit) +
+           " -> " + format_value(n, unit) + " (" + change + ")\n";
     if (fail) d.failures.push_back(what + " grew " + change);
   };
   gate("total", base.total, now.total);
@@ -172,8 +176,8 @@ std::string benchmark_json(const FunctionValues& v, const std::string& name) {
                 {"library_build_type", "release"},
                 {"wzvm_profile", name},
                 {"wzvm_sample_type", v.type + "/" + v.unit},
-                {"wzvm_note", "real_time and cpu_time hold the function's cumulative " + v.type +
-                                  " (" + v.unit + "), not a time"}}},
+                {"wzvm_note", "real_time and cpu_time hold the function's cumulative " + v.type + " (" +
+                                  v.unit + "), not a time"}}},
               {"benchmarks", std::move(benchmarks)}};
   return out.dump(2) + "\n";
 }

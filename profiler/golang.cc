@@ -10,19 +10,26 @@ namespace wzvm::profiler {
 namespace {
 
 constexpr uint32_t kNone = UINT32_MAX;
-constexpr uint64_t kPcFBase = 0x1000;  // PC_F of defined function 0
+constexpr uint64_t kPcFBase = 0x1000;                               // PC_F of defined function 0
 constexpr uint8_t kMagic[] = {0xF1, 0xFF, 0xFF, 0xFF, 0x00, 0x00};  // pcHeader, Go 1.20+
 // runtime/symtab.go, internal/abi: the pcdata / funcdata slots read here.
 constexpr uint32_t kPcdataInlTreeIndex = 2;
 constexpr uint32_t kFuncdataInlTree = 3;
 constexpr uint8_t kFlagTopFrame = 1, kFlagSPWrite = 2;  // abi.FuncFlag
-constexpr uint32_t kFuncFixed = 44;     // _func without its pcdata/funcdata arrays
-constexpr uint32_t kInlinedCall = 16;   // abi.InlinedCall
-constexpr int kMaxWalk = 100000;        // frames; a deeper Go stack is cut
+constexpr uint32_t kFuncFixed = 44;                     // _func without its pcdata/funcdata arrays
+constexpr uint32_t kInlinedCall = 16;                   // abi.InlinedCall
+constexpr int kMaxWalk = 100000;                        // frames; a deeper Go stack is cut
 // moduledata (runtime/symtab.go), in 8-byte words: the fields checked or used.
 enum Md : uint32_t {
-  kPcHeader = 0, kFuncnametab = 1, kCutab = 4, kFiletab = 7, kPctab = 10, kPclntable = 13, kFtab = 16,
-  kGofunc = 40, kMdWords = 41
+  kPcHeader = 0,
+  kFuncnametab = 1,
+  kCutab = 4,
+  kFiletab = 7,
+  kPctab = 10,
+  kPclntable = 13,
+  kFtab = 16,
+  kGofunc = 40,
+  kMdWords = 41
 };
 
 // The immediates of the instructions Go's compiler emits (wasm 1.0, sign
@@ -44,16 +51,34 @@ bool skip_instruction(const uint8_t*& p, const uint8_t* end, uint8_t& op) {
   if (p >= end) return false;
   op = *p++;
   switch (op) {
-    case 0x02: case 0x03: case 0x04: {  // block, loop, if: blocktype
+    case 0x02:
+    case 0x03:
+    case 0x04: {  // block, loop, if: blocktype
       if (p >= end) return false;
       uint8_t b = *p;
       if (b == 0x40 || (b >= 0x7B && b <= 0x7F) || b == 0x70 || b == 0x6F) return ++p, true;
       return u();
     }
-    case 0x0C: case 0x0D: case 0x10: case 0x12: case 0x20: case 0x21: case 0x22: case 0x23: case 0x24:
-    case 0x25: case 0x26: case 0xD2: case 0x3F: case 0x40: case 0x41: case 0x42:
+    case 0x0C:
+    case 0x0D:
+    case 0x10:
+    case 0x12:
+    case 0x20:
+    case 0x21:
+    case 0x22:
+    case 0x23:
+    case 0x24:
+    case 0x25:
+    case 0x26:
+    case 0xD2:
+    case 0x3F:
+    case 0x40:
+    case 0x41:
+    case 0x42:
       return u();
-    case 0x11: case 0x13: return u() && u();
+    case 0x11:
+    case 0x13:
+      return u() && u();
     case 0x0E: {
       uint64_t n = 0;
       if (!u(&n)) return false;
@@ -67,9 +92,18 @@ bool skip_instruction(const uint8_t*& p, const uint8_t* end, uint8_t& op) {
       p += n;
       return true;
     }
-    case 0x43: if (end - p < 4) return false; p += 4; return true;
-    case 0x44: if (end - p < 8) return false; p += 8; return true;
-    case 0xD0: if (p >= end) return false; ++p; return true;
+    case 0x43:
+      if (end - p < 4) return false;
+      p += 4;
+      return true;
+    case 0x44:
+      if (end - p < 8) return false;
+      p += 8;
+      return true;
+    case 0xD0:
+      if (p >= end) return false;
+      ++p;
+      return true;
     case 0xFC: {
       uint64_t sub = 0;
       if (!u(&sub)) return false;
@@ -201,12 +235,13 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
 
   funcs_.resize(nfunc);
   for (uint32_t k = 0; k < nfunc; ++k) {
-    uint32_t entry_off = im.at<uint32_t>(pclntab_ + 8ull * k), func_off = im.at<uint32_t>(pclntab_ + 8ull * k + 4);
+    uint32_t entry_off = im.at<uint32_t>(pclntab_ + 8ull * k),
+             func_off = im.at<uint32_t>(pclntab_ + 8ull * k + 4);
     Func& f = funcs_[k];
     f.entry = text_start + entry_off;
     if (f.entry != (kPcFBase + k) << 16) {
-      why = "function " + std::to_string(k) + " has entry PC " + std::to_string(f.entry) + ", not (0x1000 + " +
-            std::to_string(k) + ") << 16";
+      why = "function " + std::to_string(k) + " has entry PC " + std::to_string(f.entry) +
+            ", not (0x1000 + " + std::to_string(k) + ") << 16";
       return false;
     }
     f.addr = pclntab_ + func_off;
@@ -349,8 +384,15 @@ bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
     if (!skip_instruction(q, end, op)) return one_region();
     uint32_t off = static_cast<uint32_t>(at - module.bytes.data());
     switch (op) {
-      case 0x02: case 0x03: case 0x04: ++depth; break;
-      case 0x10: case 0x11: last_call = off; break;
+      case 0x02:
+      case 0x03:
+      case 0x04:
+        ++depth;
+        break;
+      case 0x10:
+      case 0x11:
+        last_call = off;
+        break;
       case 0x0B:
         if (depth == resume_depth && resume_depth >= last_resume_depth && region < nblocks) {
           if (!f.region_start.empty()) f.region_call.push_back(last_call);
@@ -363,7 +405,8 @@ bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
         if (depth == 0) break;  // the body's own end
         --depth;
         break;
-      default: break;
+      default:
+        break;
     }
   }
   if (f.region_start.empty()) return one_region();
@@ -413,7 +456,8 @@ int32_t GoModule::pcvalue(uint32_t table_off, uint64_t entry, uint64_t pc) const
 std::string_view GoModule::file_name(const Func& f, int32_t fileno) const {
   if (fileno < 0) return {};
   uint32_t off;
-  if (!image_->get(cutab_ + 4ull * (uint64_t(f.cu_offset) + uint64_t(fileno)), off) || off == kNone) return {};
+  if (!image_->get(cutab_ + 4ull * (uint64_t(f.cu_offset) + uint64_t(fileno)), off) || off == kNone)
+    return {};
   return cstring(filetab_ + off);
 }
 
@@ -440,7 +484,8 @@ uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
   if (func >= funcs_.size()) return offset;
   const Func& f = funcs_[func];
   auto it = std::upper_bound(f.region_start.begin(), f.region_start.end(), offset);
-  if (it == f.region_start.begin()) return f.region_start.empty() ? offset : f.region_start[0];  // the dispatch at entry
+  if (it == f.region_start.begin())
+    return f.region_start.empty() ? offset : f.region_start[0];  // the dispatch at entry
   size_t r = size_t(it - f.region_start.begin()) - 1;
   return offset == f.region_call[r] ? offset : f.region_start[r];
 }
@@ -539,7 +584,8 @@ GoFrame GoModule::function(uint32_t func) const {
 // the runtime marks as the top of a stack (goexit, mstart, ...) or anything
 // that does not check out (then what was found so far is kept: the frames
 // nearest the callee, which are right).
-bool GoModule::resume_pc(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func, uint64_t& pc) const {
+bool GoModule::resume_pc(const uint8_t* mem, uint64_t mem_size, uint64_t sp, uint32_t func,
+                         uint64_t& pc) const {
   // wasm_pc_f_loop calls the function whose PC it finds at SP - 8.
   if (sp < 8 || sp > mem_size) return false;
   std::memcpy(&pc, mem + sp - 8, 8);

@@ -39,8 +39,8 @@ struct GoFrame {
   std::string_view function;  // "fmt.(*pp).doPrintf"
   std::string_view file;      // absolute path as the Go toolchain recorded it
   uint32_t line = 0;
-  uint32_t start_line = 0;    // of the function's `func` line
-  bool inlined = false;       // an inlined call, not the physical function
+  uint32_t start_line = 0;  // of the function's `func` line
+  bool inlined = false;     // an inlined call, not the physical function
 };
 
 class GoModule {

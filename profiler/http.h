@@ -23,7 +23,7 @@
 namespace wzvm::profiler {
 
 struct HttpRequest {
-  std::vector<std::string> matches;  // [0] the path, then the route pattern's groups
+  std::vector<std::string> matches;                // [0] the path, then the route pattern's groups
   std::multimap<std::string, std::string> params;  // the query string, decoded
 
   bool has(const std::string& name) const { return params.count(name) != 0; }

@@ -5,9 +5,9 @@
 
 #include "profiler/golang.h"
 #include "profiler/pprof.h"
-#include "vm/interp.h"
 #include "profiler/profiler.h"
 #include "profiler/text.h"
+#include "vm/interp.h"
 
 namespace wzvm::profiler {
 
@@ -28,15 +28,18 @@ vm::Error error(vm::Error::Kind kind, std::string message) {
 }
 }  // namespace
 
-vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uint8_t> wasm, const std::string& entry,
+vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uint8_t> wasm,
+                                                                 const std::string& entry,
                                                                  std::vector<vm::Value> args, Linker imports,
-                                                                 const std::string& module_path, RunOptions options) {
+                                                                 const std::string& module_path,
+                                                                 RunOptions options) {
   const bool fueled = options.fuel.has_value() || options.deterministic;
   vm::LoadOptions lo;
   lo.count_instructions = true;
   lo.fuel = fueled;
   lo.graft_calls = GoModule::resumes_goroutines;
-  lo.probe_dispatch = CPythonModule::dispatch_probe;  // Python functions and lines (profiler/python_counts.cc)
+  lo.probe_dispatch =
+      CPythonModule::dispatch_probe;  // Python functions and lines (profiler/python_counts.cc)
   auto loaded = vm::load_module(std::move(wasm), lo);
   if (!loaded) return loaded.error();
 
@@ -83,8 +86,8 @@ vm::Result<InstructionProfile> InstructionProfile::run_and_count(std::vector<uin
 
 vm::Result<InstructionProfile> InstructionProfile::run_and_count_file(const std::string& path,
                                                                       const std::string& entry,
-                                                                      std::vector<vm::Value> args, Linker imports,
-                                                                      RunOptions options) {
+                                                                      std::vector<vm::Value> args,
+                                                                      Linker imports, RunOptions options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return error(vm::Error::Kind::Io, "cannot open " + path);
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

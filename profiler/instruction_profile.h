@@ -1,9 +1,8 @@
 #pragma once
 // Exact instruction counts for users' own tests:
 //
-//   auto p = wzvm::profiler::InstructionProfile::run_and_count_file("app.wasm", "run", {vm::Value::from_i32(10)});
-//   ASSERT_TRUE(p) << p.error().to_string();
-//   EXPECT_EQ(p->total(), 1234567u);
+//   auto p = wzvm::profiler::InstructionProfile::run_and_count_file("app.wasm", "run",
+//   {vm::Value::from_i32(10)}); ASSERT_TRUE(p) << p.error().to_string(); EXPECT_EQ(p->total(), 1234567u);
 //   EXPECT_EQ(p->counts().at("inner_loop"), 1000000u);
 //
 // Counts are per function, self (the function's own instructions, whoever
@@ -53,18 +52,19 @@ class InstructionProfile {
   // Left empty, the module must import nothing.
   using Linker = std::function<vm::Result<std::vector<vm::Extern>>(vm::Store&, const vm::Module&)>;
 
-
   // Loads `wasm` with instruction counting, instantiates it (its start
   // function is counted too) and calls the export `entry` with `args`. Load,
   // link and argument errors are returned as vm::Error; a trap or a WASI
   // proc_exit is not an error: the counts up to it are kept (see trap()).
-  static vm::Result<InstructionProfile> run_and_count(std::vector<uint8_t> wasm, const std::string& entry = "_start",
+  static vm::Result<InstructionProfile> run_and_count(std::vector<uint8_t> wasm,
+                                                      const std::string& entry = "_start",
                                                       std::vector<vm::Value> args = {}, Linker imports = {},
                                                       const std::string& module_path = "module.wasm",
                                                       RunOptions options = {});
-  static vm::Result<InstructionProfile> run_and_count_file(const std::string& path, const std::string& entry = "_start",
-                                                           std::vector<vm::Value> args = {}, Linker imports = {},
-                                                           RunOptions options = {});
+  static vm::Result<InstructionProfile> run_and_count_file(const std::string& path,
+                                                           const std::string& entry = "_start",
+                                                           std::vector<vm::Value> args = {},
+                                                           Linker imports = {}, RunOptions options = {});
 
   uint64_t total() const { return total_; }
   // Self count per function name (name section, else export, else wasm-function[N]).

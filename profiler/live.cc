@@ -129,8 +129,8 @@ void LiveProfiler::on_hooked_return(uint8_t hook, uint32_t node, const uint64_t*
   profiler_.on_hooked_return(hook, node, results, memory, func);
 }
 
-void LiveProfiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset, vm::MemInst* memory,
-                                  uint64_t old_bytes) {
+void LiveProfiler::on_memory_grow(uint32_t node, const vm::FuncInst* func, int64_t offset,
+                                  vm::MemInst* memory, uint64_t old_bytes) {
   profiler_.on_memory_grow(node, func, offset, memory, old_bytes);
 }
 
@@ -141,11 +141,13 @@ void LiveProfiler::take_memory_locked() {
     snap->grows = mem->grows();
     for (const MemSite& s : snap->sites) {
       if (!snap->stacks.contains(s.node)) snap->stacks.emplace(s.node, stack_of(s.node));
-      if (s.python && !snap->python.contains(s.python)) snap->python.emplace(s.python, profiler_.python_stack(s.python));
+      if (s.python && !snap->python.contains(s.python))
+        snap->python.emplace(s.python, profiler_.python_stack(s.python));
     }
     for (const GrowEvent& g : snap->grows) {
       if (!snap->stacks.contains(g.node)) snap->stacks.emplace(g.node, stack_of(g.node));
-      if (g.python && !snap->python.contains(g.python)) snap->python.emplace(g.python, profiler_.python_stack(g.python));
+      if (g.python && !snap->python.contains(g.python))
+        snap->python.emplace(g.python, profiler_.python_stack(g.python));
     }
   }
   snap->start_unix_ns = profiler_.start_unix_ns();
@@ -265,7 +267,8 @@ LiveProfiler::Status LiveProfiler::cpu_profile(double seconds, pb::Profile& out,
     if (inserted) it->second = enter_stack(*p, w.stacks[n]);
     return it->second;
   };
-  for (const CpuSample& s : w.samples) p->add_cpu_sample(node_of(s.node), s.func, s.offset, s.cpu_ns, s.state);
+  for (const CpuSample& s : w.samples)
+    p->add_cpu_sample(node_of(s.node), s.func, s.offset, s.cpu_ns, s.state);
   for (const auto& [n, h] : w.host) {
     // The Profiler counts calls one by one; its total wall time is the sum.
     uint32_t rn = node_of(n);
@@ -274,15 +277,17 @@ LiveProfiler::Status LiveProfiler::cpu_profile(double seconds, pb::Profile& out,
   }
   out = build_cpu_profile(*p);
   const uint64_t start_mono = w.started ? w.start_mono_ns : requested_mono;
-  out.set_time_nanos(static_cast<int64_t>(w.started ? w.start_unix_ns : unix_ns() - (monotonic_ns() - requested_mono)));
+  out.set_time_nanos(
+      static_cast<int64_t>(w.started ? w.start_unix_ns : unix_ns() - (monotonic_ns() - requested_mono)));
   out.set_duration_nanos(static_cast<int64_t>(monotonic_ns() - start_mono));
   return Status::Ok;
 }
 
 LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Profile& out, std::string& why) {
   if (!profiler_.options().instructions) {
-    why = "instruction counting is off: start wzvm with --profile=instructions as well (counting costs up to "
-          "20% of the guest's speed, so --pprof-addr alone does not turn it on)";
+    why =
+        "instruction counting is off: start wzvm with --profile=instructions as well (counting costs up to "
+        "20% of the guest's speed, so --pprof-addr alone does not turn it on)";
     return Status::Unavailable;
   }
   {
@@ -292,7 +297,9 @@ LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Prof
       return Status::Finished;
     }
     if (instr_.state != InstrState::Idle) {
-      why = "an instructions profile is already being taken; wzvm takes one at a time, try again when it is done";
+      why =
+          "an instructions profile is already being taken; wzvm takes one at a time, try again when it is "
+          "done";
       return Status::Busy;
     }
     instr_ = InstrWindow{};
@@ -319,8 +326,9 @@ LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Prof
   std::vector<vm::Profiling::InstructionCount> counts;
   for (const auto& c : w.counts) counts.push_back({enter_stack(*p, c.stack), c.offset, c.count});
   // Sorted as instruction_counts() is (stacks entered in order keep it).
-  std::sort(counts.begin(), counts.end(),
-            [](const auto& a, const auto& b) { return a.node != b.node ? a.node < b.node : a.offset < b.offset; });
+  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
+    return a.node != b.node ? a.node < b.node : a.offset < b.offset;
+  });
   p->set_instruction_counts(std::move(counts));
   out = build_instructions_profile(*p);
   return Status::Ok;
@@ -328,8 +336,9 @@ LiveProfiler::Status LiveProfiler::instructions_profile(double seconds, pb::Prof
 
 LiveProfiler::Status LiveProfiler::memory_profile(bool allocs, pb::Profile& out, std::string& why) {
   if (!profiler_.memory()) {
-    why = "memory profiling is off: start wzvm with --profile=mem as well (hooking the allocators costs "
-          "allocation-heavy guests up to a third of their speed, so --pprof-addr alone does not turn it on)";
+    why =
+        "memory profiling is off: start wzvm with --profile=mem as well (hooking the allocators costs "
+        "allocation-heavy guests up to a third of their speed, so --pprof-addr alone does not turn it on)";
     return Status::Unavailable;
   }
   std::shared_ptr<const MemSnapshot> snap;
@@ -445,10 +454,17 @@ void send_profile(const HttpRequest& req, HttpResponse& res, const pb::Profile& 
 
 void send_status(HttpResponse& res, LiveProfiler::Status st, const std::string& why) {
   switch (st) {
-    case LiveProfiler::Status::Busy: text_error(res, 409, why); break;            // Conflict: one at a time
-    case LiveProfiler::Status::Unavailable: text_error(res, 501, why); break;     // not enabled in this run
-    case LiveProfiler::Status::Finished: text_error(res, 503, why); break;        // shutting down
-    case LiveProfiler::Status::Ok: break;
+    case LiveProfiler::Status::Busy:
+      text_error(res, 409, why);
+      break;  // Conflict: one at a time
+    case LiveProfiler::Status::Unavailable:
+      text_error(res, 501, why);
+      break;  // not enabled in this run
+    case LiveProfiler::Status::Finished:
+      text_error(res, 503, why);
+      break;  // shutting down
+    case LiveProfiler::Status::Ok:
+      break;
   }
 }
 
@@ -503,7 +519,7 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
   // Go serves one profile under both names; only the default sample type differs.
   for (bool allocs : {false, true}) {
     s.get(allocs ? "/debug/pprof/allocs" : "/debug/pprof/heap", [this, allocs](const HttpRequest& req,
-                                                                              HttpResponse& res) {
+                                                                               HttpResponse& res) {
       if (req.has("seconds"))
         return text_error(res, 400,
                           "seconds= (a delta profile) is not supported for heap and allocs: wzvm serves the "
@@ -520,11 +536,13 @@ bool PprofServer::start(const std::string& addr, std::string& why) {
   });
   int bound = s.bind(host, static_cast<int>(port));
   if (bound < 0) {
-    why = "--pprof-addr " + addr + ": cannot listen there (address in use, or not an address of this machine)";
+    why =
+        "--pprof-addr " + addr + ": cannot listen there (address in use, or not an address of this machine)";
     impl_.reset();
     return false;
   }
-  url_ = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(bound);
+  url_ = "http://" + (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" +
+         std::to_string(bound);
   s.serve();
   return true;
 }

@@ -142,7 +142,7 @@ class LiveProfiler final : public vm::ProfileSink {
   struct MemSnapshot {
     std::vector<MemSite> sites;  // nodes of the live call tree, down to the allocator
     std::vector<GrowEvent> grows;
-    std::unordered_map<uint32_t, Stack> stacks;  // node -> its stack
+    std::unordered_map<uint32_t, Stack> stacks;                              // node -> its stack
     std::unordered_map<uint32_t, std::vector<std::vector<PyFrame>>> python;  // MemSite::python -> its stack
     uint64_t start_unix_ns = 0, duration_ns = 0;
   };

@@ -49,13 +49,18 @@ int min_params(AllocKind k) {
     case AllocKind::Malloc:
     case AllocKind::Free:
     case AllocKind::GcAlloc:
-    case AllocKind::GoMallocgc: return 1;
+    case AllocKind::GoMallocgc:
+      return 1;
     case AllocKind::AlignedAlloc:
     case AllocKind::Calloc:
-    case AllocKind::Realloc: return 2;
-    case AllocKind::PosixMemalign: return 3;
-    case AllocKind::RustRealloc: return 4;
-    case AllocKind::None: break;
+    case AllocKind::Realloc:
+      return 2;
+    case AllocKind::PosixMemalign:
+      return 3;
+    case AllocKind::RustRealloc:
+      return 4;
+    case AllocKind::None:
+      break;
   }
   return 0;
 }
@@ -183,19 +188,33 @@ void MemoryProfiler::on_call(uint8_t hook, uint32_t node, const uint64_t* args, 
   p.size_ok = true;
   switch (static_cast<AllocKind>(hook & ~kWide)) {
     case AllocKind::Malloc:
-    case AllocKind::GcAlloc: p.size = arg(0); break;
-    case AllocKind::AlignedAlloc: p.size = arg(1); break;
+    case AllocKind::GcAlloc:
+      p.size = arg(0);
+      break;
+    case AllocKind::AlignedAlloc:
+      p.size = arg(1);
+      break;
     case AllocKind::Calloc:
       // A product beyond the address space cannot be allocated: calloc
       // must fail, and a non-NULL result is not believed.
       p.size_ok = !__builtin_mul_overflow(arg(0), arg(1), &p.size) && (wide || p.size <= 0xFFFFFFFFu);
       break;
-    case AllocKind::Realloc: p.ptr = arg(0), p.size = arg(1); break;
-    case AllocKind::RustRealloc: p.ptr = arg(0), p.size = arg(3); break;
-    case AllocKind::Free: p.ptr = arg(0); break;
-    case AllocKind::PosixMemalign: p.ptr = arg(0), p.size = arg(2); break;
+    case AllocKind::Realloc:
+      p.ptr = arg(0), p.size = arg(1);
+      break;
+    case AllocKind::RustRealloc:
+      p.ptr = arg(0), p.size = arg(3);
+      break;
+    case AllocKind::Free:
+      p.ptr = arg(0);
+      break;
+    case AllocKind::PosixMemalign:
+      p.ptr = arg(0), p.size = arg(2);
+      break;
     case AllocKind::None:
-    case AllocKind::GoMallocgc: pending_.pop_back(); break;
+    case AllocKind::GoMallocgc:
+      pending_.pop_back();
+      break;
   }
 }
 
@@ -223,7 +242,8 @@ void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* resu
     case AllocKind::Calloc:
     case AllocKind::GcAlloc: {
       uint64_t r = wide ? results[0] : results[0] & 0xFFFFFFFFu;
-      if (r && p.size_ok) allocated(node, memory, r, p.size, static_cast<AllocKind>(hook & ~kWide) == AllocKind::GcAlloc);
+      if (r && p.size_ok)
+        allocated(node, memory, r, p.size, static_cast<AllocKind>(hook & ~kWide) == AllocKind::GcAlloc);
       break;
     }
     case AllocKind::Realloc:
@@ -258,7 +278,8 @@ void MemoryProfiler::on_return(uint8_t hook, uint32_t node, const uint64_t* resu
       break;
     }
     case AllocKind::None:
-    case AllocKind::GoMallocgc: break;
+    case AllocKind::GoMallocgc:
+      break;
   }
 }
 
@@ -266,7 +287,8 @@ void MemoryProfiler::gc_allocated(uint32_t node, const vm::MemInst* memory, uint
   allocated(node, memory, ptr, size, true);
 }
 
-void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc) {
+void MemoryProfiler::allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size,
+                               bool gc) {
   const double w = sample_weight(size);
   if (w == 0) return;
   const uint32_t site = site_index(node, python_ ? python_(node) : 0);
@@ -376,11 +398,11 @@ void MemoryProfiler::add_site(const MemSite& s) {
 
 std::vector<MemSite> MemoryProfiler::sites() const {
   std::vector<MemSite> out = sites_;
-  std::sort(out.begin(), out.end(),
-            [](const MemSite& a, const MemSite& b) { return std::tie(a.node, a.python) < std::tie(b.node, b.python); });
+  std::sort(out.begin(), out.end(), [](const MemSite& a, const MemSite& b) {
+    return std::tie(a.node, a.python) < std::tie(b.node, b.python);
+  });
   return out;
 }
-
 
 namespace {
 
@@ -461,8 +483,9 @@ std::string memory_summary(const Profiler& profiler, size_t top) {
                      [](const MemSite& a, const MemSite& b) { return a.inuse_bytes > b.inuse_bytes; });
     for (size_t i = 0; i < sites.size() && i < top && sites[i].inuse_objects >= 0.5; ++i) {
       std::string stack = stack_text(tree, charged_node(tree, sites[i].node));
-      std::snprintf(line, sizeof line, "wzvm:   %s in %.0f object%s from ", bytes_text(sites[i].inuse_bytes).c_str(),
-                    sites[i].inuse_objects, std::llround(sites[i].inuse_objects) == 1 ? "" : "s");
+      std::snprintf(line, sizeof line, "wzvm:   %s in %.0f object%s from ",
+                    bytes_text(sites[i].inuse_bytes).c_str(), sites[i].inuse_objects,
+                    std::llround(sites[i].inuse_objects) == 1 ? "" : "s");
       out += line + stack + " (" + demangle(function_name(tree.node(sites[i].node).func)) + ")\n";
     }
   }
@@ -484,15 +507,19 @@ std::string memory_summary(const Profiler& profiler, size_t top) {
     uint64_t most_bytes = 0;
     for (const auto& [n, b] : by_node)
       if (b > most_bytes) most = n, most_bytes = b;
-    std::snprintf(line, sizeof line, "wzvm: memory: memory.grow %" PRIu64 " time%s: %s -> %s; most (%s) by ", count,
-                  count == 1 ? "" : "s", bytes_text(static_cast<double>(first)).c_str(),
-                  bytes_text(static_cast<double>(last)).c_str(), bytes_text(static_cast<double>(most_bytes)).c_str());
+    std::snprintf(line, sizeof line, "wzvm: memory: memory.grow %" PRIu64 " time%s: %s -> %s; most (%s) by ",
+                  count, count == 1 ? "" : "s", bytes_text(static_cast<double>(first)).c_str(),
+                  bytes_text(static_cast<double>(last)).c_str(),
+                  bytes_text(static_cast<double>(most_bytes)).c_str());
     out += line + stack_text(tree, most) + "\n";
   }
   if (mem->saw_gc_allocations())
-    out += "wzvm: memory: a garbage-collected runtime's allocations count in alloc_* only (its frees are not seen)\n";
+    out +=
+        "wzvm: memory: a garbage-collected runtime's allocations count in alloc_* only (its frees are not "
+        "seen)\n";
   if (mem->sample_bytes()) {
-    std::snprintf(line, sizeof line, "wzvm: memory: sampled about every %" PRIu64 " bytes allocated; figures are estimates\n",
+    std::snprintf(line, sizeof line,
+                  "wzvm: memory: sampled about every %" PRIu64 " bytes allocated; figures are estimates\n",
                   mem->sample_bytes());
     out += line;
   }

@@ -64,7 +64,8 @@ bool parse_alloc_fn(const std::string& spec, CustomAllocator& out, std::string& 
 // The allocator a function name denotes (allocators.def, mangled or as
 // wasm-ld demangles it, or `extra`), and the parameter count it must have
 // (0: any, at least one); None if it is not one.
-AllocKind allocator_kind(const std::string& name, const std::vector<CustomAllocator>& extra, int* params = nullptr);
+AllocKind allocator_kind(const std::string& name, const std::vector<CustomAllocator>& extra,
+                         int* params = nullptr);
 
 // A LoadOptions::call_hook for memory profiling: the hook id of every
 // function named as an allocator whose type fits its kind.
@@ -138,7 +139,7 @@ class MemoryProfiler {
     uint32_t node;
     uint32_t depth;
     uint8_t hook;
-    bool size_ok;   // false: calloc's n * size overflowed (it must fail)
+    bool size_ok;  // false: calloc's n * size overflowed (it must fail)
   };
   // The blocks in use (sampled ones only, when sampling): an open-addressing
   // table (linear probing, backward-shift deletion), because an allocator
@@ -170,7 +171,7 @@ class MemoryProfiler {
   void allocated(uint32_t node, const vm::MemInst* memory, uint64_t ptr, uint64_t size, bool gc);
 
   void freed(const vm::MemInst* memory, uint64_t ptr);
-  void retire(const Live& l);  // takes a block's weight out of the in-use figures
+  void retire(const Live& l);           // takes a block's weight out of the in-use figures
   double sample_weight(uint64_t size);  // 0: not sampled
   double next_distance();
 
@@ -179,7 +180,7 @@ class MemoryProfiler {
   std::vector<Pending> pending_;
   std::vector<MemSite> sites_;
   std::vector<GrowEvent> grows_;
-  std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
+  std::vector<uint32_t> site_of_node_;                     // node -> index in sites_ + 1, 0 if none
   std::unordered_map<uint64_t, uint32_t> site_of_python_;  // node << 32 | python -> index in sites_ + 1
   std::function<uint32_t(uint32_t)> python_;
   uint32_t site_index(uint32_t node, uint32_t python);  // creates the site

@@ -1,16 +1,15 @@
 #include "profiler/pprof.h"
 
-#include "profiler/cpython.h"
-#include "profiler/golang.h"
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/wire_format_lite.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
 #include <unordered_map>
 
-#include <google/protobuf/io/coded_stream.h>
-#include <google/protobuf/wire_format_lite.h>
-
+#include "profiler/cpython.h"
+#include "profiler/golang.h"
 #include "profiler/output.h"
 #include "profiler/symbolize.h"
 
@@ -33,7 +32,8 @@ std::vector<std::string> without_lines(const LineWeights& weights, const pb::Pro
   for (const pb::Mapping& m : profile.mapping()) {
     auto it = weights.find(m.id());
     if (it == weights.end() || it->second.second == 0) continue;
-    if (2 * it->second.first < it->second.second) out.push_back(profile.string_table(static_cast<int>(m.filename())));
+    if (2 * it->second.first < it->second.second)
+      out.push_back(profile.string_table(static_cast<int>(m.filename())));
   }
   return out;
 }
@@ -78,7 +78,8 @@ class Builder {
     const size_t at = samples_.size();
     samples_.resize(at + 10 + size);
     auto* base = reinterpret_cast<uint8_t*>(samples_.data());
-    uint8_t* p = WFL::WriteTagToArray(pb::Profile::kSampleFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, base + at);
+    uint8_t* p =
+        WFL::WriteTagToArray(pb::Profile::kSampleFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, base + at);
     p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
     p = s->SerializeWithCachedSizesToArray(p);
     samples_.resize(static_cast<size_t>(p - base));
@@ -186,7 +187,8 @@ class Builder {
     const CPythonModule* py = prof.symbolizer(inst->module.get()).python();
     const vm::FuncInst* eval = inst->funcs[py->eval_function()];
     uint32_t evals = 0;
-    for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent) evals += tree.node(n).func == eval;
+    for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent)
+      evals += tree.node(n).func == eval;
     size_t keep = evals - groups.size(), next = 0;  // loop frames kept as C, groups used
     std::vector<uint64_t> ids;
     auto frame = [&](const vm::FuncInst* f, int64_t offset) {
@@ -342,7 +344,8 @@ class Builder {
     // the function's own start line.
     const Symbolizer& sym = prof_.symbolizer(m);
     std::vector<SourceFrame> frames;
-    if (offset >= 0 && offset <= UINT32_MAX) frames = sym.lookup(static_cast<uint32_t>(offset), f->func_index);
+    if (offset >= 0 && offset <= UINT32_MAX)
+      frames = sym.lookup(static_cast<uint32_t>(offset), f->func_index);
     if (frames.empty()) {
       SourceFrame fn = sym.function(f->func_index);
       fn.file = fn.function_file;
@@ -433,12 +436,12 @@ class Builder {
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> count_locations_;  // count_location()'s
-  std::unordered_map<std::string, uint64_t> line_locations_;           // (function, frames) -> Location id
+  std::unordered_map<std::string, uint64_t> line_locations_;          // (function, frames) -> Location id
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
   uint64_t elided_location_ = 0;
   const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
-  const Profiler* contexts_ = nullptr;          // use_contexts()
+  const Profiler* contexts_ = nullptr;         // use_contexts()
   // The sample add_stack filled last, and its node in its tree.
   const pb::Sample* last_sample_ = nullptr;
   const vm::CallTree* last_tree_ = nullptr;
@@ -510,8 +513,9 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   p.set_duration_nanos(static_cast<int64_t>(profiler.duration_ns()));
   p.set_default_sample_type(b.str("cpu"));
   if (profiler.options().deterministic)
-    p.add_comment(b.str("deterministic run: the guest's clocks were virtual, but this profile measures real "
-                        "CPU time and differs from run to run"));
+    p.add_comment(
+        b.str("deterministic run: the guest's clocks were virtual, but this profile measures real "
+              "CPU time and differs from run to run"));
   return std::move(p);
 }
 
@@ -548,8 +552,7 @@ std::vector<vm::Profiling::InstructionCount> go_pcs(std::vector<vm::Profiling::I
   for (size_t i = 0; i < counts.size(); ++i) {
     if (out && counts[out - 1].node == counts[i].node && counts[out - 1].offset == counts[i].offset)
       counts[out - 1].count += counts[i].count;
-    else
-      counts[out++] = counts[i];
+    else counts[out++] = counts[i];
   }
   counts.resize(out);
   return counts;
@@ -565,7 +568,8 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   // profile stays deterministic wherever each thread's work is.
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
-    const std::vector<vm::Profiling::InstructionCount> counts = go_pcs(prof->instruction_counts(), tree, profiler);
+    const std::vector<vm::Profiling::InstructionCount> counts =
+        go_pcs(prof->instruction_counts(), tree, profiler);
     // CPython's context nodes (profiler/python_counts.cc) stand for a
     // Python function at a line: one sample each, its counts summed over
     // the loop's instructions.
@@ -581,7 +585,8 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
       leaves.clear();
       leaf_index.clear();
       for (; i < counts.size() && counts[i].node == node; ++i) {
-        const uint64_t loc = pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, counts[i].offset);
+        const uint64_t loc =
+            pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, counts[i].offset);
         auto [it, inserted] = leaf_index.try_emplace(loc, leaves.size());
         if (inserted) leaves.emplace_back(loc, 0);
         leaves[it->second].second += counts[i].count;
@@ -610,7 +615,8 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   return std::move(b.profile());
 }
 
-std::string serialize_instructions_profile(const Profiler& profiler, std::vector<std::string>* modules_without_lines) {
+std::string serialize_instructions_profile(const Profiler& profiler,
+                                           std::vector<std::string>* modules_without_lines) {
   Builder b(profiler);
   b.stream_samples(0);  // the one sample type, instructions
   instructions_profile(b, profiler);
@@ -691,7 +697,8 @@ std::vector<std::string> modules_without_lines(const pb::Profile& profile) {
   // pprof's default: the named default sample type, else the last one.
   int index = profile.sample_type_size() - 1;
   for (int i = 0; i < profile.sample_type_size(); ++i)
-    if (profile.default_sample_type() != 0 && profile.sample_type(i).type() == profile.default_sample_type()) index = i;
+    if (profile.default_sample_type() != 0 && profile.sample_type(i).type() == profile.default_sample_type())
+      index = i;
   if (index < 0) return {};
   std::unordered_map<uint64_t, const pb::Location*> locations;
   for (const pb::Location& l : profile.location()) locations[l.id()] = &l;
@@ -733,8 +740,7 @@ std::vector<std::pair<std::string, uint64_t>> instruction_totals(const Profiler&
       // CPython's context nodes are Python functions (profiler/python_counts.cc).
       if (const PyFrame* pf = vm::CallTree::is_context(tree.node(n).site) ? prof->context_frame(n) : nullptr)
         by_python[pf->function] += totals[n];
-      else
-        by_func[tree.node(n).func] += totals[n];
+      else by_func[tree.node(n).func] += totals[n];
     }
   }
   std::map<std::string, uint64_t> by_name = std::move(by_python);

@@ -53,7 +53,8 @@ std::string serialize_instructions_profile(const Profiler& profiler,
 // --mem-sample-bytes, or 1 when every allocation is recorded.
 // `default_type` is the default sample type: inuse_space (Go's heap),
 // alloc_space (Go's allocs).
-perftools::profiles::Profile build_memory_profile(const Profiler& profiler, const char* default_type = "inuse_space");
+perftools::profiles::Profile build_memory_profile(const Profiler& profiler,
+                                                  const char* default_type = "inuse_space");
 
 // File names of the modules (Mappings) whose samples mostly lack source
 // lines: more than half of the default sample type's total is at leaf

@@ -1,11 +1,10 @@
 #include "profiler/profiler.h"
 
-#include "profiler/golang.h"
-
 #include <algorithm>
 #include <tuple>
 
 #include "profiler/clock.h"
+#include "profiler/golang.h"
 #include "profiler/symbolize.h"
 #include "vm/interp.h"
 
@@ -65,7 +64,8 @@ bool Profiler::graft(vm::Profiling& p, const vm::FuncInst* callee, uint32_t& nod
   stack_g_ = g;
   const uint32_t k = callee->func_index - m.num_imported_funcs;
   uint64_t pc = 0;
-  if (sp < 8 || sp > mem.current_size() || !go->resume_pc(mem.data, mem.current_size(), sp, k, pc)) return false;
+  if (sp < 8 || sp > mem.current_size() || !go->resume_pc(mem.data, mem.current_size(), sp, k, pc))
+    return false;
   if (next_resume_.node && next_resume_.sp == sp && next_resume_.pc == pc && next_resume_.g == g &&
       p.tree.node(next_resume_.node).func == callee) {
     node = next_resume_.node;
@@ -135,7 +135,8 @@ uint64_t Profiler::goroutine_of(const vm::FuncInst* func) const {
   // scheduler loop; samples in that window show the old goroutine's stack,
   // so they carry the goroutine the stack was resumed for, not the next one.
   if (!go || !go->goroutine_id(mem.data, mem.current_size(), inst->globals[2]->value, id)) return 0;
-  if (stack_g_ && stack_g_ != inst->globals[2]->value && !go->goroutine_id(mem.data, mem.current_size(), stack_g_, id))
+  if (stack_g_ && stack_g_ != inst->globals[2]->value &&
+      !go->goroutine_id(mem.data, mem.current_size(), stack_g_, id))
     return 0;
   return id;
 }
@@ -158,7 +159,8 @@ uint32_t Profiler::evals_at(uint32_t node, const vm::FuncInst* func, const CPyth
   // A node's callers never change: counted once per node.
   if (node < evals_of_node_.size() && evals_of_node_[node]) return evals_of_node_[node] - 1;
   uint32_t evals = 0;
-  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree().node(n).parent) evals += tree().node(n).func == eval;
+  for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree().node(n).parent)
+    evals += tree().node(n).func == eval;
   if (node >= evals_of_node_.size()) evals_of_node_.resize(std::max<size_t>(tree().size(), node + 1), 0);
   evals_of_node_[node] = evals + 1;
   return evals;
@@ -196,11 +198,13 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
       ++i;
       continue;
     }
-    const std::string_view frame_key(reinterpret_cast<const char*>(&words[i]), CPythonModule::kFrameWords * 4);
+    const std::string_view frame_key(reinterpret_cast<const char*>(&words[i]),
+                                     CPythonModule::kFrameWords * 4);
     auto it = python_frames_.find(frame_key);
     if (it == python_frames_.end()) {
       PyFrame f;
-      ok = i + CPythonModule::kFrameWords <= words.size() && py->frame(mem.data, mem.current_size(), &words[i], f);
+      ok = i + CPythonModule::kFrameWords <= words.size() &&
+           py->frame(mem.data, mem.current_size(), &words[i], f);
       if (ok) it = python_frames_.emplace(std::string(frame_key), std::move(f)).first;
     }
     if (ok) group.push_back(it->second);
@@ -301,10 +305,10 @@ std::vector<CpuSite> Profiler::cpu_sites() const {
   std::vector<CpuSite> out;
   out.reserve(cpu_.size());
   for (const auto& [k, s] : cpu_) out.push_back(s);
-  std::sort(out.begin(), out.end(),
-            [](const CpuSite& a, const CpuSite& b) {
-              return std::tie(a.node, a.offset, a.goroutine, a.python) < std::tie(b.node, b.offset, b.goroutine, b.python);
-            });
+  std::sort(out.begin(), out.end(), [](const CpuSite& a, const CpuSite& b) {
+    return std::tie(a.node, a.offset, a.goroutine, a.python) <
+           std::tie(b.node, b.offset, b.goroutine, b.python);
+  });
   return out;
 }
 
@@ -312,8 +316,9 @@ std::vector<HostSite> Profiler::host_sites() const {
   std::vector<HostSite> out;
   out.reserve(host_.size());
   for (const auto& [n, h] : host_) out.push_back(h);
-  std::sort(out.begin(), out.end(),
-            [](const HostSite& a, const HostSite& b) { return std::tie(a.node, a.python) < std::tie(b.node, b.python); });
+  std::sort(out.begin(), out.end(), [](const HostSite& a, const HostSite& b) {
+    return std::tie(a.node, a.python) < std::tie(b.node, b.python);
+  });
   return out;
 }
 
@@ -323,7 +328,8 @@ std::string function_name(const vm::FuncInst* func) {
     if (func->host_module.empty() && func->host_field.empty()) return "(host function)";
     return func->host_module + "." + func->host_field;
   }
-  if (func->instance && func->instance->module) return func->instance->module->function_name(func->func_index);
+  if (func->instance && func->instance->module)
+    return func->instance->module->function_name(func->func_index);
   return "wasm-function[" + std::to_string(func->func_index) + "]";
 }
 

@@ -53,9 +53,9 @@ struct Options {
 struct CpuSite {
   uint32_t node = 0;
   const vm::FuncInst* func = nullptr;
-  int64_t offset = -1;  // module byte offset of the sampled instruction, -1 if unknown
-  uint64_t count = 0;   // samples
-  uint64_t cpu_ns = 0;  // guest CPU time they weigh
+  int64_t offset = -1;     // module byte offset of the sampled instruction, -1 if unknown
+  uint64_t count = 0;      // samples
+  uint64_t cpu_ns = 0;     // guest CPU time they weigh
   uint64_t goroutine = 0;  // Go: the running goroutine's id (0: none, or not Go)
   uint32_t python = 0;     // CPython: the Python stack (Profiler::python_stack), 0: none
 };
@@ -185,9 +185,9 @@ class Profiler final : public vm::ProfileSink {
     // dispatched (`next_instr`), learnt from the first probes: the one
     // that always points into the running code object's bytecode, and
     // whose opcode there always goes with the same br_table index.
-    int next_instr = -1;  // index into the probe's locals; -1: learning
-    uint32_t learnt = 0;  // probes learnt from
-    uint64_t candidates = 0;  // bit k: local k may be it
+    int next_instr = -1;                                 // index into the probe's locals; -1: learning
+    uint32_t learnt = 0;                                 // probes learnt from
+    uint64_t candidates = 0;                             // bit k: local k may be it
     std::vector<std::array<int32_t, 256>> opcode_index;  // per local: opcode -> index seen (-1: none)
     // Code objects by address (their lines, checked with same_code).
     std::unordered_map<uint32_t, CPythonModule::CodeLines> code;
@@ -211,7 +211,9 @@ class Profiler final : public vm::ProfileSink {
       bool operator==(const NodeKey&) const = default;
     };
     struct NodeKeyHash {
-      size_t operator()(const NodeKey& k) const { return KeyHash()(k.key) ^ (size_t{k.parent} * 0xD6E8FEB86659FD93ull); }
+      size_t operator()(const NodeKey& k) const {
+        return KeyHash()(k.key) ^ (size_t{k.parent} * 0xD6E8FEB86659FD93ull);
+      }
     };
     std::unordered_map<NodeKey, uint32_t, NodeKeyHash> nodes;
     std::vector<PyFrame> frames;

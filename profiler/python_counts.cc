@@ -43,7 +43,8 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   if (s.eval != func) {
     if (s.eval) return node;  // one evaluation loop per profiler (a CPython instance)
     s.eval = func;
-    if (func->instance && !func->instance->memories.empty()) s.py = symbolizer(func->instance->module.get()).python();
+    if (func->instance && !func->instance->memories.empty())
+      s.py = symbolizer(func->instance->module.get()).python();
     s.candidates = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
     s.opcode_index.assign(std::min<uint32_t>(n, 64), {});
     for (auto& m : s.opcode_index) m.fill(-1);
@@ -120,7 +121,8 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     auto [it, inserted] = s.keys.try_emplace(key, static_cast<uint32_t>(s.frames.size()));
     if (inserted) {
       PyFrame pf;
-      if (!s.py->describe_code(mem, size, c, line ? line : c.first_line, pf)) pf = {"[python]", "[python]", "", 0, line};
+      if (!s.py->describe_code(mem, size, c, line ? line : c.first_line, pf))
+        pf = {"[python]", "[python]", "", 0, line};
       s.frames.push_back(std::move(pf));
       s.whole.push_back(line == 0);
     }
@@ -128,7 +130,8 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     return known->second = p.enter_context(parent, func, it->second, line != 0);
   };
   auto line_at = [&](const CPythonModule::CodeLines& c, uint32_t addr) {
-    return addr >= c.start && (addr - c.start) / 2 < c.lines.size() ? c.lines[(addr - c.start) / 2] : c.first_line;
+    return addr >= c.start && (addr - c.start) / 2 < c.lines.size() ? c.lines[(addr - c.start) / 2]
+                                                                    : c.first_line;
   };
   // Pushes a frame of code `c` (at `line`, or 0 for the top frame, whose
   // line is set below): its whole-frame node under the line of its caller
@@ -141,7 +144,8 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     uint32_t parent = e.eval_node;
     if (!e.stack.empty()) parent = e.running[code_addr] > 0 ? e.stack.back().whole : e.stack.back().node;
     const uint32_t whole = context_node(parent, c, 0);
-    e.stack.push_back({frame_addr, code_addr, whole, line ? context_node(whole, c, line) : whole, 0, 0, {}, 0});
+    e.stack.push_back(
+        {frame_addr, code_addr, whole, line ? context_node(whole, c, line) : whole, 0, 0, {}, 0});
     ++e.running[code_addr];
   };
   auto pop_to = [&](size_t n) {

@@ -19,11 +19,14 @@ namespace pb = perftools::profiles;
 
 std::string percent(int64_t v, int64_t total) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "%.2f%%", total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0);
+  std::snprintf(buf, sizeof buf, "%.2f%%",
+                total ? 100.0 * static_cast<double>(v) / static_cast<double>(total) : 0.0);
   return buf;
 }
 
-std::string pad_left(const std::string& s, size_t w) { return s.size() >= w ? s : std::string(w - s.size(), ' ') + s; }
+std::string pad_left(const std::string& s, size_t w) {
+  return s.size() >= w ? s : std::string(w - s.size(), ' ') + s;
+}
 
 }  // namespace
 
@@ -62,7 +65,8 @@ std::string report_text(const pb::Profile& p, const std::string& name, size_t to
   for (size_t t = 0; t < ntypes; ++t) {
     const FunctionValues& v = values[t];
     if (v.total == 0) continue;
-    out += "\n" + sample_type_name(p, static_cast<int>(t)) + ": total " + format_value(v.total, v.unit) + "\n";
+    out +=
+        "\n" + sample_type_name(p, static_cast<int>(t)) + ": total " + format_value(v.total, v.unit) + "\n";
     // Every function on a stack, by name; ties keep that order (the sort is
     // stable): the same profile always prints the same report.
     struct Row {
@@ -77,14 +81,17 @@ std::string report_text(const pb::Profile& p, const std::string& name, size_t to
     for (int by_cum = 0; by_cum < 2; ++by_cum) {
       std::stable_sort(sorted.begin(), sorted.end(),
                        [&](const Row& a, const Row& b) { return by_cum ? a.cum > b.cum : a.self > b.self; });
-      out += by_cum ? "  top " + std::to_string(top) + " by cumulative:\n" : "  top " + std::to_string(top) + " by self:\n";
-      out += "  " + pad_left("self", 12) + pad_left("self%", 9) + pad_left("cum", 12) + pad_left("cum%", 9) + "  function\n";
+      out += by_cum ? "  top " + std::to_string(top) + " by cumulative:\n"
+                    : "  top " + std::to_string(top) + " by self:\n";
+      out += "  " + pad_left("self", 12) + pad_left("self%", 9) + pad_left("cum", 12) + pad_left("cum%", 9) +
+             "  function\n";
       size_t shown = 0;
       for (const Row& r : sorted) {
         if (shown == top) break;
         if ((by_cum ? r.cum : r.self) == 0) break;
         out += "  " + pad_left(format_value(r.self, v.unit), 12) + pad_left(percent(r.self, v.total), 9) +
-               pad_left(format_value(r.cum, v.unit), 12) + pad_left(percent(r.cum, v.total), 9) + "  " + *r.name + "\n";
+               pad_left(format_value(r.cum, v.unit), 12) + pad_left(percent(r.cum, v.total), 9) + "  " +
+               *r.name + "\n";
         ++shown;
       }
     }
@@ -100,7 +107,8 @@ bool read_profile(const std::string& path, pb::Profile& profile, std::string& wh
   }
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   std::string raw;
-  if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b) {
+  if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
+      static_cast<unsigned char>(data[1]) == 0x8b) {
     z_stream zs{};
     // 15 + 16: gzip only (pprof files are gzip members).
     if (inflateInit2(&zs, 15 + 16) != Z_OK) {

@@ -1,7 +1,7 @@
 #include "profiler/symbolize.h"
 
-#include "profiler/cpython.h"
-#include "profiler/golang.h"
+#include <libdwarf/dwarf.h>
+#include <libdwarf/libdwarf.h>
 
 #include <algorithm>
 #include <iterator>
@@ -10,10 +10,9 @@
 #include <string>
 #include <unordered_map>
 
+#include "profiler/cpython.h"
 #include "profiler/demangle.h"
-
-#include <libdwarf/dwarf.h>
-#include <libdwarf/libdwarf.h>
+#include "profiler/golang.h"
 
 namespace wzvm::profiler {
 namespace {
@@ -67,7 +66,8 @@ int load_section(void* obj, Dwarf_Half index, Dwarf_Small** data, int* error) {
   return DW_DLV_OK;
 }
 const Dwarf_Obj_Access_Methods kWasmMethods = {
-    get_section_info, get_byte_order, get_length_size, get_pointer_size, get_section_count, load_section, nullptr,
+    get_section_info,  get_byte_order, get_length_size, get_pointer_size,
+    get_section_count, load_section,   nullptr,
 };
 
 // Offset and size of the code section's payload (id 10), found by walking
@@ -138,17 +138,28 @@ bool rnglists_well_formed(const uint8_t* p, uint64_t size) {
       uint8_t kind = p[at++];
       bool ok = true;
       switch (kind) {
-        case DW_RLE_end_of_list: break;
-        case DW_RLE_base_addressx: ok = uleb(end); break;
+        case DW_RLE_end_of_list:
+          break;
+        case DW_RLE_base_addressx:
+          ok = uleb(end);
+          break;
         case DW_RLE_startx_endx:
         case DW_RLE_startx_length:
-        case DW_RLE_offset_pair: ok = uleb(end) && uleb(end); break;
-        case DW_RLE_base_address: ok = read(static_cast<unsigned>(address_size), end, v); break;
-        case DW_RLE_start_end:
-          ok = read(static_cast<unsigned>(address_size), end, v) && read(static_cast<unsigned>(address_size), end, v);
+        case DW_RLE_offset_pair:
+          ok = uleb(end) && uleb(end);
           break;
-        case DW_RLE_start_length: ok = read(static_cast<unsigned>(address_size), end, v) && uleb(end); break;
-        default: return false;
+        case DW_RLE_base_address:
+          ok = read(static_cast<unsigned>(address_size), end, v);
+          break;
+        case DW_RLE_start_end:
+          ok = read(static_cast<unsigned>(address_size), end, v) &&
+               read(static_cast<unsigned>(address_size), end, v);
+          break;
+        case DW_RLE_start_length:
+          ok = read(static_cast<unsigned>(address_size), end, v) && uleb(end);
+          break;
+        default:
+          return false;
       }
       if (!ok) return false;
     }
@@ -295,7 +306,8 @@ class DwarfReader {
       if (name && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type || tag == DW_TAG_typedef)) {
         auto it = types.find(std::string_view(name));
         Dwarf_Off off = 0;
-        if (it != types.end() && !it->second && !has(child, DW_AT_declaration) && dwarf_dieoffset(child, &off, &err_) == DW_DLV_OK)
+        if (it != types.end() && !it->second && !has(child, DW_AT_declaration) &&
+            dwarf_dieoffset(child, &off, &err_) == DW_DLV_OK)
           it->second = off;
       } else if (name && tag == DW_TAG_variable) {
         auto it = variables.find(std::string_view(name));
@@ -336,13 +348,14 @@ class DwarfReader {
       path = dot == std::string_view::npos ? std::string_view() : path.substr(dot + 1);
       Dwarf_Half tag = 0;
       bool found = false;
-      if (dwarf_tag(die, &tag, &err_) == DW_DLV_OK && (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) &&
-          !has(die, DW_AT_declaration)) {
+      if (dwarf_tag(die, &tag, &err_) == DW_DLV_OK &&
+          (tag == DW_TAG_structure_type || tag == DW_TAG_union_type) && !has(die, DW_AT_declaration)) {
         Dwarf_Die child = nullptr;
         int rc = dwarf_child(die, &child, &err_);
         while (rc == DW_DLV_OK && !found) {
           const char* name = dwarf_tag(child, &tag, &err_) == DW_DLV_OK && tag == DW_TAG_member
-                                 ? string(child, DW_AT_name) : nullptr;
+                                 ? string(child, DW_AT_name)
+                                 : nullptr;
           if (name && part == name) {
             uint64_t at = 0, bits = 0, size = 0, msb = 0;
             // A union's members have no location: they start at 0.
@@ -356,7 +369,8 @@ class DwarfReader {
               // at the member's location (little-endian wasm: flip it).
               uint64_t unit = 0;
               if (udata(child, DW_AT_data_bit_offset, bits)) at = bits / 8, bits %= 8;
-              else if (udata(child, DW_AT_bit_offset, msb) && udata(child, DW_AT_byte_size, unit) && unit * 8 >= msb + size)
+              else if (udata(child, DW_AT_bit_offset, msb) && udata(child, DW_AT_byte_size, unit) &&
+                       unit * 8 >= msb + size)
                 bits = unit * 8 - msb - size, at += bits / 8, bits %= 8;
               out.bit_offset = static_cast<uint32_t>(bits);
             }
@@ -521,7 +535,8 @@ class DwarfReader {
     }
     // The file table, full paths (include directory + name).
     Dwarf_Signed base = 1, count = 0, end = 0;
-    if (dwarf_srclines_files_indexes(ctx, &base, &count, &end, &err_) == DW_DLV_OK) base_ = static_cast<uint64_t>(base);
+    if (dwarf_srclines_files_indexes(ctx, &base, &count, &end, &err_) == DW_DLV_OK)
+      base_ = static_cast<uint64_t>(base);
     else clear();
     char** names = nullptr;
     Dwarf_Signed n = 0;
@@ -659,7 +674,8 @@ class DwarfReader {
     Dwarf_Attribute a;
     if (!attr(die, DW_AT_ranges, a)) return;
     Dwarf_Half form = 0, version = 0, offset_size = 0;
-    if (dwarf_whatform(a, &form, &err_) != DW_DLV_OK || dwarf_get_version_of_die(die, &version, &offset_size) != DW_DLV_OK) {
+    if (dwarf_whatform(a, &form, &err_) != DW_DLV_OK ||
+        dwarf_get_version_of_die(die, &version, &offset_size) != DW_DLV_OK) {
       clear();
       dwarf_dealloc_attribute(a);
       return;
@@ -672,13 +688,14 @@ class DwarfReader {
       else if ((rc = dwarf_global_formref(a, &off, &err_)) == DW_DLV_OK) value = off;
       Dwarf_Rnglists_Head head = nullptr;
       Dwarf_Unsigned count = 0, global = 0;
-      if (rc == DW_DLV_OK && dwarf_rnglists_get_rle_head(a, form, value, &head, &count, &global, &err_) == DW_DLV_OK) {
+      if (rc == DW_DLV_OK &&
+          dwarf_rnglists_get_rle_head(a, form, value, &head, &count, &global, &err_) == DW_DLV_OK) {
         for (Dwarf_Unsigned i = 0; i < count; ++i) {
           unsigned len = 0, code = 0;
           Dwarf_Unsigned raw1 = 0, raw2 = 0, cooked1 = 0, cooked2 = 0;
           Dwarf_Bool unavailable = false;
-          if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2, &unavailable, &cooked1, &cooked2,
-                                                &err_) != DW_DLV_OK) {
+          if (dwarf_get_rnglists_entry_fields_a(head, i, &len, &code, &raw1, &raw2, &unavailable, &cooked1,
+                                                &cooked2, &err_) != DW_DLV_OK) {
             clear();
             break;
           }
@@ -835,7 +852,8 @@ class DwarfReader {
     std::vector<ScopeRange> sc;
     scopes.for_each([&](uint64_t lo, uint64_t hi, uint32_t v) { sc.push_back({lo, hi, v}); });
 
-    std::stable_sort(lines_.begin(), lines_.end(), [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; });
+    std::stable_sort(lines_.begin(), lines_.end(),
+                     [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; });
     // Sequences should not overlap; if they do, the later start wins.
     for (size_t i = 0; i + 1 < lines_.size(); ++i) lines_[i].hi = std::min(lines_[i].hi, lines_[i + 1].lo);
 
@@ -909,7 +927,6 @@ class DwarfReader {
       table.push_back(e);
     }
   }
-
 
  private:
   Symbolizer& s_;
@@ -990,7 +1007,8 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   std::lock_guard libdwarf_lock(libdwarf_mu());
   lazy->iface = {&lazy->obj, &kWasmMethods};
   Dwarf_Error err = nullptr;
-  if (dwarf_object_init_b(&lazy->iface, nullptr, nullptr, DW_GROUPNUMBER_ANY, &lazy->dbg, &err) != DW_DLV_OK) {
+  if (dwarf_object_init_b(&lazy->iface, nullptr, nullptr, DW_GROUPNUMBER_ANY, &lazy->dbg, &err) !=
+      DW_DLV_OK) {
     warning_ = std::string("cannot read DWARF: ") + (err ? dwarf_errmsg(err) : "no usable .debug_* sections");
     if (err) dwarf_dealloc(nullptr, err, DW_DLA_ERROR);
     return;
@@ -1013,7 +1031,8 @@ void Symbolizer::load(uint32_t address) const {
   if (!lazy_ || lazy_->unloaded == 0 || address < code_base_) return;
   const uint64_t at = address - code_base_;
   const auto& spans = lazy_->spans;
-  auto it = std::upper_bound(spans.begin(), spans.end(), at, [](uint64_t a, const Lazy::Span& s) { return a < s.lo; });
+  auto it = std::upper_bound(spans.begin(), spans.end(), at,
+                             [](uint64_t a, const Lazy::Span& s) { return a < s.lo; });
   bool claimed = false;
   std::vector<uint32_t> wanted;  // unread units covering `at`
   while (it != spans.begin()) {
@@ -1066,7 +1085,8 @@ bool Symbolizer::layout(std::map<std::string, Field>& fields, std::map<std::stri
   std::lock_guard libdwarf_lock(libdwarf_mu());
   auto missing = [&] {
     return std::any_of(types.begin(), types.end(), [](const auto& t) { return !t.second; }) ||
-           std::any_of(vars.begin(), vars.end(), [](const auto& v) { return v.second == DwarfReader::kUnknown; });
+           std::any_of(vars.begin(), vars.end(),
+                       [](const auto& v) { return v.second == DwarfReader::kUnknown; });
   };
   for (const DwarfReader::Unit& u : lazy_->units) {
     if (!missing()) break;
@@ -1086,7 +1106,8 @@ bool Symbolizer::layout(std::map<std::string, Field>& fields, std::map<std::stri
       why = "DWARF does not define " + path.substr(0, dot);
       return false;
     }
-    if (!lazy_->reader->member(root, dot == std::string::npos ? "" : std::string_view(path).substr(dot + 1), f)) {
+    if (!lazy_->reader->member(root, dot == std::string::npos ? "" : std::string_view(path).substr(dot + 1),
+                               f)) {
       why = "DWARF has no " + path;
       return false;
     }
@@ -1123,7 +1144,6 @@ const std::string& Symbolizer::warning() const {
   load_all();
   return warning_;
 }
-
 
 Symbolizer::~Symbolizer() = default;
 
@@ -1245,7 +1265,8 @@ std::vector<SourceFrame> Symbolizer::lookup(uint32_t address, std::optional<uint
 }
 
 SourceFrame Symbolizer::function(uint32_t func_index) const {
-  if (go_ && func_index >= module_.num_imported_funcs && func_index - module_.num_imported_funcs < go_->num_functions()) {
+  if (go_ && func_index >= module_.num_imported_funcs &&
+      func_index - module_.num_imported_funcs < go_->num_functions()) {
     GoFrame g = go_->function(func_index - module_.num_imported_funcs);
     SourceFrame f;
     f.function = f.system_name = g.function;
@@ -1253,7 +1274,8 @@ SourceFrame Symbolizer::function(uint32_t func_index) const {
     f.start_line = g.start_line;
     return f;
   }
-  if (func_index >= module_.num_imported_funcs && func_index - module_.num_imported_funcs < module_.functions.size())
+  if (func_index >= module_.num_imported_funcs &&
+      func_index - module_.num_imported_funcs < module_.functions.size())
     load(module_.functions[func_index - module_.num_imported_funcs].body_offset);
   if (func_index >= module_.num_imported_funcs && !entries_.empty()) {
     uint32_t i = func_index - module_.num_imported_funcs;

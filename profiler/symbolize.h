@@ -42,8 +42,8 @@ class CPythonModule;
 // One frame of source: a function and where in it execution is. Views point
 // into the Symbolizer (or the Module) and live as long as they do.
 struct SourceFrame {
-  std::string_view function;     // display name, demangled ("geo::norm2(geo::Vec<int> const&)")
-  std::string_view system_name;  // linkage (mangled) name, or `function` when there is none
+  std::string_view function;       // display name, demangled ("geo::norm2(geo::Vec<int> const&)")
+  std::string_view system_name;    // linkage (mangled) name, or `function` when there is none
   std::string_view function_file;  // file that defines the function (DW_AT_decl_file), "" if unknown
   uint32_t start_line = 0;         // line of its definition (DW_AT_decl_line), 0 if unknown
   std::string_view file;           // file of `line`, "" if unknown
@@ -98,10 +98,10 @@ class Symbolizer {
   // "Type" to its size; `variables` maps a global variable's name to its
   // address. False with `why` naming the first one DWARF does not give.
   struct Field {
-    uint64_t offset = 0;     // bytes from the start of the type
-    uint32_t bit_offset = 0; // a bit field: its first bit in the byte at `offset`
-    uint32_t bit_size = 0;   // a bit field: its width; 0 otherwise
-    uint64_t size = 0;       // the member's (or the type's) size in bytes
+    uint64_t offset = 0;      // bytes from the start of the type
+    uint32_t bit_offset = 0;  // a bit field: its first bit in the byte at `offset`
+    uint32_t bit_size = 0;    // a bit field: its width; 0 otherwise
+    uint64_t size = 0;        // the member's (or the type's) size in bytes
   };
   bool layout(std::map<std::string, Field>& fields, std::map<std::string, uint64_t>& variables,
               std::string& why) const;
@@ -133,7 +133,7 @@ class Symbolizer {
     uint32_t system_name = kNone;  // linkage name (string index)
     uint32_t decl_file = kNone;
     uint32_t decl_line = 0;
-    uint32_t parent = kNone;  // enclosing scope; kNone for the physical function
+    uint32_t parent = kNone;     // enclosing scope; kNone for the physical function
     uint32_t call_file = kNone;  // inlined calls: where the parent calls this one
     uint32_t call_line = 0;
     uint32_t call_column = 0;

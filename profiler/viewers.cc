@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <map>
-#include <unordered_map>
-
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "profiler/flamegraph_template.h"  // generated from profiler/flamegraph.html
 
@@ -61,11 +60,20 @@ std::string escape_folded(const std::string& name) {
   std::string out;
   for (char c : name) {
     switch (c) {
-      case '%': out += "%25"; break;
-      case ';': out += "%3B"; break;
-      case '\n': out += "%0A"; break;
-      case '\r': out += "%0D"; break;
-      default: out += c;
+      case '%':
+        out += "%25";
+        break;
+      case ';':
+        out += "%3B";
+        break;
+      case '\n':
+        out += "%0A";
+        break;
+      case '\r':
+        out += "%0D";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -260,15 +268,25 @@ std::string flamegraph_html(const pb::Profile& p, const std::string& title) {
                {"root", std::move(built[0])}};
   // Inside <script>, "</" could close the element: JSON allows "<\/".
   std::string payload = data.dump();
-  for (size_t pos = 0; (pos = payload.find("</", pos)) != std::string::npos; pos += 3) payload.replace(pos, 2, "<\\/");
+  for (size_t pos = 0; (pos = payload.find("</", pos)) != std::string::npos; pos += 3)
+    payload.replace(pos, 2, "<\\/");
   std::string html_title;
   for (char c : title) {
     switch (c) {
-      case '&': html_title += "&amp;"; break;
-      case '<': html_title += "&lt;"; break;
-      case '>': html_title += "&gt;"; break;
-      case '"': html_title += "&quot;"; break;
-      default: html_title += c;
+      case '&':
+        html_title += "&amp;";
+        break;
+      case '<':
+        html_title += "&lt;";
+        break;
+      case '>':
+        html_title += "&gt;";
+        break;
+      case '"':
+        html_title += "&quot;";
+        break;
+      default:
+        html_title += c;
     }
   }
   std::string page = kFlamegraphTemplate;

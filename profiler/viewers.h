@@ -24,7 +24,7 @@ namespace wzvm::profiler {
 // Line entries become frames of their own).
 struct StackFrame {
   std::string name;
-  std::string file;      // source file of the function, "" if unknown
+  std::string file;        // source file of the function, "" if unknown
   int64_t start_line = 0;  // the function's first line, 0 if unknown
   int64_t line = 0;        // the line executing in this frame, 0 if unknown
   bool inlined = false;    // inlined into the frame before it (its caller)
@@ -62,7 +62,8 @@ std::string flamegraph_html(const perftools::profiles::Profile& profile, const s
 // Text summary: header (sample types, duration, period), then for each sample
 // type with a non-zero total the top `top` functions by self value and by
 // cumulative value. `name` is shown as the profile's name (its file).
-std::string report_text(const perftools::profiles::Profile& profile, const std::string& name, size_t top = 10);
+std::string report_text(const perftools::profiles::Profile& profile, const std::string& name,
+                        size_t top = 10);
 
 // Reads a pprof file as wzvm writes it (gzipped) or uncompressed.
 bool read_profile(const std::string& path, perftools::profiles::Profile& profile, std::string& why);

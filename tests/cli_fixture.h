@@ -3,6 +3,7 @@
 // directory per test, running shell commands (wzvm, `go tool pprof`) in it
 // with their output captured, and reading pprof's text back as numbers.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,8 +17,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace wzvm::cli_test {
 
@@ -131,7 +130,8 @@ inline std::vector<RawSample> raw_samples(const std::string& raw) {
   std::vector<std::pair<std::string, std::string>> rows;  // values, ids
   for (std::smatch m; std::getline(in, line);) {
     if (!line.empty() && line[0] != ' ') section = line;
-    else if (section == "Locations" && std::regex_match(line, m, loc)) locations[m[1]] = m[3].str() + "@0x" + m[2].str();
+    else if (section == "Locations" && std::regex_match(line, m, loc))
+      locations[m[1]] = m[3].str() + "@0x" + m[2].str();
     else if (section != "Locations" && section != "Mappings" && std::regex_match(line, m, sample))
       rows.emplace_back(m[1], m[2]);
   }

@@ -2,6 +2,9 @@
 // testdata/ and checks stdout, stderr and the exit status. Also unit tests of
 // the argument parser and result formatter (cli/values.h).
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -9,9 +12,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "cli/values.h"
 #include "cli_fixture.h"

@@ -42,17 +42,17 @@ struct CpuFixture {
     vm::FuncType t;
     t.params = {vm::ValType::I32};
     vm::Extern sleep;
-    sleep.func = store.add_host_func("env", "sleep_ms", t, [](vm::HostContext&, std::span<const vm::Value> args,
-                                                                std::span<vm::Value>) {
-      timespec deadline;
-      clock_gettime(CLOCK_MONOTONIC, &deadline);
-      uint64_t ns = deadline.tv_nsec + uint64_t{args[0].i32} * 1000000;
-      deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
-      deadline.tv_nsec = static_cast<long>(ns % 1000000000);
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
-      }
-      return vm::Trap{};
-    });
+    sleep.func = store.add_host_func(
+        "env", "sleep_ms", t, [](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value>) {
+          timespec deadline;
+          clock_gettime(CLOCK_MONOTONIC, &deadline);
+          uint64_t ns = deadline.tv_nsec + uint64_t{args[0].i32} * 1000000;
+          deadline.tv_sec += static_cast<time_t>(ns / 1000000000);
+          deadline.tv_nsec = static_cast<long>(ns % 1000000000);
+          while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+          }
+          return vm::Trap{};
+        });
     auto i = store.instantiate(module, {sleep});
     EXPECT_TRUE(i);
     inst = i.value();

@@ -22,7 +22,20 @@ namespace {
 
 using namespace wzvm::wasm_bytes;
 
-enum : uint8_t { kType = 1, kImport, kFunction, kTable, kMemory, kGlobal, kExport, kStart, kElem, kCode, kData, kDataCount };
+enum : uint8_t {
+  kType = 1,
+  kImport,
+  kFunction,
+  kTable,
+  kMemory,
+  kGlobal,
+  kExport,
+  kStart,
+  kElem,
+  kCode,
+  kData,
+  kDataCount
+};
 
 // (type (func)) and one defined function of that type with an empty body.
 Bytes one_empty_func() {
@@ -87,27 +100,23 @@ void expect_invalid(const Bytes& b, std::string_view message) {
 //   (data (i32.const 8) "hi"))
 // as wat2wasm --debug-names writes it, plus an unrelated custom section.
 Bytes full_module() {
-  Bytes names = str("name") +
-                Bytes{0x00} + uleb(2) + str("m") +                                     // module name
-                Bytes{0x01} + uleb(11) + Bytes{0x02, 0x00} + str("imp") + Bytes{0x01} + str("add") +  // functions
-                Bytes{0x02} + uleb(8) + Bytes{0x02, 0x00, 0x00, 0x01, 0x01, 0x01} + str("y") +  // locals
-                Bytes{0x04} + uleb(4) + Bytes{0x01, 0x00} + str("t") +                 // type names (skipped)
-                Bytes{0x07} + uleb(7) + Bytes{0x02, 0x00} + str("g") + Bytes{0x01} + str("h");  // global names
-  return header() +
-         section(kType, {0x01, 0x60, 0x01, 0x7F, 0x01, 0x7F}) +
-         section(kImport, Bytes{0x03} +
-                              str("env") + str("f") + Bytes{0x00, 0x00} +
-                              str("env") + str("mem") + Bytes{0x02, 0x01, 0x01, 0x02} +
-                              str("env") + str("g") + Bytes{0x03, 0x7F, 0x00}) +
-         section(kFunction, {0x01, 0x00}) +
-         section(kTable, {0x01, 0x70, 0x00, 0x02}) +
+  Bytes names =
+      str("name") + Bytes{0x00} + uleb(2) + str("m") +                                      // module name
+      Bytes{0x01} + uleb(11) + Bytes{0x02, 0x00} + str("imp") + Bytes{0x01} + str("add") +  // functions
+      Bytes{0x02} + uleb(8) + Bytes{0x02, 0x00, 0x00, 0x01, 0x01, 0x01} + str("y") +        // locals
+      Bytes{0x04} + uleb(4) + Bytes{0x01, 0x00} + str("t") +                          // type names (skipped)
+      Bytes{0x07} + uleb(7) + Bytes{0x02, 0x00} + str("g") + Bytes{0x01} + str("h");  // global names
+  return header() + section(kType, {0x01, 0x60, 0x01, 0x7F, 0x01, 0x7F}) +
+         section(kImport, Bytes{0x03} + str("env") + str("f") + Bytes{0x00, 0x00} + str("env") + str("mem") +
+                              Bytes{0x02, 0x01, 0x01, 0x02} + str("env") + str("g") +
+                              Bytes{0x03, 0x7F, 0x00}) +
+         section(kFunction, {0x01, 0x00}) + section(kTable, {0x01, 0x70, 0x00, 0x02}) +
          section(kGlobal, {0x01, 0x7E, 0x01, 0x42, 0x7F, 0x0B}) +
          section(kExport, Bytes{0x02} + str("add") + Bytes{0x00, 0x01} + str("tbl") + Bytes{0x01, 0x00}) +
          section(kElem, {0x01, 0x00, 0x23, 0x00, 0x0B, 0x01, 0x01}) +
          section(0, str("producers") + Bytes{0x00}) +
          section(kCode, Bytes{0x01} + body({0x01, 0x01, 0x7E, 0x20, 0x00, 0x0B})) +
-         section(kData, Bytes{0x01, 0x00, 0x41, 0x08, 0x0B} + str("hi")) +
-         section(0, names);
+         section(kData, Bytes{0x01, 0x00, 0x41, 0x08, 0x0B} + str("hi")) + section(0, names);
 }
 
 TEST(Decoder, DecodesFullModule) {
@@ -169,7 +178,8 @@ TEST(Decoder, DecodesFullModule) {
 
   ASSERT_EQ(m->datas.size(), 1u);
   EXPECT_EQ(m->datas[0].size, 2u);
-  EXPECT_EQ(std::string(bytes.begin() + m->datas[0].data_offset, bytes.begin() + m->datas[0].data_offset + 2), "hi");
+  EXPECT_EQ(std::string(bytes.begin() + m->datas[0].data_offset, bytes.begin() + m->datas[0].data_offset + 2),
+            "hi");
   EXPECT_FALSE(m->data_count.has_value());
 
   ASSERT_EQ(m->customs.size(), 2u);
@@ -204,7 +214,8 @@ TEST(Decoder, EveryProperPrefixFailsCleanly) {
 // )
 TEST(Module, FunctionNameFallsBackToExportThenIndex) {
   Bytes names = str("name") + Bytes{0x01} + uleb(8) + Bytes{0x01, 0x00} + str("named");
-  Bytes bytes = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x03, 0x00, 0x00, 0x00}) +
+  Bytes bytes = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) +
+                section(kFunction, {0x03, 0x00, 0x00, 0x00}) +
                 section(kExport, Bytes{0x01} + str("exported") + Bytes{0x00, 0x01}) +
                 section(kCode, Bytes{0x03} + body({0x00, 0x0B}) + body({0x00, 0x0B}) + body({0x00, 0x0B})) +
                 section(0, names);
@@ -228,22 +239,22 @@ TEST(Module, ValidUtf8) {
   auto ok = [](std::initializer_list<uint8_t> b) { return valid_utf8(std::data(b), b.size()); };
   EXPECT_TRUE(ok({}));
   EXPECT_TRUE(ok({'a', 'b'}));
-  EXPECT_TRUE(ok({0xC2, 0x80}));              // U+0080
-  EXPECT_TRUE(ok({0xE2, 0x82, 0xAC}));        // U+20AC
-  EXPECT_TRUE(ok({0xED, 0x9F, 0xBF}));        // U+D7FF, just below the surrogates
-  EXPECT_TRUE(ok({0xEE, 0x80, 0x80}));        // U+E000, just above
-  EXPECT_TRUE(ok({0xF4, 0x8F, 0xBF, 0xBF}));  // U+10FFFF
-  EXPECT_FALSE(ok({0x80}));                   // lone continuation
-  EXPECT_FALSE(ok({0xC0, 0x80}));             // overlong NUL
-  EXPECT_FALSE(ok({0xC1, 0xBF}));             // overlong
-  EXPECT_FALSE(ok({0xE0, 0x9F, 0xBF}));       // overlong 3-byte
-  EXPECT_FALSE(ok({0xF0, 0x8F, 0xBF, 0xBF})); // overlong 4-byte
-  EXPECT_FALSE(ok({0xED, 0xA0, 0x80}));       // U+D800
-  EXPECT_FALSE(ok({0xED, 0xBF, 0xBF}));       // U+DFFF
-  EXPECT_FALSE(ok({0xF4, 0x90, 0x80, 0x80})); // U+110000
+  EXPECT_TRUE(ok({0xC2, 0x80}));               // U+0080
+  EXPECT_TRUE(ok({0xE2, 0x82, 0xAC}));         // U+20AC
+  EXPECT_TRUE(ok({0xED, 0x9F, 0xBF}));         // U+D7FF, just below the surrogates
+  EXPECT_TRUE(ok({0xEE, 0x80, 0x80}));         // U+E000, just above
+  EXPECT_TRUE(ok({0xF4, 0x8F, 0xBF, 0xBF}));   // U+10FFFF
+  EXPECT_FALSE(ok({0x80}));                    // lone continuation
+  EXPECT_FALSE(ok({0xC0, 0x80}));              // overlong NUL
+  EXPECT_FALSE(ok({0xC1, 0xBF}));              // overlong
+  EXPECT_FALSE(ok({0xE0, 0x9F, 0xBF}));        // overlong 3-byte
+  EXPECT_FALSE(ok({0xF0, 0x8F, 0xBF, 0xBF}));  // overlong 4-byte
+  EXPECT_FALSE(ok({0xED, 0xA0, 0x80}));        // U+D800
+  EXPECT_FALSE(ok({0xED, 0xBF, 0xBF}));        // U+DFFF
+  EXPECT_FALSE(ok({0xF4, 0x90, 0x80, 0x80}));  // U+110000
   EXPECT_FALSE(ok({0xF5, 0x80, 0x80, 0x80}));
-  EXPECT_FALSE(ok({0xE2, 0x82}));             // truncated
-  EXPECT_FALSE(ok({0xC2, 'a'}));              // bad continuation
+  EXPECT_FALSE(ok({0xE2, 0x82}));  // truncated
+  EXPECT_FALSE(ok({0xC2, 'a'}));   // bad continuation
   EXPECT_FALSE(ok({0xFF}));
 }
 
@@ -261,13 +272,17 @@ TEST(DecoderMalformed, Header) {
 TEST(DecoderMalformed, Sections) {
   expect_malformed(header() + Bytes{0x0D, 0x00}, "malformed section id");
   // Type section twice, and memory before table.
-  expect_malformed(header() + section(kType, {0x00}) + section(kType, {0x00}), "unexpected content after last section");
-  expect_malformed(header() + section(kMemory, {0x00}) + section(kTable, {0x00}), "unexpected content after last section");
+  expect_malformed(header() + section(kType, {0x00}) + section(kType, {0x00}),
+                   "unexpected content after last section");
+  expect_malformed(header() + section(kMemory, {0x00}) + section(kTable, {0x00}),
+                   "unexpected content after last section");
   // The data count section goes between element and code, not in id order.
-  auto m = decode_ok(header() + section(kDataCount, {0x00}) + section(kCode, {0x00}) + section(kData, {0x00}));
+  auto m =
+      decode_ok(header() + section(kDataCount, {0x00}) + section(kCode, {0x00}) + section(kData, {0x00}));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->data_count, 0u);
-  expect_malformed(header() + section(kCode, {0x00}) + section(kDataCount, {0x00}), "unexpected content after last section");
+  expect_malformed(header() + section(kCode, {0x00}) + section(kDataCount, {0x00}),
+                   "unexpected content after last section");
   // A section whose size runs past the end of the file.
   expect_malformed(header() + Bytes{kType, 0x05, 0x00}, "length out of bounds");
   // Custom sections may appear anywhere, any number of times.
@@ -292,7 +307,8 @@ TEST(DecoderMalformed, Leb128) {
   EXPECT_GE(r.error().offset, 8 + 2 + 2);  // within the LEB (at or just past its fifth byte)
   EXPECT_LE(r.error().offset, 8 + 2 + 2 + 5);
   // Five bytes, but unused bits of the last one are set.
-  expect_malformed(header() + section(kMemory, {0x01, 0x00, 0x82, 0x80, 0x80, 0x80, 0x70}), "integer too large");
+  expect_malformed(header() + section(kMemory, {0x01, 0x00, 0x82, 0x80, 0x80, 0x80, 0x70}),
+                   "integer too large");
   // i32.const with unused sign bits wrong in a global initialiser.
   expect_malformed(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x41, 0x80, 0x80, 0x80, 0x80, 0x70, 0x0B}),
                    "integer too large");
@@ -308,17 +324,21 @@ TEST(DecoderMalformed, HugeDeclaredCounts) {
     expect_malformed(header() + section(id, uleb(0xFFFFFFFF) + Bytes{0x00}), "unexpected end");
   }
   // A function type with 2^32-1 params.
-  expect_malformed(header() + section(kType, Bytes{0x01, 0x60} + uleb(0xFFFFFFFF) + Bytes{0x7F}), "unexpected end");
+  expect_malformed(header() + section(kType, Bytes{0x01, 0x60} + uleb(0xFFFFFFFF) + Bytes{0x7F}),
+                   "unexpected end");
   // A data segment claiming 2^32-1 bytes.
-  expect_malformed(header() + section(kData, Bytes{0x01, 0x01} + uleb(0xFFFFFFFF) + Bytes{0x00}), "unexpected end");
+  expect_malformed(header() + section(kData, Bytes{0x01, 0x01} + uleb(0xFFFFFFFF) + Bytes{0x00}),
+                   "unexpected end");
   // A name claiming 2^32-1 bytes.
-  expect_malformed(header() + section(kExport, Bytes{0x01} + uleb(0xFFFFFFFF) + Bytes{'a'}), "length out of bounds");
+  expect_malformed(header() + section(kExport, Bytes{0x01} + uleb(0xFFFFFFFF) + Bytes{'a'}),
+                   "length out of bounds");
 }
 
 TEST(DecoderMalformed, TooManyLocals) {
   // (func (local i32 * 0xFFFFFFFF) (local i64 * 2))
-  Bytes b = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00}) +
-            section(kCode, Bytes{0x01} + body(Bytes{0x02} + uleb(0xFFFFFFFF) + Bytes{0x7F, 0x02, 0x7E, 0x0B}));
+  Bytes b =
+      header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00}) +
+      section(kCode, Bytes{0x01} + body(Bytes{0x02} + uleb(0xFFFFFFFF) + Bytes{0x7F, 0x02, 0x7E, 0x0B}));
   auto r = decode(b);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().message, "too many locals");
@@ -326,7 +346,8 @@ TEST(DecoderMalformed, TooManyLocals) {
   EXPECT_EQ(r.error().function, 0);
   // 50000 is the limit; 50001 is over it.
   Bytes ok = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00}) +
-             section(kCode, Bytes{0x01} + body(Bytes{0x02} + uleb(25000) + Bytes{0x7F} + uleb(25000) + Bytes{0x7E, 0x0B}));
+             section(kCode, Bytes{0x01} + body(Bytes{0x02} + uleb(25000) + Bytes{0x7F} + uleb(25000) +
+                                               Bytes{0x7E, 0x0B}));
   auto m = decode_ok(ok);
   ASSERT_TRUE(m);
   EXPECT_EQ(m->functions[0].locals.size(), 50000u);
@@ -361,23 +382,25 @@ TEST(DecoderMalformed, AbsurdCounts) {
     expect_malformed(header() + section(kType, types), "too many types");
   }
   // A function type with 1001 parameters, and one with 1001 results.
-  expect_malformed(header() + section(kType, Bytes{0x01, 0x60} + uleb(1001) + Bytes(1001, 0x7F) + Bytes{0x00}),
-                   "too many parameters");
+  expect_malformed(
+      header() + section(kType, Bytes{0x01, 0x60} + uleb(1001) + Bytes(1001, 0x7F) + Bytes{0x00}),
+      "too many parameters");
   expect_malformed(header() + section(kType, Bytes{0x01, 0x60, 0x00} + uleb(1001) + Bytes(1001, 0x7F)),
                    "too many results");
   // 1000 of each is fine.
-  EXPECT_TRUE(decode(header() + section(kType, Bytes{0x01, 0x60} + uleb(1000) + Bytes(1000, 0x7F) + uleb(1000) +
-                                                   Bytes(1000, 0x7E)))
+  EXPECT_TRUE(decode(header() + section(kType, Bytes{0x01, 0x60} + uleb(1000) + Bytes(1000, 0x7F) +
+                                                   uleb(1000) + Bytes(1000, 0x7E)))
                   .ok());
   // A passive element segment of 10,000,001 function indices.
-  expect_malformed(header() + section(kElem, Bytes{0x01, 0x01, 0x00} + uleb(10'000'001) + Bytes(10'000'001, 0x00)),
-                   "too many elements in segment");
+  expect_malformed(
+      header() + section(kElem, Bytes{0x01, 0x01, 0x00} + uleb(10'000'001) + Bytes(10'000'001, 0x00)),
+      "too many elements in segment");
 }
 
 TEST(DecoderMalformed, InvalidUtf8Names) {
   // (import "\c0\80" "f" (func)) and (import "m" "\ed\a0\80" (func)).
-  for (std::string bad : {std::string("\xC0\x80"), std::string("\xED\xA0\x80"), std::string("\xF4\x90\x80\x80"),
-                          std::string("\xE2\x82")}) {
+  for (std::string bad : {std::string("\xC0\x80"), std::string("\xED\xA0\x80"),
+                          std::string("\xF4\x90\x80\x80"), std::string("\xE2\x82")}) {
     expect_malformed(header() + section(kType, {0x01, 0x60, 0x00, 0x00}) +
                          section(kImport, Bytes{0x01} + str(bad) + str("f") + Bytes{0x00, 0x00}),
                      "malformed UTF-8 encoding");
@@ -406,7 +429,8 @@ TEST(DecoderMalformed, DataCount) {
   // (data count 3) but two passive segments.
   expect_malformed(header() + section(kDataCount, {0x03}) + section(kData, {0x02, 0x01, 0x00, 0x01, 0x00}),
                    "data count and data section have inconsistent lengths");
-  expect_malformed(header() + section(kDataCount, {0x01}), "data count and data section have inconsistent lengths");
+  expect_malformed(header() + section(kDataCount, {0x01}),
+                   "data count and data section have inconsistent lengths");
   auto m = decode_ok(header() + section(kDataCount, {0x02}) + section(kData, {0x02, 0x01, 0x00, 0x01, 0x00}));
   ASSERT_TRUE(m);
   EXPECT_EQ(m->data_count, 2u);
@@ -426,7 +450,8 @@ TEST(DecoderMalformed, CodeEntries) {
   expect_malformed(prefix + section(kCode, Bytes{0x02} + body({0x00, 0x0B}) + Bytes{0x09, 0x00, 0x0B}),
                    "unexpected end");
   // A body with locals only.
-  expect_malformed(prefix + section(kCode, Bytes{0x02} + body({0x00, 0x0B}) + body({0x00})), "unexpected end");
+  expect_malformed(prefix + section(kCode, Bytes{0x02} + body({0x00, 0x0B}) + body({0x00})),
+                   "unexpected end");
   // A bad local type.
   expect_malformed(prefix + section(kCode, Bytes{0x02} + body({0x00, 0x0B}) + body({0x01, 0x01, 0x40, 0x0B})),
                    "malformed value type");
@@ -454,13 +479,14 @@ TEST(DecoderMalformed, KindsAndTypes) {
   // Data segment kind 3.
   expect_malformed(header() + section(kData, {0x01, 0x03, 0x00}), "malformed data segment kind");
   // Export kind 4.
-  expect_malformed(header() + section(kExport, Bytes{0x01} + str("e") + Bytes{0x04, 0x00}), "malformed export kind");
+  expect_malformed(header() + section(kExport, Bytes{0x01} + str("e") + Bytes{0x04, 0x00}),
+                   "malformed export kind");
 }
 
 TEST(DecoderMalformed, ConstantExpressions) {
   // An opcode that does not exist (0xF3) in an element expression.
-  expect_malformed(header() + section(kType, {0x01, 0x60, 0x00, 0x00}) +
-                       section(kFunction, {0x01, 0x00}) + section(kElem, {0x01, 0x05, 0x70, 0x01, 0xF3, 0x00, 0x0B}) +
+  expect_malformed(header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00}) +
+                       section(kElem, {0x01, 0x05, 0x70, 0x01, 0xF3, 0x00, 0x0B}) +
                        section(kCode, Bytes{0x01} + body({0x00, 0x0B})),
                    "illegal opcode");
   // Missing end.
@@ -470,15 +496,15 @@ TEST(DecoderMalformed, ConstantExpressions) {
 TEST(Decoder, ElementSegmentEncodings) {
   // (table $t0 1 funcref) (table $t1 1 funcref) (func $f) and one segment of
   // each of the eight encodings, all naming $f.
-  Bytes segs = Bytes{0x08} +
-               Bytes{0x00, 0x41, 0x00, 0x0B, 0x01, 0x00} +              // 0: active table 0, funcidx
-               Bytes{0x01, 0x00, 0x01, 0x00} +                          // 1: passive, elemkind, funcidx
-               Bytes{0x02, 0x01, 0x41, 0x00, 0x0B, 0x00, 0x01, 0x00} +  // 2: active table 1, elemkind, funcidx
-               Bytes{0x03, 0x00, 0x01, 0x00} +                          // 3: declarative, elemkind, funcidx
-               Bytes{0x04, 0x41, 0x00, 0x0B, 0x01, 0xD2, 0x00, 0x0B} +  // 4: active table 0, exprs
-               Bytes{0x05, 0x70, 0x02, 0xD2, 0x00, 0x0B, 0xD0, 0x70, 0x0B} +  // 5: passive funcref exprs
-               Bytes{0x06, 0x01, 0x41, 0x00, 0x0B, 0x70, 0x01, 0xD2, 0x00, 0x0B} +  // 6: active table 1, exprs
-               Bytes{0x07, 0x6F, 0x01, 0xD0, 0x6F, 0x0B};                // 7: declarative externref exprs
+  Bytes segs =
+      Bytes{0x08} + Bytes{0x00, 0x41, 0x00, 0x0B, 0x01, 0x00} +      // 0: active table 0, funcidx
+      Bytes{0x01, 0x00, 0x01, 0x00} +                                // 1: passive, elemkind, funcidx
+      Bytes{0x02, 0x01, 0x41, 0x00, 0x0B, 0x00, 0x01, 0x00} +        // 2: active table 1, elemkind, funcidx
+      Bytes{0x03, 0x00, 0x01, 0x00} +                                // 3: declarative, elemkind, funcidx
+      Bytes{0x04, 0x41, 0x00, 0x0B, 0x01, 0xD2, 0x00, 0x0B} +        // 4: active table 0, exprs
+      Bytes{0x05, 0x70, 0x02, 0xD2, 0x00, 0x0B, 0xD0, 0x70, 0x0B} +  // 5: passive funcref exprs
+      Bytes{0x06, 0x01, 0x41, 0x00, 0x0B, 0x70, 0x01, 0xD2, 0x00, 0x0B} +  // 6: active table 1, exprs
+      Bytes{0x07, 0x6F, 0x01, 0xD0, 0x6F, 0x0B};                           // 7: declarative externref exprs
   Bytes b = header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00}) +
             section(kTable, {0x02, 0x70, 0x00, 0x01, 0x70, 0x00, 0x01}) + section(kElem, segs) +
             section(kCode, Bytes{0x01} + body({0x00, 0x0B}));
@@ -528,7 +554,8 @@ TEST(Decoder, DataSegmentEncodingsAndV128Const) {
 TEST(Decoder, BrokenNameSectionIsIgnored) {
   // A "name" section whose function-name subsection is cut short, then a
   // valid module name subsection out of order: neither fails the module.
-  Bytes names = str("name") + Bytes{0x01} + uleb(5) + Bytes{0x01, 0x00, 0x09, 'a', 'b'} + Bytes{0x00, 0x02} + str("m");
+  Bytes names =
+      str("name") + Bytes{0x01} + uleb(5) + Bytes{0x01, 0x00, 0x09, 'a', 'b'} + Bytes{0x00, 0x02} + str("m");
   Bytes b = header() + one_empty_func() + section(0, names);
   auto m = decode_ok(b);
   ASSERT_TRUE(m);
@@ -543,7 +570,8 @@ TEST(Validate, Types) {
   expect_invalid(header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x01}) +
                      section(kCode, Bytes{0x01} + body({0x00, 0x0B})),
                  "unknown type");
-  expect_invalid(header() + section(kImport, Bytes{0x01} + str("m") + str("f") + Bytes{0x00, 0x00}), "unknown type");
+  expect_invalid(header() + section(kImport, Bytes{0x01} + str("m") + str("f") + Bytes{0x00, 0x00}),
+                 "unknown type");
 }
 
 TEST(Validate, Limits) {
@@ -554,8 +582,10 @@ TEST(Validate, Limits) {
   expect_invalid(header() + section(kMemory, Bytes{0x01, 0x01, 0x00} + uleb(65537)),
                  "memory size must be at most 65536 pages (4GiB)");
   // (memory 2 1), (table 2 1 funcref)
-  expect_invalid(header() + section(kMemory, {0x01, 0x01, 0x02, 0x01}), "size minimum must not be greater than maximum");
-  expect_invalid(header() + section(kTable, {0x01, 0x70, 0x01, 0x02, 0x01}), "size minimum must not be greater than maximum");
+  expect_invalid(header() + section(kMemory, {0x01, 0x01, 0x02, 0x01}),
+                 "size minimum must not be greater than maximum");
+  expect_invalid(header() + section(kTable, {0x01, 0x70, 0x01, 0x02, 0x01}),
+                 "size minimum must not be greater than maximum");
   // (import "m" "mem" (memory 1)) (memory 1)
   expect_invalid(header() + section(kImport, Bytes{0x01} + str("m") + str("mem") + Bytes{0x02, 0x00, 0x01}) +
                      section(kMemory, {0x01, 0x00, 0x01}),
@@ -566,19 +596,21 @@ TEST(Validate, Limits) {
 
 TEST(Validate, GlobalInitialisers) {
   Bytes imports = section(kImport, Bytes{0x02} + str("m") + str("c") + Bytes{0x03, 0x7F, 0x00} +  // const i32
-                                       str("m") + str("v") + Bytes{0x03, 0x7F, 0x01});           // mut i32
+                                       str("m") + str("v") + Bytes{0x03, 0x7F, 0x01});            // mut i32
   // (global i32 (i64.const 0))
   expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x42, 0x00, 0x0B}), "type mismatch");
   // (global i32) with an empty initialiser, and with two values.
   expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x0B}), "type mismatch");
-  expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x41, 0x00, 0x41, 0x00, 0x0B}), "type mismatch");
+  expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x41, 0x00, 0x41, 0x00, 0x0B}),
+                 "type mismatch");
   // (global i32 (global.get $c)) is fine; of the mutable import it is not constant.
   EXPECT_TRUE(decode_ok(header() + imports + section(kGlobal, {0x01, 0x7F, 0x00, 0x23, 0x00, 0x0B})));
   expect_invalid(header() + imports + section(kGlobal, {0x01, 0x7F, 0x00, 0x23, 0x01, 0x0B}),
                  "constant expression required");
   // (global i32 (i32.const 0)) (global i32 (global.get 0)): only imports are visible.
-  expect_invalid(header() + section(kGlobal, {0x02, 0x7F, 0x00, 0x41, 0x00, 0x0B, 0x7F, 0x00, 0x23, 0x00, 0x0B}),
-                 "unknown global");
+  expect_invalid(
+      header() + section(kGlobal, {0x02, 0x7F, 0x00, 0x41, 0x00, 0x0B, 0x7F, 0x00, 0x23, 0x00, 0x0B}),
+      "unknown global");
   // (global i32 (nop)) and (global i32 (i32.ctz (i32.const 0))).
   expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x01, 0x0B}), "constant expression required");
   expect_invalid(header() + section(kGlobal, {0x01, 0x7F, 0x00, 0x41, 0x00, 0x68, 0x0B}),
@@ -595,12 +627,17 @@ TEST(Validate, ExportsAndStart) {
                section(kFunction, {0x02, 0x00, 0x01});
   Bytes code = section(kCode, Bytes{0x02} + body({0x00, 0x0B}) + body({0x00, 0x0B}));
   // (export "a" (func 0)) (export "a" (func 1))
-  expect_invalid(base + section(kExport, Bytes{0x02} + str("a") + Bytes{0x00, 0x00} + str("a") + Bytes{0x00, 0x01}) + code,
-                 "duplicate export name");
-  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x00, 0x02}) + code, "unknown function");
+  expect_invalid(
+      base + section(kExport, Bytes{0x02} + str("a") + Bytes{0x00, 0x00} + str("a") + Bytes{0x00, 0x01}) +
+          code,
+      "duplicate export name");
+  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x00, 0x02}) + code,
+                 "unknown function");
   expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x01, 0x00}) + code, "unknown table");
-  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x02, 0x00}) + code, "unknown memory");
-  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x03, 0x00}) + code, "unknown global");
+  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x02, 0x00}) + code,
+                 "unknown memory");
+  expect_invalid(base + section(kExport, Bytes{0x01} + str("a") + Bytes{0x03, 0x00}) + code,
+                 "unknown global");
   // (start 1) where 1 takes an i32; (start 5) does not exist; (start 0) is fine.
   expect_invalid(base + section(kStart, {0x01}) + code, "start function");
   expect_invalid(base + section(kStart, {0x05}) + code, "unknown function");
@@ -613,7 +650,8 @@ TEST(Validate, Segments) {
   Bytes func = section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, {0x01, 0x00});
   Bytes code = section(kCode, Bytes{0x01} + body({0x00, 0x0B}));
   // (elem (i32.const 0) func 0) without a table.
-  expect_invalid(header() + func + section(kElem, {0x01, 0x00, 0x41, 0x00, 0x0B, 0x01, 0x00}) + code, "unknown table");
+  expect_invalid(header() + func + section(kElem, {0x01, 0x00, 0x41, 0x00, 0x0B, 0x01, 0x00}) + code,
+                 "unknown table");
   // (table 1 externref) (elem (i32.const 0) func 0): element type differs from the table's.
   expect_invalid(header() + func + section(kTable, {0x01, 0x6F, 0x00, 0x01}) +
                      section(kElem, {0x01, 0x00, 0x41, 0x00, 0x0B, 0x01, 0x00}) + code,
@@ -647,14 +685,15 @@ TEST(Validate, BigModuleReportsItsFirstInvalidFunction) {
     for (uint32_t f = 0; f < kFuncs; ++f) {
       funcs.push_back(0x00);
       bool bad = with_errors && (f == 1700 || f == 2900);
-      Bytes b{0x00};                                           // no locals
+      Bytes b{0x00};                                                 // no locals
       b.insert(b.end(), bad && f == 1700 ? 2'001'000 : 1000, 0x01);  // nop
-      if (bad) b.push_back(0x6A);                              // i32.add on an empty stack
+      if (bad) b.push_back(0x6A);                                    // i32.add on an empty stack
       b.push_back(0x0B);
       Bytes entry = body(b);
       code.insert(code.end(), entry.begin(), entry.end());
     }
-    return header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, funcs) + section(kCode, code);
+    return header() + section(kType, {0x01, 0x60, 0x00, 0x00}) + section(kFunction, funcs) +
+           section(kCode, code);
   };
   for (int run = 0; run < 5; ++run) {
     auto r = load_module(big(true), LoadOptions{});

@@ -5,16 +5,17 @@
 // be byte-identical across runs with the flag, and are shown to differ
 // without it, so the flag is what does the work.
 
-#include <set>
-#include <string>
-#include <vector>
+#include "wasi/deterministic.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string>
+#include <vector>
+
 #include "profiler/instruction_profile.h"
 #include "tests/cli_fixture.h"
-#include "wasi/deterministic.h"
 #include "wasi/wasi.h"
 
 namespace wzvm {
@@ -88,7 +89,8 @@ class DeterministicCli : public cli_test::CliFixture {
           const std::string& kind = "instructions") {
     std::string file = path("p.pb.gz");
     std::filesystem::remove(file);
-    Run r{wzvm(flags + " --profile=" + kind + " --profile-out '" + file + "' '" + program + "' " + args), slurp(file)};
+    Run r{wzvm(flags + " --profile=" + kind + " --profile-out '" + file + "' '" + program + "' " + args),
+          slurp(file)};
     EXPECT_EQ(r.out.status, 0) << r.out.err;
     EXPECT_FALSE(r.profile.empty()) << r.out.err;
     return r;
@@ -101,7 +103,8 @@ class DeterministicCli : public cli_test::CliFixture {
     for (int i = 0; i < 2; ++i) {
       Run again = run(flags + " --deterministic", program, args, kind);
       EXPECT_EQ(again.out.out, first.out.out) << program;
-      EXPECT_TRUE(again.profile == first.profile) << program << ": the " << kind << " profile changed between runs";
+      EXPECT_TRUE(again.profile == first.profile)
+          << program << ": the " << kind << " profile changed between runs";
     }
     std::set<std::string> outputs, profiles;
     for (int i = 0; i < 3; ++i) {
@@ -192,7 +195,8 @@ TEST_F(DeterministicCli, CPythonWithoutHashSeed) {
     EXPECT_EQ(plain.status, 0) << plain.err;
     counts.insert(plain.err);
   }
-  EXPECT_GT(counts.size(), 1u) << "without --deterministic the counts should differ, or this test proves nothing";
+  EXPECT_GT(counts.size(), 1u)
+      << "without --deterministic the counts should differ, or this test proves nothing";
 }
 
 // --fuel under --deterministic stops at the same instruction every run: the
@@ -216,7 +220,8 @@ TEST_F(DeterministicCli, FuelTrapsAtTheSameInstructionEveryRun) {
 }
 
 TEST_F(DeterministicCli, CpuProfileWorksAndSaysItIsMeasured) {
-  Output r = wzvm("--deterministic --profile=cpu --profile-out cpu.pb.gz '" + testdata("wasi/determinism.wasm") + "'");
+  Output r = wzvm("--deterministic --profile=cpu --profile-out cpu.pb.gz '" +
+                  testdata("wasi/determinism.wasm") + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(pprof("-comments cpu.pb.gz"), HasSubstr("measures real CPU time"));
   EXPECT_THAT(pprof("-top cpu.pb.gz"), HasSubstr("Type: cpu"));
@@ -242,7 +247,8 @@ TEST_F(DeterministicCli, RefusesWhatItCannotMakeDeterministic) {
 
 // ---- the C++ API ----------------------------------------------------------------
 
-profiler::InstructionProfile count(const std::string& program, bool deterministic, profiler::RunOptions options) {
+profiler::InstructionProfile count(const std::string& program, bool deterministic,
+                                   profiler::RunOptions options) {
   wasi::Config cfg;
   cfg.args = {program};
   cfg.deterministic = deterministic;
@@ -250,7 +256,8 @@ profiler::InstructionProfile count(const std::string& program, bool deterministi
   auto w = wasi::Wasi::create(cfg);
   EXPECT_TRUE(w);
   auto p = profiler::InstructionProfile::run_and_count_file(
-      program, "_start", {}, [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); }, options);
+      program, "_start", {}, [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); },
+      options);
   EXPECT_TRUE(p) << p.error().to_string();
   return std::move(*p);
 }

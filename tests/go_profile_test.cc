@@ -2,12 +2,12 @@
 // Go's pclntab, inlined calls as frames of their own, checked through
 // `go tool pprof` against what the sources say.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "profiler/golang.h"
 #include "profiler/symbolize.h"
@@ -32,8 +32,8 @@ class GoProfile : public cli_test::CliFixture {
   }
   // The instructions profile of testdata/go/NAME.go, deterministic.
   std::string profile(const std::string& name) {
-    Output r = wzvm("--deterministic --profile=instructions --profile-out p.pb.gz '" + testdata("go/" + name + ".wasm") +
-                    "'");
+    Output r = wzvm("--deterministic --profile=instructions --profile-out p.pb.gz '" +
+                    testdata("go/" + name + ".wasm") + "'");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_THAT(r.err, Not(HasSubstr("note:"))) << "a Go module needs no DWARF note, nor a fallback";
     return "p.pb.gz";
@@ -56,10 +56,11 @@ TEST_F(GoProfile, FunctionsHaveGoNamesFilesAndLines) {
   // modulo test, the sleep and the send execute; the closing braces of the
   // if and of the loop are no code of their own.
   std::string list = pprof("-list '^main.worker$' " + p);
-  EXPECT_THAT(list, HasSubstr("ROUTINE ======================== main.worker in " + std::string(WZVM_SOURCE_DIR) +
-                              "/testdata/go/determinism.go"));
-  for (const char* line : {"15:\tfor j := range jobs {", "16:\t\tif j%10 == 0 {", "17:\t\t\ttime.Sleep(time.Millisecond)",
-                           "19:\t\tresults <- [3]int{j, j*j%97 + 1, id}"})
+  EXPECT_THAT(list, HasSubstr("ROUTINE ======================== main.worker in " +
+                              std::string(WZVM_SOURCE_DIR) + "/testdata/go/determinism.go"));
+  for (const char* line :
+       {"15:\tfor j := range jobs {", "16:\t\tif j%10 == 0 {", "17:\t\t\ttime.Sleep(time.Millisecond)",
+        "19:\t\tresults <- [3]int{j, j*j%97 + 1, id}"})
     EXPECT_THAT(list, ContainsRegex("[0-9]+ +[0-9]+ +" + std::string(line).substr(0, 3))) << line;
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +18:\t\t\\}"));
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +20:\t\\}"));
@@ -71,7 +72,8 @@ TEST_F(GoProfile, FunctionsHaveGoNamesFilesAndLines) {
 // a run too short to sample the workers is repeated (up to three times).
 TEST_F(GoProfile, CpuSamplesCarryTheirGoroutine) {
   for (int attempt = 0; attempt < 3; ++attempt) {
-    Output r = wzvm("--profile=cpu --cpu-hz 20000 --profile-out cpu.pb.gz '" + testdata("go/determinism.wasm") + "'");
+    Output r = wzvm("--profile=cpu --cpu-hz 20000 --profile-out cpu.pb.gz '" +
+                    testdata("go/determinism.wasm") + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     std::string tags = pprof("-tags cpu.pb.gz");
     std::string workers = pprof("-tagfocus='goroutine=^([2-9]|[1-9][0-9]+)$' -top -nodefraction=0 cpu.pb.gz");
@@ -79,7 +81,8 @@ TEST_F(GoProfile, CpuSamplesCarryTheirGoroutine) {
     EXPECT_THAT(tags, ContainsRegex("goroutine: Total"));
     EXPECT_THAT(tags, ContainsRegex("\\): 1\n")) << "main's goroutine";
     EXPECT_THAT(workers, HasSubstr(" main.worker\n")) << tags;
-    EXPECT_THAT(pprof("-tagfocus='goroutine=^1$' -top -nodefraction=0 cpu.pb.gz"), Not(HasSubstr(" main.worker\n")));
+    EXPECT_THAT(pprof("-tagfocus='goroutine=^1$' -top -nodefraction=0 cpu.pb.gz"),
+                Not(HasSubstr(" main.worker\n")));
     break;
   }
 }
@@ -140,7 +143,8 @@ std::vector<std::vector<std::string>> traces(const std::string& text) {
     std::string rest = line.substr(line.find_first_not_of(' '));
     if (std::isdigit(static_cast<unsigned char>(rest[0]))) rest = rest.substr(rest.find_first_of(' '));
     rest = rest.substr(rest.find_first_not_of(' '));
-    if (rest.find(':') != std::string::npos && rest.find('[') == std::string::npos && rest.find('.') == std::string::npos)
+    if (rest.find(':') != std::string::npos && rest.find('[') == std::string::npos &&
+        rest.find('.') == std::string::npos)
       continue;
     out.back().push_back(rest);
   }
@@ -244,7 +248,8 @@ TEST_F(GoProfile, AllocationsMatchGoItself) {
   };
   const Want want[] = {{"main.newNodes", 1000, 64000}, {"main.buffers", 51, 52480}, {"main.big", 1, 81920}};
   for (const std::string& file : {std::string("mem.pb.gz"), std::string("native.pprof")}) {
-    auto o = cli_test::pprof_top_rows(pprof("-sample_index=alloc_objects -top -nodefraction=0 -nodecount=100000 " + file));
+    auto o = cli_test::pprof_top_rows(
+        pprof("-sample_index=alloc_objects -top -nodefraction=0 -nodecount=100000 " + file));
     auto b = cli_test::pprof_top_rows(
         pprof("-sample_index=alloc_space -unit=B -top -nodefraction=0 -nodecount=100000 " + file));
     for (const Want& w : want) {
@@ -253,7 +258,8 @@ TEST_F(GoProfile, AllocationsMatchGoItself) {
     }
   }
   // Go frees in its collector: in-use figures are not claimed.
-  auto inuse = cli_test::pprof_top_rows(pprof("-sample_index=inuse_space -unit=B -top -nodefraction=0 mem.pb.gz"));
+  auto inuse =
+      cli_test::pprof_top_rows(pprof("-sample_index=inuse_space -unit=B -top -nodefraction=0 mem.pb.gz"));
   EXPECT_EQ(inuse["main.newNodes"].second, 0);
 }
 

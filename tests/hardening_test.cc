@@ -3,6 +3,8 @@
 // limit it hit, and the documented exit status; never a crash or a hang.
 // Modules are raw bytes, with their WAT in a comment, written to temp files.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdint>
@@ -14,27 +16,27 @@
 #include <string_view>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "cli_fixture.h"
 #include "wasm_bytes.h"
 
 namespace {
 
 using namespace wzvm::wasm_bytes;
-using wzvm::cli_test::Output;
 using ::testing::HasSubstr;
 using ::testing::MatchesRegex;
+using wzvm::cli_test::Output;
 
 std::string write_module(const std::string& name, const Bytes& b) {
   std::string path = ::testing::TempDir() + name;
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
   return path;
 }
 
 // No test here reads stdin: a guest that tried would get end of file.
-Output wzvm(const std::string& args) { return wzvm::cli_test::run_wzvm(::testing::TempDir(), args + " </dev/null"); }
+Output wzvm(const std::string& args) {
+  return wzvm::cli_test::run_wzvm(::testing::TempDir(), args + " </dev/null");
+}
 
 // One malformed module: exit 1, nothing on stdout, exactly `line` on stderr.
 void expect_error(const Bytes& module, const std::string& expected_after_path) {
@@ -61,8 +63,8 @@ Bytes grow_module(uint8_t initial_pages = 1) {
 Bytes depth_module() {
   return header() + section(1, {0x01, 0x60, 0x01, 0x7F, 0x01, 0x7F}) + section(3, {0x01, 0x00}) +
          section(7, Bytes{0x01} + str("d") + Bytes{0x00, 0x00}) +
-         section(10, {0x01, 0x11, 0x00, 0x20, 0x00, 0x04, 0x7F, 0x20, 0x00, 0x41, 0x01, 0x6B, 0x10, 0x00, 0x05, 0x41,
-                      0x00, 0x0B, 0x0B});
+         section(10, {0x01, 0x11, 0x00, 0x20, 0x00, 0x04, 0x7F, 0x20, 0x00, 0x41, 0x01, 0x6B, 0x10, 0x00,
+                      0x05, 0x41, 0x00, 0x0B, 0x0B});
 }
 
 // --- Malformed modules: one line with the byte offset --------------------------
@@ -77,10 +79,12 @@ TEST(HardeningCli, TruncatedFiles) {
   // (without the export).
   for (size_t n = 0; n < full.size(); ++n) {
     SCOPED_TRACE(n);
-    std::string path = write_module("prefix.wasm", Bytes(full.begin(), full.begin() + static_cast<ptrdiff_t>(n)));
+    std::string path =
+        write_module("prefix.wasm", Bytes(full.begin(), full.begin() + static_cast<ptrdiff_t>(n)));
     Output r = wzvm("--invoke grow '" + path + "' 0");
     EXPECT_EQ(r.status, 1);
-    EXPECT_THAT(r.err, MatchesRegex("wzvm: error: [^\n]*: ([^\n]*offset 0x[0-9a-f]+\\)|export grow not found)\n"));
+    EXPECT_THAT(r.err,
+                MatchesRegex("wzvm: error: [^\n]*: ([^\n]*offset 0x[0-9a-f]+\\)|export grow not found)\n"));
   }
 }
 
@@ -98,9 +102,9 @@ TEST(HardeningCli, HugeDeclaredCounts) {
   expect_error(header() + section(1, uleb(0xFFFFFFFF) + Bytes{0x00}),
                "unexpected end of section or function (section type, offset 0xf)");
   // 1,000,001 functions: more than the cap, although the bytes are there.
-  expect_error(header() + section(1, {0x01, 0x60, 0x00, 0x00}) +
-                   section(3, uleb(1'000'001) + Bytes(1'000'001, 0x00)),
-               "too many functions (section function, offset 0x15)");
+  expect_error(
+      header() + section(1, {0x01, 0x60, 0x00, 0x00}) + section(3, uleb(1'000'001) + Bytes(1'000'001, 0x00)),
+      "too many functions (section function, offset 0x15)");
 }
 
 TEST(HardeningCli, InvalidUtf8) {
@@ -150,18 +154,22 @@ TEST(HardeningCli, MaxStackDepth) {
 
 TEST(HardeningCli, TableSizeLimit) {
   // (table 20000000 funcref): valid wasm, but 160 MB for one table.
-  std::string path = write_module("table.wasm", header() + section(4, Bytes{0x01, 0x70, 0x00} + uleb(20'000'000)));
+  std::string path =
+      write_module("table.wasm", header() + section(4, Bytes{0x01, 0x70, 0x00} + uleb(20'000'000)));
   Output r = wzvm("--invoke f '" + path + "'");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "wzvm: error: " + path +
-                       ": table 0: initial size of 20000000 entries exceeds the limit of 10000000 (section table)\n");
+  EXPECT_EQ(
+      r.err,
+      "wzvm: error: " + path +
+          ": table 0: initial size of 20000000 entries exceeds the limit of 10000000 (section table)\n");
 }
 
 TEST(HardeningCli, ModuleSizeLimit) {
   // /dev/zero never ends: wzvm stops reading at the limit.
   Output r = wzvm("--max-module-size 1K /dev/zero");
   EXPECT_EQ(r.status, 1);
-  EXPECT_EQ(r.err, "wzvm: error: /dev/zero: module larger than the limit of 1024 bytes (--max-module-size)\n");
+  EXPECT_EQ(r.err,
+            "wzvm: error: /dev/zero: module larger than the limit of 1024 bytes (--max-module-size)\n");
 }
 
 TEST(HardeningCli, BadLimitValues) {
@@ -196,7 +204,8 @@ TEST(HardeningCli, FuelIsExact) {
   EXPECT_THAT(short_by_one.err, ::testing::StartsWith("wzvm: trap: all fuel consumed\n  at 0: count"));
   // The same counters as --profile=instructions: fuel and profile agree.
   std::string prof = ::testing::TempDir() + "fuel_instr.pb.gz";
-  Output both = wzvm("--fuel 9005 --profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
+  Output both =
+      wzvm("--fuel 9005 --profile=instructions --profile-summary --profile-out '" + prof + "'" + run);
   EXPECT_EQ(both.status, 0) << both.err;
   EXPECT_THAT(both.err, HasSubstr("instructions/count: total 9005\n"));
   EXPECT_EQ(wzvm("--fuel 9004 --profile=instructions --profile-out '" + prof + "'" + run).status, 134);
@@ -267,7 +276,8 @@ TEST(HardeningCli, TimeoutStillWritesTheProfile) {
   // The profile of an interrupted run is written: the interrupt is a trap like any other.
   std::string prof = ::testing::TempDir() + "timeout_cpu.pb.gz";
   std::remove(prof.c_str());
-  Output r = wzvm("--timeout 300ms --profile=cpu --profile-out '" + prof + "' --invoke spin '" + limits_wasm() + "'");
+  Output r = wzvm("--timeout 300ms --profile=cpu --profile-out '" + prof + "' --invoke spin '" +
+                  limits_wasm() + "'");
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to " + prof));
   // wzvm report parses it back: the samples are in `spin`.

@@ -5,10 +5,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-
-#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,7 +24,8 @@ MemoryType mem_type(uint64_t min, std::optional<uint64_t> max = std::nullopt) {
   return t;
 }
 
-TableType table_type(uint64_t min, std::optional<uint64_t> max = std::nullopt, ValType elem = ValType::FuncRef) {
+TableType table_type(uint64_t min, std::optional<uint64_t> max = std::nullopt,
+                     ValType elem = ValType::FuncRef) {
   TableType t;
   t.elem = elem;
   t.limits.min = min;
@@ -398,7 +398,9 @@ TEST(Instantiate, GlobalsSegmentsAndExports) {
   dp.data_offset = 2;
   dp.size = 3;
   m->datas = {d, dp};
-  m->exports = {{"mem", ExternKind::Memory, 0}, {"g", ExternKind::Global, 1}, {"f", ExternKind::Func, 0},
+  m->exports = {{"mem", ExternKind::Memory, 0},
+                {"g", ExternKind::Global, 1},
+                {"f", ExternKind::Func, 0},
                 {"t", ExternKind::Table, 0}};
 
   FuncInst* f = store.add_host_func("env", "f", FuncType{}, nop_host());

@@ -4,6 +4,8 @@
 // numbers are worked out in the programs' comments. The hooks themselves
 // are tested through the C++ API in tests/memory_profile_test.cc.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +18,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "tests/cli_fixture.h"
 
@@ -81,7 +80,8 @@ TEST_F(MemCli, CProgramExactPerFunction) {
   EXPECT_EQ(want.size(), 4u);
   EXPECT_EQ(shrink_at, want);
   // The leak-checker summary on stderr.
-  EXPECT_THAT(r.err, HasSubstr("wzvm: memory: 115 allocations, 10044 bytes in total; peak in use 6400 bytes\n"));
+  EXPECT_THAT(r.err,
+              HasSubstr("wzvm: memory: 115 allocations, 10044 bytes in total; peak in use 6400 bytes\n"));
   EXPECT_THAT(r.err, HasSubstr("still in use at exit: 56 objects, 5488 bytes\n"));
   EXPECT_THAT(r.err, HasSubstr("3200 bytes in 50 objects from f <- __original_main"));
 }
@@ -146,7 +146,10 @@ TEST_F(MemCli, MemoryGrowWithoutAnAllocator) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "8\n");
   EXPECT_THAT(r.err, HasSubstr("the memory profile will show memory.grow only"));
-  EXPECT_THAT(r.err, HasSubstr("wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
+  EXPECT_THAT(
+      r.err,
+      HasSubstr(
+          "wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
   auto space = top("wzvm-mem.pb.gz", "grow_space");
   EXPECT_EQ(space["bump"], (std::pair<double, double>{3 * 65536, 3 * 65536}));
   EXPECT_EQ(space["big"], (std::pair<double, double>{4 * 65536, 4 * 65536}));
@@ -155,8 +158,9 @@ TEST_F(MemCli, MemoryGrowWithoutAnAllocator) {
   // The memory's size after each grow, in order, as a label.
   std::string raw = pprof("-raw wzvm-mem.pb.gz");
   EXPECT_THAT(raw, HasSubstr("grows/count grow_space/bytes"));
-  EXPECT_THAT(raw, ::testing::ContainsRegex("memory_size:\\[131072 bytes\\](.|\n)*memory_size:\\[196608 bytes\\]"
-                                            "(.|\n)*memory_size:\\[262144 bytes\\](.|\n)*memory_size:\\[524288 bytes\\]"));
+  EXPECT_THAT(raw, ::testing::ContainsRegex(
+                       "memory_size:\\[131072 bytes\\](.|\n)*memory_size:\\[196608 bytes\\]"
+                       "(.|\n)*memory_size:\\[262144 bytes\\](.|\n)*memory_size:\\[524288 bytes\\]"));
   // The heap types stay first, inuse_space the default.
   EXPECT_THAT(pprof("-top wzvm-mem.pb.gz"), HasSubstr("Type: inuse_space"));
 }

@@ -8,6 +8,9 @@
 //  - End to end through `wzvm --profile=mem` and `go tool pprof`:
 //    tests/memory_cli_test.cc.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -15,9 +18,6 @@
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "profiler/memory.h"
 #include "profiler/pprof.h"
@@ -104,14 +104,15 @@ class MemHooks : public ::testing::Test {
 };
 
 MATCHER_P4(Mem, alloc_objects, alloc_bytes, inuse_objects, inuse_bytes, "") {
-  *result_listener << "alloc " << arg.alloc_objects << "/" << arg.alloc_bytes << ", inuse " << arg.inuse_objects
-                   << "/" << arg.inuse_bytes;
-  return arg.alloc_objects == alloc_objects && arg.alloc_bytes == alloc_bytes && arg.inuse_objects == inuse_objects &&
-         arg.inuse_bytes == inuse_bytes;
+  *result_listener << "alloc " << arg.alloc_objects << "/" << arg.alloc_bytes << ", inuse "
+                   << arg.inuse_objects << "/" << arg.inuse_bytes;
+  return arg.alloc_objects == alloc_objects && arg.alloc_bytes == alloc_bytes &&
+         arg.inuse_objects == inuse_objects && arg.inuse_bytes == inuse_bytes;
 }
 
 TEST_F(MemHooks, ModuleWithoutAllocatorsHasNoHooks) {
-  auto m = vm::load_module(read_bytes(testdata("prof_counts.wasm")), vm::LoadOptions{.call_hook = allocator_hook()});
+  auto m = vm::load_module(read_bytes(testdata("prof_counts.wasm")),
+                           vm::LoadOptions{.call_hook = allocator_hook()});
   ASSERT_TRUE(m);
   EXPECT_TRUE((*m)->call_hooks.empty());
 }
@@ -120,7 +121,7 @@ TEST_F(MemHooks, MallocAndFreeMatchedAndFailuresNotCounted) {
   load();
   uint32_t a = static_cast<uint32_t>(call("alloc", {64}));
   uint32_t b = static_cast<uint32_t>(call("alloc", {100}));
-  call("alloc", {0});  // a unique block of 0 bytes: one object
+  call("alloc", {0});                      // a unique block of 0 bytes: one object
   EXPECT_EQ(call("alloc", {0x20000}), 0);  // failed: not counted
   call("release", {a});
   call("release", {a});           // a double free changes nothing
@@ -135,8 +136,8 @@ TEST_F(MemHooks, MallocAndFreeMatchedAndFailuresNotCounted) {
 TEST_F(MemHooks, NestedHookedCallsCountOnce) {
   load();
   uint32_t p = static_cast<uint32_t>(call("new", {40}));  // _Znwm -> malloc
-  call("zeroed", {10, 6});                                 // calloc -> malloc
-  call("delete", {p});                                     // _ZdlPv -> free
+  call("zeroed", {10, 6});                                // calloc -> malloc
+  call("delete", {p});                                    // _ZdlPv -> free
   auto f = by_function();
   EXPECT_THAT(f["new"], Mem(1, 40, 0, 0));
   EXPECT_THAT(f["zeroed"], Mem(1, 60, 1, 60));
@@ -157,8 +158,8 @@ TEST_F(MemHooks, ReallocIsAFreeAndAnAllocation) {
   uint32_t q = static_cast<uint32_t>(call("resize", {p, 30}));  // moves
   EXPECT_NE(p, q);
   uint32_t r = static_cast<uint32_t>(call("resize", {0, 20}));  // realloc(NULL, n): an allocation
-  EXPECT_EQ(call("resize", {r, 0x20000}), 0);                    // fails: r stays
-  EXPECT_EQ(call("resize", {q, 0}), 0);                          // size 0, NULL: q freed
+  EXPECT_EQ(call("resize", {r, 0x20000}), 0);                   // fails: r stays
+  EXPECT_EQ(call("resize", {q, 0}), 0);                         // size 0, NULL: q freed
   auto f = by_function();
   EXPECT_THAT(f["alloc"], Mem(1, 10, 0, 0));
   EXPECT_THAT(f["resize"], Mem(2, 50, 1, 20));
@@ -171,7 +172,7 @@ TEST_F(MemHooks, PosixMemalignReadsTheResultThroughMemory) {
   EXPECT_NE(p, 0u);
   // Success with *out outside the memory: ignored, no crash.
   EXPECT_EQ(call("memalign", {0xFFFFFFF0u, 16}), 0);
-  EXPECT_EQ(call("memalign", {65534, 16}), 0);  // straddles the end
+  EXPECT_EQ(call("memalign", {65534, 16}), 0);      // straddles the end
   EXPECT_EQ(call("memalign", {512, 0x20000}), 12);  // failed
   call("release", {p});
   EXPECT_THAT(by_function()["memalign"], Mem(1, 48, 0, 0));
@@ -179,8 +180,8 @@ TEST_F(MemHooks, PosixMemalignReadsTheResultThroughMemory) {
 
 TEST_F(MemHooks, IndirectCallsAndWrappersAndTraps) {
   load();
-  call("indirect", {32});  // call_indirect to malloc, caught at run time
-  call("wrapped", {16});   // the stack's leaf is the wrapper
+  call("indirect", {32});       // call_indirect to malloc, caught at run time
+  call("wrapped", {16});        // the stack's leaf is the wrapper
   EXPECT_EQ(call("boom"), -2);  // malloc traps: a hooked call that never returns
   call("alloc", {8});           // and the next one still counts
   auto f = by_function();
@@ -330,8 +331,10 @@ TEST_P(MemoryGrow, ReportedWithTheGrowingStack) {
   }
   EXPECT_EQ(sizes, (std::vector<int64_t>{2 * 65536, 3 * 65536, 4 * 65536, 8 * 65536}));
   EXPECT_EQ(p.sample(3).value(5), 4 * 65536);
-  EXPECT_THAT(memory_summary(prof, 3),
-              HasSubstr("wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
+  EXPECT_THAT(
+      memory_summary(prof, 3),
+      HasSubstr(
+          "wzvm: memory: memory.grow 4 times: 64.0 KiB -> 512.0 KiB; most (256.0 KiB) by big <- run\n"));
 }
 
 INSTANTIATE_TEST_SUITE_P(Loops, MemoryGrow, ::testing::Values(false, true),

@@ -65,10 +65,10 @@ Outcome<R> trap_bin(A a, A b) {
 }
 
 // Checks an Outcome is a value (bit-exact for floats).
-#define EXPECT_OK(outcome, expected)                 \
-  do {                                               \
-    auto o_ = (outcome);                             \
-    EXPECT_EQ(o_.trap, TrapCode::None);              \
+#define EXPECT_OK(outcome, expected)                   \
+  do {                                                 \
+    auto o_ = (outcome);                               \
+    EXPECT_EQ(o_.trap, TrapCode::None);                \
     EXPECT_EQ(o_.value, decltype(o_.value)(expected)); \
   } while (0)
 #define EXPECT_TRAP(outcome, code) EXPECT_EQ((outcome).trap, TrapCode::code)
@@ -254,8 +254,7 @@ TEST(Numerics, Rotates) {
   // i64.wast
   EXPECT_EQ((bin<Rotl, u64>(u64(1), u64(64))), u64(1));
   EXPECT_EQ((bin<Rotl, u64>(u64(0xabd1234ef567809c), u64(63))), u64(0x55e891a77ab3c04e));
-  EXPECT_EQ((bin<Rotl, u64>(u64(0xabd1234ef567809c), u64(0x800000000000003f))),
-            u64(0x55e891a77ab3c04e));
+  EXPECT_EQ((bin<Rotl, u64>(u64(0xabd1234ef567809c), u64(0x800000000000003f))), u64(0x55e891a77ab3c04e));
   EXPECT_EQ((bin<Rotr, u64>(u64(1), u64(1))), kMin64);
   EXPECT_EQ((bin<Rotr, u64>(u64(0xabcd1234ef567809), u64(53))), u64(0x6891a77ab3c04d5e));
   EXPECT_EQ((bin<Rotr, u64>(u64(0xabcd1234ef567809), u64(0x35))), u64(0x6891a77ab3c04d5e));
@@ -484,9 +483,7 @@ TEST(Numerics, CeilFloorTrunc) {
 
 template <class R, class A>
 void expect_common_traps(bool is_signed) {
-  auto run = [&](A x) {
-    return is_signed ? trap_un<TruncS, R>(x) : trap_un<TruncU, R>(x);
-  };
+  auto run = [&](A x) { return is_signed ? trap_un<TruncS, R>(x) : trap_un<TruncU, R>(x); };
   const A inf = std::numeric_limits<A>::infinity();
   EXPECT_TRAP(run(std::numeric_limits<A>::quiet_NaN()), InvalidConversion);
   EXPECT_TRAP(run(-std::numeric_limits<A>::quiet_NaN()), InvalidConversion);
@@ -719,9 +716,9 @@ TEST(Numerics, DemotePromote) {
   EXPECT_EQ((un<Demote, float>(0x1.fffffefffffffp+127)), 0x1.fffffep+127f);
   EXPECT_EQ((un<Demote, float>(0x1.ffffffp+127)), kInfF);
   EXPECT_EQ((un<Demote, float>(-0x1.ffffffp+127)), -kInfF);
-  EXPECT_EQ((un<Demote, float>(0x1.0000010000000p+0)), 1.0f);   // tie -> even
+  EXPECT_EQ((un<Demote, float>(0x1.0000010000000p+0)), 1.0f);  // tie -> even
   EXPECT_EQ((un<Demote, float>(0x1.0000030000000p+0)), 0x1.000004p+0f);
-  EXPECT_EQ((un<Demote, float>(0x1p-150)), 0.0f);               // tie -> even (0)
+  EXPECT_EQ((un<Demote, float>(0x1p-150)), 0.0f);  // tie -> even (0)
   EXPECT_EQ(bits(un<Demote, float>(f64(kF64Canon))) & 0x7fffffffu, kF32Canon);
   EXPECT_TRUE(is_arith_nan(un<Demote, float>(f64(0x7ff4000000000000ull))));
   EXPECT_TRUE(is_arith_nan(un<Demote, float>(f64(0x7ff0000000000001ull))));  // low payload

@@ -3,6 +3,8 @@
 // golang-go), and checks functions, values and sample types as a user would
 // see them. Exact instruction counts are worked out in testdata/prof_counts.wat.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -18,12 +20,8 @@
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
-#include "tests/cli_fixture.h"
-
 #include "profiler/clock.h"
+#include "tests/cli_fixture.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 
@@ -84,7 +82,9 @@ TEST_F(ProfileCli, InstructionsProfileIsByteIdenticalAcrossRuns) {
   ASSERT_EQ(wzvm("--profile=instructions --profile-out a.pb.gz --invoke tree " + mod).status, 0);
   ASSERT_EQ(wzvm("--profile=instructions --profile-out b.pb.gz --invoke tree " + mod).status, 0);
   // With the CPU profiler on as well (its timer, samples, host timing): still the same bytes.
-  ASSERT_EQ(wzvm("--profile=cpu --profile=instructions --cpu-hz 20000 --profile-out c --invoke tree " + mod).status, 0);
+  ASSERT_EQ(
+      wzvm("--profile=cpu --profile=instructions --cpu-hz 20000 --profile-out c --invoke tree " + mod).status,
+      0);
   std::string a = slurp(path("a.pb.gz")), b = slurp(path("b.pb.gz"));
   EXPECT_FALSE(a.empty());
   EXPECT_EQ(a, b);
@@ -100,7 +100,8 @@ TEST_F(ProfileCli, InstructionsProfileIsByteIdenticalAcrossRuns) {
 
 // "callee@0xOFFSET" of `caller`'s call number `i` (0-based), as call_sites
 // gives them, made "caller@0xOFFSET": the Location a caller frame must have.
-std::string at_call(std::map<std::string, std::vector<std::string>>& sites, const std::string& caller, size_t i) {
+std::string at_call(std::map<std::string, std::vector<std::string>>& sites, const std::string& caller,
+                    size_t i) {
   EXPECT_LT(i, sites[caller].size()) << caller;
   if (i >= sites[caller].size()) return "?";
   const std::string& s = sites[caller][i];
@@ -117,7 +118,8 @@ TEST_F(ProfileCli, CallersAreAtTheirCallSites) {
   ASSERT_EQ(sites["mid"].size(), 2u);
   EXPECT_TRUE(sites["tree"][0].starts_with("mid@") && sites["tree"][1].starts_with("leaf@") &&
               sites["tree"][2].starts_with("mid@") && sites["mid"][1].starts_with("leaf@"));
-  ASSERT_EQ(wzvm("--profile=instructions --profile-out t.pb.gz --invoke tree '" + testdata("prof_counts.wasm") + "'")
+  ASSERT_EQ(wzvm("--profile=instructions --profile-out t.pb.gz --invoke tree '" +
+                 testdata("prof_counts.wasm") + "'")
                 .status,
             0);
   std::map<std::string, int64_t> leaf_callers;  // callers of leaf's instructions -> count
@@ -134,15 +136,16 @@ TEST_F(ProfileCli, CallersAreAtTheirCallSites) {
   const std::string m_leaf1 = at_call(sites, "mid", 0), m_leaf2 = at_call(sites, "mid", 1);
   // leaf: 3 instructions per call, one call per stack.
   EXPECT_EQ(leaf_callers, (std::map<std::string, int64_t>{{m_leaf1 + ";" + t_mid1, 3},
-                                                           {m_leaf2 + ";" + t_mid1, 3},
-                                                           {m_leaf1 + ";" + t_mid2, 3},
-                                                           {m_leaf2 + ";" + t_mid2, 3},
-                                                           {t_leaf, 3}}));
+                                                          {m_leaf2 + ";" + t_mid1, 3},
+                                                          {m_leaf1 + ";" + t_mid2, 3},
+                                                          {m_leaf2 + ";" + t_mid2, 3},
+                                                          {t_leaf, 3}}));
   EXPECT_EQ(mid_callers, (std::map<std::string, int64_t>{{t_mid1, 3}, {t_mid2, 3}}));
 }
 
 TEST_F(ProfileCli, TrapStillWritesTheProfile) {
-  Output r = wzvm("--profile=instructions --profile-out t.pb.gz --invoke boom '" + testdata("prof_counts.wasm") + "'");
+  Output r = wzvm("--profile=instructions --profile-out t.pb.gz --invoke boom '" +
+                  testdata("prof_counts.wasm") + "'");
   EXPECT_EQ(r.status, 134);
   EXPECT_THAT(r.err, HasSubstr("wzvm: trap: integer divide by zero"));
   EXPECT_THAT(r.err, HasSubstr("profile written to t.pb.gz"));
@@ -201,8 +204,8 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   // with some of the other's time (more under load, when samples come
   // late); at 0.3 s this once pushed the 3:1 ratio to 3.68.
   const uint32_t n = calibrate(0.8);
-  Output r = wzvm("--profile=cpu,instructions --profile-out out --invoke sleep_then_work '" + testdata("prof_wasi.wasm") +
-               "' 1000 " + std::to_string(n));
+  Output r = wzvm("--profile=cpu,instructions --profile-out out --invoke sleep_then_work '" +
+                  testdata("prof_wasi.wasm") + "' 1000 " + std::to_string(n));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to out/wzvm-cpu.pb.gz"));
   EXPECT_THAT(r.err, HasSubstr("instructions profile written to out/wzvm-instructions.pb.gz"));
@@ -218,7 +221,8 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   EXPECT_GE(h["wasi_snapshot_preview1.poll_oneoff"], 1000) << host;
   EXPECT_LT(h["wasi_snapshot_preview1.poll_oneoff"], 1500) << host;
   EXPECT_THAT(pprof("-traces -sample_index=host out/wzvm-cpu.pb.gz"),
-              ::testing::ContainsRegex("calls: +1\n.* wasi_snapshot_preview1.poll_oneoff\n +sleep_ms\n +sleep_then_work\n"));
+              ::testing::ContainsRegex(
+                  "calls: +1\n.* wasi_snapshot_preview1.poll_oneoff\n +sleep_ms\n +sleep_then_work\n"));
 
   // ~0.8 s of guest CPU (more: counting is on), 3:1 between heavy and light;
   // never more than wall.
@@ -234,8 +238,8 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   std::vector<double> ratios = {c["heavy"] / c["light"]};
   std::string tops = top;
   for (int run = 0; run < 2; ++run) {
-    ASSERT_EQ(wzvm("--profile=cpu --profile-out again.pb.gz --invoke work '" + testdata("prof_wasi.wasm") + "' " +
-                   std::to_string(n))
+    ASSERT_EQ(wzvm("--profile=cpu --profile-out again.pb.gz --invoke work '" + testdata("prof_wasi.wasm") +
+                   "' " + std::to_string(n))
                   .status,
               0);
     std::string again = pprof("-top -unit=ms again.pb.gz");
@@ -246,15 +250,18 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   std::sort(ratios.begin(), ratios.end());
   EXPECT_GT(ratios[1], 2.5) << tops;
   EXPECT_LT(ratios[1], 3.6) << tops;
-  EXPECT_EQ(c.count("wasi_snapshot_preview1.poll_oneoff") ? c["wasi_snapshot_preview1.poll_oneoff"] : 0, 0) << top;
+  EXPECT_EQ(c.count("wasi_snapshot_preview1.poll_oneoff") ? c["wasi_snapshot_preview1.poll_oneoff"] : 0, 0)
+      << top;
   // "Duration: 1.35s, Total samples = 321ms (23.7%)": CPU below wall.
-  EXPECT_THAT(top, ::testing::ContainsRegex("Total samples = [0-9.]+m?s \\(([0-9]|[1-9][0-9])\\.[0-9]+%\\)")) << top;
+  EXPECT_THAT(top, ::testing::ContainsRegex("Total samples = [0-9.]+m?s \\(([0-9]|[1-9][0-9])\\.[0-9]+%\\)"))
+      << top;
 
   // Callers are at their call instructions, in guest samples and above host
   // calls: heavy and light under work's calls of them, poll_oneoff under
   // sleep_ms's call of it, under sleep_then_work's call of sleep_ms.
   auto sites = call_sites(testdata("prof_wasi.wasm"));
-  const std::string s_sleep = at_call(sites, "sleep_then_work", 0), s_work = at_call(sites, "sleep_then_work", 1);
+  const std::string s_sleep = at_call(sites, "sleep_then_work", 0),
+                    s_work = at_call(sites, "sleep_then_work", 1);
   int heavy = 0, light = 0, poll = 0;
   for (const RawSample& s : raw_samples(raw)) {
     ASSERT_FALSE(s.frames.empty());
@@ -298,7 +305,8 @@ TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
   const std::string suite = fs::path(WZVM_BINARY).parent_path().string() + "/bench/suite/";
   for (const char* p : {"lz 64", "intmix 300", "interp 1", "sha256 1", "calls 20"}) {
     const std::string name(p, std::strchr(p, ' '));
-    if (fs::exists(suite + name + ".wasm")) runs.push_back("'" + suite + name + ".wasm'" + std::strchr(p, ' '));
+    if (fs::exists(suite + name + ".wasm"))
+      runs.push_back("'" + suite + name + ".wasm'" + std::strchr(p, ' '));
   }
   for (const std::string& run : runs) {
     SCOPED_TRACE(run);
@@ -309,18 +317,21 @@ TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
     EXPECT_EQ(counted.out, fueled.out);
     EXPECT_EQ(counted.status, fueled.status);
     ASSERT_EQ(wzvm("--profile=instructions --profile-out c.pb.gz " + run).status, counted.status);
-    ASSERT_EQ(wzvm("--profile=instructions --profile-out f.pb.gz --fuel 1000000000000 " + run).status, counted.status);
+    ASSERT_EQ(wzvm("--profile=instructions --profile-out f.pb.gz --fuel 1000000000000 " + run).status,
+              counted.status);
     EXPECT_EQ(slurp(path("c.pb.gz")), slurp(path("f.pb.gz")));
   }
 }
 
 TEST_F(ProfileCli, ProcExitWithNonZeroStatusStillWritesTheProfile) {
-  Output r = wzvm("--profile=cpu --cpu-hz 250 --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
+  Output r =
+      wzvm("--profile=cpu --cpu-hz 250 --invoke work_then_exit '" + testdata("prof_wasi.wasm") + "' 1000");
   EXPECT_EQ(r.status, 3);
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to wzvm-cpu.pb.gz"));
   std::string raw = pprof("-raw wzvm-cpu.pb.gz");
   EXPECT_THAT(raw, HasSubstr("Period: 4000000"));  // 1e9 / 250 Hz
-  EXPECT_THAT(raw, HasSubstr("wasi_snapshot_preview1.proc_exit"));  // the host call that never returned to wasm
+  EXPECT_THAT(raw,
+              HasSubstr("wasi_snapshot_preview1.proc_exit"));  // the host call that never returned to wasm
   // Its caller, whose frame proc_exit unwound, is at its call of proc_exit.
   auto sites = call_sites(testdata("prof_wasi.wasm"));
   int exits = 0;
@@ -352,7 +363,8 @@ TEST_F(ProfileCli, BadProfileFlags) {
            {"--profile=cpu --profile-out=", 2, "wzvm: usage error: --profile-out= needs a value"},
            // Two profiles need a directory; one named like a file is refused
            // rather than made.
-           {"--profile=cpu,instructions --profile-out both.pb.gz", 1, "--profile-out both.pb.gz: 2 files are written"},
+           {"--profile=cpu,instructions --profile-out both.pb.gz", 1,
+            "--profile-out both.pb.gz: 2 files are written"},
        }) {
     r = wzvm(b.flags + mod);
     EXPECT_EQ(r.status, b.status) << b.flags;
@@ -402,7 +414,8 @@ TEST_F(ProfileCli, DeepStacksKeepTheirEnds) {
 // by `timeout`, which signals wzvm and then its process group: twice at once,
 // which is one request.
 TEST_F(ProfileCli, SignalStopsTheRunAndTheProfilesAreWritten) {
-  const std::string run = "--profile=cpu,instructions --profile-out o --invoke loop '" + testdata("prof_counts.wasm") +
+  const std::string run = "--profile=cpu,instructions --profile-out o --invoke loop '" +
+                          testdata("prof_counts.wasm") +
                           "' 2000000000";  // about 13 instructions an iteration: minutes
   for (const auto& [sig, status] : std::vector<std::pair<std::string, int>>{{"INT", 130}, {"TERM", 143}}) {
     SCOPED_TRACE(sig);
@@ -417,9 +430,10 @@ TEST_F(ProfileCli, SignalStopsTheRunAndTheProfilesAreWritten) {
   }
   // A guest blocked in a host call (a 5 s poll_oneoff) stops only when the
   // call returns; a second signal, later, ends wzvm at once, without profiles.
-  Output r = sh("{ '" + std::string(WZVM_BINARY) + "' --profile=cpu --profile-out late.pb.gz --invoke sleep_then_work '" +
-                testdata("prof_wasi.wasm") +
-                "' 5000 1 & pid=$!; sleep 1; kill -TERM $pid; sleep 0.8; kill -TERM $pid; wait $pid; echo $?; }");
+  Output r =
+      sh("{ '" + std::string(WZVM_BINARY) +
+         "' --profile=cpu --profile-out late.pb.gz --invoke sleep_then_work '" + testdata("prof_wasi.wasm") +
+         "' 5000 1 & pid=$!; sleep 1; kill -TERM $pid; sleep 0.8; kill -TERM $pid; wait $pid; echo $?; }");
   EXPECT_EQ(r.out, "143\n") << r.err;
   EXPECT_THAT(r.err, HasSubstr("SIGTERM: stopping the guest"));
   EXPECT_FALSE(std::filesystem::exists(path("late.pb.gz")));
@@ -443,7 +457,8 @@ TEST_F(ProfileCli, ErrorBeforeTheRunKeepsTheEarlierProfile) {
   EXPECT_THAT(wzvm("--profile=instructions --profile-out p.pb.gz --invoke no_such_export" + mod).err,
               HasSubstr("export no_such_export not found"));
   // A module with an unknown import: refused at link time, before it runs.
-  Output r = wzvm("--profile=instructions --profile-out p.pb.gz --invoke f '" + testdata("cli_import.wasm") + "'");
+  Output r =
+      wzvm("--profile=instructions --profile-out p.pb.gz --invoke f '" + testdata("cli_import.wasm") + "'");
   EXPECT_EQ(r.status, 1);
   EXPECT_THAT(r.err, Not(HasSubstr("profile written")));
   EXPECT_EQ(slurp(path("p.pb.gz")), before);

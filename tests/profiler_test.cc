@@ -3,6 +3,8 @@
 // number in the written profile is known; the profiles are read back with
 // protobuf (a round trip through the wire format and gzip).
 
+#include "profiler/profiler.h"
+
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,7 +22,6 @@
 #include "profiler/instruction_profile.h"
 #include "profiler/output.h"
 #include "profiler/pprof.h"
-#include "profiler/profiler.h"
 #include "profiler/text.h"
 #include "tests/pprof_read.h"
 #include "vm/module.h"
@@ -73,9 +74,8 @@ struct Fixture {
     auto i = store.instantiate(module, {});
     EXPECT_TRUE(i);
     inst = i.value();
-    host = store.add_host_func("wasi_snapshot_preview1", "fd_read", {}, [](vm::HostContext&, auto, auto) {
-      return vm::Trap{};
-    });
+    host = store.add_host_func("wasi_snapshot_preview1", "fd_read", {},
+                               [](vm::HostContext&, auto, auto) { return vm::Trap{}; });
   }
   vm::FuncInst* func(const char* export_name) { return inst->exported_func(export_name); }
   uint32_t body_offset(const vm::FuncInst* f) const {
@@ -281,7 +281,8 @@ TEST(ProfilerWriter, StreamedInstructionsProfileIsTheMessagesBytes) {
   for (uint32_t depth = 0; depth < 300; ++depth) {
     node = t.call(node, fx.func(depth % 3 ? "loop" : "tree"), depth % 5 ? loop_at + 1 : tree_at + 1);
     chain.push_back(node);
-    for (uint32_t i = 0; i < depth % 4 + 1; ++i) counts.push_back({node, (depth % 3 ? loop_at : tree_at) + i, depth + i + 1});
+    for (uint32_t i = 0; i < depth % 4 + 1; ++i)
+      counts.push_back({node, (depth % 3 ? loop_at : tree_at) + i, depth + i + 1});
   }
   // A sibling branch from the middle of the chain: the next sample's node
   // is shallower than the last one's.
@@ -310,7 +311,8 @@ TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
   uint32_t n_mid = p.enter(n_tree, fx.func("loop"));
   uint32_t n_pick = p.enter(n_tree, fx.func("pick"));
   uint32_t n_pick2 = p.enter(n_mid, fx.func("pick"));
-  prof.set_instruction_counts({{n_tree, 10, 5}, {n_mid, 20, 7}, {n_pick, 30, 1}, {n_pick, 31, 2}, {n_pick2, 30, 3}});
+  prof.set_instruction_counts(
+      {{n_tree, 10, 5}, {n_mid, 20, 7}, {n_pick, 30, 1}, {n_pick, 31, 2}, {n_pick2, 30, 3}});
   // pick is counted once per stack but totals are per function: 6; ties by name.
   EXPECT_EQ(instruction_text(prof), "7 loop\n6 pick\n5 tree\n18 total\n");
 }
@@ -340,7 +342,6 @@ TEST(ProfilerOutput, GzipIsReproducible) {
   EXPECT_EQ(a, b);
   EXPECT_EQ(gunzip(a), data);
 }
-
 
 // --- exact counts through the interpreter (InstructionProfile) --------------
 
@@ -386,13 +387,16 @@ TEST(InstructionCounts, CalleesThatStartWithALoopOrAreEmpty) {
     ASSERT_TRUE(p) << p.error().to_string();
     ASSERT_FALSE(p->trap()) << p->trap().message;
     EXPECT_EQ(p->total(), 5u * n + 4) << "n = " << n;
-    EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"spin", 5 * n}, {"entry_loops", 4}})) << "n = " << n;
+    EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"spin", 5 * n}, {"entry_loops", 4}}))
+        << "n = " << n;
 
-    auto t = InstructionProfile::run_and_count_file(counts_path(), "entry_loops_trap", {vm::Value::from_i32(n)});
+    auto t =
+        InstructionProfile::run_and_count_file(counts_path(), "entry_loops_trap", {vm::Value::from_i32(n)});
     ASSERT_TRUE(t) << t.error().to_string();
     EXPECT_EQ(t->trap().code, vm::TrapCode::IntegerDivideByZero);
     EXPECT_EQ(t->total(), 9u * n + 5) << "n = " << n;
-    EXPECT_EQ(t->counts(), (std::map<std::string, uint64_t>{{"spin_trap", 9 * n + 3}, {"entry_loops_trap", 2}}))
+    EXPECT_EQ(t->counts(),
+              (std::map<std::string, uint64_t>{{"spin_trap", 9 * n + 3}, {"entry_loops_trap", 2}}))
         << "n = " << n;
   }
 }
@@ -449,11 +453,11 @@ TEST(InstructionCounts, ReadmeExample) {
   using vm::Value;
   auto p = InstructionProfile::run_and_count_file(std::string(WZVM_TESTDATA_DIR) + "/example.wasm", "fib",
                                                   {Value::from_i32(20)});
-  ASSERT_TRUE(p) << p.error().to_string();          // load or link errors
-  ASSERT_FALSE(p->trap());                           // a trap keeps the counts up to it
+  ASSERT_TRUE(p) << p.error().to_string();  // load or link errors
+  ASSERT_FALSE(p->trap());                  // a trap keeps the counts up to it
   EXPECT_EQ(p->results().at(0).i32, 6765u);
-  EXPECT_EQ(p->total(), 291343u);                    // every function, every stack
-  EXPECT_EQ(p->counts().at("fib"), 291343u);         // per function (self)
+  EXPECT_EQ(p->total(), 291343u);             // every function, every stack
+  EXPECT_EQ(p->counts().at("fib"), 291343u);  // per function (self)
 }
 
 }  // namespace

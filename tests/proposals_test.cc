@@ -1,8 +1,7 @@
 // Proposals beyond wasm 2.0 (vm/features.def): tail calls, extended constant
-// expressions, multi-memory, exception handling (legacy), memory64. The spec folders of each run as ctest entries
-// (spec-tail-call, ...); these tests add what the spec suite does not check:
-// feature switches, deep tail recursion against the frame limit, host callees,
-// and the call tree the profilers see.
+// expressions, multi-memory, exception handling (legacy), memory64. The spec folders of each run as ctest
+// entries (spec-tail-call, ...); these tests add what the spec suite does not check: feature switches, deep
+// tail recursion against the frame limit, host callees, and the call tree the profilers see.
 
 #include <gtest/gtest.h>
 
@@ -94,9 +93,10 @@ TEST(Features, EachProposalCanBeSwitchedOff) {
     vm::Error::Kind kind;
     const char* message;
   };
-  for (const Case& c : {Case{vm::Feature::TailCall, vm::Error::Kind::Malformed, "illegal opcode"},
-                        Case{vm::Feature::ExtendedConst, vm::Error::Kind::Invalid, "constant expression required"},
-                        Case{vm::Feature::MultiMemory, vm::Error::Kind::Invalid, "multiple memories"}}) {
+  for (const Case& c :
+       {Case{vm::Feature::TailCall, vm::Error::Kind::Malformed, "illegal opcode"},
+        Case{vm::Feature::ExtendedConst, vm::Error::Kind::Invalid, "constant expression required"},
+        Case{vm::Feature::MultiMemory, vm::Error::Kind::Invalid, "multiple memories"}}) {
     vm::LoadOptions lo;
     lo.features.set(c.off, false);
     auto m = vm::load_module(read_bytes(features_path()), lo);
@@ -152,11 +152,13 @@ uint32_t entry_call_site(const Instance& in) {
 // A tail call replaces the frame in the profile too: count_down and leaf
 // both appear directly under entry, never under one another.
 TEST(TailCall, ProfileShowsTheCalleeInPlaceOfTheCaller) {
-  auto p = profiler::InstructionProfile::run_and_count_file(features_path(), "entry", {Value::from_i32(1000)}, link);
+  auto p = profiler::InstructionProfile::run_and_count_file(features_path(), "entry", {Value::from_i32(1000)},
+                                                            link);
   ASSERT_TRUE(p) << p.error().to_string();
   ASSERT_FALSE(p->trap()) << p->trap().message;
   EXPECT_EQ(p->results().at(0).i32, 8u);
-  EXPECT_EQ(p->counts(), (std::map<std::string, uint64_t>{{"count_down", 7 * 1000 + 5}, {"entry", 2}, {"leaf", 3}}));
+  EXPECT_EQ(p->counts(),
+            (std::map<std::string, uint64_t>{{"count_down", 7 * 1000 + 5}, {"entry", 2}, {"leaf", 3}}));
 
   // The call tree: root -> entry -> {count_down, leaf}, one node each.
   profiler::Profiler prof({.instructions = true});
@@ -313,7 +315,8 @@ TEST(Memory64, AddressesLengthsAndSizesAreI64) {
   // Addresses of 2^32 and more, and address + offset wrapping, are out of bounds.
   EXPECT_EQ(call("store_load", {Value::from_i64(uint64_t{1} << 32), Value::from_i32(1)}, r).code,
             vm::TrapCode::MemoryOutOfBounds);
-  EXPECT_EQ(call("load_huge_offset", {Value::from_i64(0xffff'ffff'0000'0018)}, r).code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(call("load_huge_offset", {Value::from_i64(0xffff'ffff'0000'0018)}, r).code,
+            vm::TrapCode::MemoryOutOfBounds);
   ASSERT_FALSE(call("size", {}, r));
   EXPECT_EQ(r.at(0).type, vm::ValType::I64);
   EXPECT_EQ(r.at(0).i64, 1u);

@@ -4,6 +4,8 @@
 // testdata/python/shapes.py and against cProfile run natively on it.
 
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -14,9 +16,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "profiler/cpython.h"
 #include "profiler/symbolize.h"
@@ -77,7 +76,8 @@ std::vector<Sample> parse_raw(const std::string& raw) {
       if (m[1].matched) current = std::stoull(m[1].str());
       std::vector<Frame>& frames = locations[current];
       const bool mapped = m[1].matched ? m[2].matched : !frames.empty() && frames.back().mapped;
-      frames.push_back({m[3].str(), m[4].str(), uint32_t(std::stoul(m[5].str())), uint32_t(std::stoul(m[6].str())), mapped});
+      frames.push_back({m[3].str(), m[4].str(), uint32_t(std::stoul(m[5].str())),
+                        uint32_t(std::stoul(m[6].str())), mapped});
       // A Python name has no spaces; a file may ("<frozen importlib._bootstrap>").
       Frame& f = frames.back();
       if (size_t space = f.name.find(' '); !mapped && space != std::string::npos) {
@@ -115,9 +115,10 @@ class PythonProfile : public cli_test::CliFixture {
   Output python(const std::string& flags, const std::string& script) { return wzvm_in(".", flags, script); }
   // The same, in the subdirectory `dir` of the test's directory.
   Output wzvm_in(const std::string& dir, const std::string& flags, const std::string& script) {
-    return cli_test::run_wzvm(path(dir), flags + " --dir '" + cpython() + "/lib::/lib' --dir '" + script_dir() +
-                "::/src' --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1 --env PYTHONHASHSEED=0 '" + cpython() +
-                "/python.wasm' /src/" + script);
+    return cli_test::run_wzvm(
+        path(dir), flags + " --dir '" + cpython() + "/lib::/lib' --dir '" + script_dir() +
+                       "::/src' --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1 --env PYTHONHASHSEED=0 '" +
+                       cpython() + "/python.wasm' /src/" + script);
   }
   // The CPU profile of shapes.py, once for the tests that read it.
   static std::vector<Sample>& cpu_samples() {
@@ -159,13 +160,17 @@ TEST_F(PythonProfile, CpuStacksArePython) {
   const Sample* fib = find_python(samples, {"shapes.fib", "shapes.fib", "shapes.fib", "shapes.fib"});
   ASSERT_TRUE(fib) << "no fib recursion sampled";
   // A method's generator, run by the C `sum` from the method.
-  const Sample* gen = find_python(samples, {"shapes.Shape.area.<locals>.<genexpr>", "shapes.Shape.area",
-                                            "shapes.main.<locals>.<genexpr>", "shapes.main", "shapes.<module>"});
+  const Sample* gen =
+      find_python(samples, {"shapes.Shape.area.<locals>.<genexpr>", "shapes.Shape.area",
+                            "shapes.main.<locals>.<genexpr>", "shapes.main", "shapes.<module>"});
   ASSERT_TRUE(gen);
   // Python -> C -> Python: sorted()'s key= and json's default=.
   const Sample* key = find_python(samples, {"shapes.sort_key", "shapes.main", "shapes.<module>"});
   ASSERT_TRUE(key);
-  EXPECT_THAT(names(*key), testing::ContainsRegex("shapes.sort_key:3[67]\n(.*\n)*list_sort_impl\n(.*\n)*builtin_sorted\n(.*\n)*shapes.main:63\n"));
+  EXPECT_THAT(
+      names(*key),
+      testing::ContainsRegex(
+          "shapes.sort_key:3[67]\n(.*\n)*list_sort_impl\n(.*\n)*builtin_sorted\n(.*\n)*shapes.main:63\n"));
   const Sample* json = find_python(samples, {"shapes.encode_default", "encoder.JSONEncoder.iterencode",
                                              "encoder.JSONEncoder.encode", "json.dumps", "shapes.main"});
   ASSERT_TRUE(json) << "json's C encoder calling default=";
@@ -177,15 +182,22 @@ TEST_F(PythonProfile, CpuStacksArePython) {
                      names(s).find("\nshapes.main:68\nshapes.<module>:71\n") != std::string::npos;
   EXPECT_TRUE(write_in_main) << "fd_write's host-time sample under shapes.main:68";
   // The module is run by C (Py_RunMain ...), which stays under it.
-  EXPECT_THAT(names(*fib), testing::ContainsRegex("shapes.<module>:[0-9]+\n(.*\n)*Py_RunMain\n(.*\n)*_start\n"));
+  EXPECT_THAT(names(*fib),
+              testing::ContainsRegex("shapes.<module>:[0-9]+\n(.*\n)*Py_RunMain\n(.*\n)*_start\n"));
 
   // Every frame of shapes.py is in its file, within its function's lines
   // (its `def` line for the code before the first line's).
   const std::map<std::string, std::pair<uint32_t, uint32_t>> lines = {
-      {"shapes.fib", {8, 11}},          {"shapes.Shape.area", {18, 19}},   {"shapes.Shape.area.<locals>.<genexpr>", {19, 19}},
-      {"shapes.squares", {22, 24}},     {"shapes.make_counter.<locals>.bump", {30, 32}},
-      {"shapes.sort_key", {36, 37}},    {"shapes.encode_default", {40, 41}}, {"shapes.risky", {44, 50}},
-      {"shapes.main", {53, 69}},        {"shapes.Shape.__init__", {15, 16}}};
+      {"shapes.fib", {8, 11}},
+      {"shapes.Shape.area", {18, 19}},
+      {"shapes.Shape.area.<locals>.<genexpr>", {19, 19}},
+      {"shapes.squares", {22, 24}},
+      {"shapes.make_counter.<locals>.bump", {30, 32}},
+      {"shapes.sort_key", {36, 37}},
+      {"shapes.encode_default", {40, 41}},
+      {"shapes.risky", {44, 50}},
+      {"shapes.main", {53, 69}},
+      {"shapes.Shape.__init__", {15, 16}}};
   int64_t total = 0, in_loop = 0, risky_caught = 0;
   for (const Sample& s : samples) {
     total += s.count;
@@ -215,9 +227,11 @@ TEST_F(PythonProfile, CpuStacksArePython) {
 // and every direct call that took at least 4% of cProfile's time is in
 // wzvm's stacks.
 TEST_F(PythonProfile, CallStructureMatchesCProfile) {
-  if (!std::filesystem::exists("/usr/bin/python3.11")) GTEST_SKIP() << "no /usr/bin/python3.11 (apt-get install python3.11)";
+  if (!std::filesystem::exists("/usr/bin/python3.11"))
+    GTEST_SKIP() << "no /usr/bin/python3.11 (apt-get install python3.11)";
   const std::vector<Sample>& samples = shapes_cpu();
-  Output native = sh("/usr/bin/python3.11 '" + script_dir() + "/cprofile_edges.py' '" + script_dir() + "/shapes.py'");
+  Output native =
+      sh("/usr/bin/python3.11 '" + script_dir() + "/cprofile_edges.py' '" + script_dir() + "/shapes.py'");
   ASSERT_EQ(native.status, 0) << native.err;
   ASSERT_THAT(native.out, HasSubstr("538743741\n"));
   std::set<std::string> seen_by_cprofile, heavy;
@@ -226,7 +240,8 @@ TEST_F(PythonProfile, CallStructureMatchesCProfile) {
   double share = 0;
   while (in >> kind >> caller >> arrow >> callee >> share) {
     seen_by_cprofile.insert(caller + " -> " + callee);
-    if (kind == "direct" && share >= 0.04 && (caller.rfind("shapes.py", 0) == 0 || callee.rfind("shapes.py", 0) == 0))
+    if (kind == "direct" && share >= 0.04 &&
+        (caller.rfind("shapes.py", 0) == 0 || callee.rfind("shapes.py", 0) == 0))
       heavy.insert(caller + " -> " + callee);
   }
   ASSERT_GE(heavy.size(), 3u) << "cProfile's output read: main, fib, ... " << native.err;
@@ -254,7 +269,8 @@ TEST_F(PythonProfile, CallStructureMatchesCProfile) {
 // at its end, run natively, sees the same blocks: the same two lines
 // allocate most, and the bytearrays' line within 1% of the same bytes.
 TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
-  if (!std::filesystem::exists("/usr/bin/python3.11")) GTEST_SKIP() << "no /usr/bin/python3.11 (apt-get install python3.11)";
+  if (!std::filesystem::exists("/usr/bin/python3.11"))
+    GTEST_SKIP() << "no /usr/bin/python3.11 (apt-get install python3.11)";
   Output r = python("--profile=mem --profile-out mem.pb.gz", "allocs.py");
   ASSERT_EQ(r.status, 0) << r.err;
   ASSERT_THAT(r.out, HasSubstr("kept 1500 20000\n"));
@@ -284,10 +300,14 @@ TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
   const size_t at = traces.find("PyByteArray_Resize\n");
   ASSERT_NE(at, std::string::npos);
   const std::string stack = traces.substr(at, traces.find("-----", at) - at);
-  EXPECT_THAT(stack, testing::ContainsRegex("bytearray___init__\n(.*\n)* +allocs.buffers.<locals>.<listcomp>\n +allocs.buffers\n +allocs.<module>\n")) << stack;
+  EXPECT_THAT(stack,
+              testing::ContainsRegex("bytearray___init__\n(.*\n)* +allocs.buffers.<locals>.<listcomp>\n "
+                                     "+allocs.buffers\n +allocs.<module>\n"))
+      << stack;
   // The heap's growth (memory.grow under malloc's sbrk) is charged to Python lines too.
   std::string grows = pprof("-sample_index=grow_space -unit=B -top -lines -show='^allocs\\.' mem.pb.gz");
-  EXPECT_THAT(grows, testing::ContainsRegex("allocs.buffers.<locals>.<listcomp> /src/allocs.py:7\n")) << grows;
+  EXPECT_THAT(grows, testing::ContainsRegex("allocs.buffers.<locals>.<listcomp> /src/allocs.py:7\n"))
+      << grows;
 }
 
 // Without DWARF the layout is unknown: C-level stacks, and a note saying why.
@@ -319,7 +339,8 @@ struct CountProfile {
   Sample sample(const perftools::profiles::Sample& s) const {
     Sample out;
     out.count = s.value(0);
-    for (uint64_t id : s.location_id()) out.frames.insert(out.frames.end(), locations[id - 1].begin(), locations[id - 1].end());
+    for (uint64_t id : s.location_id())
+      out.frames.insert(out.frames.end(), locations[id - 1].begin(), locations[id - 1].end());
     return out;
   }
 };
@@ -334,20 +355,23 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
   const uint64_t leaf = text_count(a.err, "counts.leaf"), negate = text_count(a.err, "counts.negate");
   EXPECT_GT(leaf, 100000u) << a.err;
   EXPECT_GT(negate, 1000u) << a.err;
-  for (const char* f : {"counts.twice", "counts.main", "counts.<module>"}) EXPECT_GT(text_count(a.err, f), 0u) << f;
+  for (const char* f : {"counts.twice", "counts.main", "counts.<module>"})
+    EXPECT_GT(text_count(a.err, f), 0u) << f;
   // Byte for byte the same on another run.
   ASSERT_EQ(sh("mkdir again").status, 0);
   Output b = wzvm_in("again", "--profile=instructions --profile-text --profile-out a.pb.gz", "counts.py");
   ASSERT_EQ(b.status, 0) << b.err;
   EXPECT_TRUE(a.err == b.err) << "the text differs";
-  EXPECT_TRUE(cli_test::slurp(path("a.pb.gz")) == cli_test::slurp(path("again/a.pb.gz"))) << "profiles differ";
+  EXPECT_TRUE(cli_test::slurp(path("a.pb.gz")) == cli_test::slurp(path("again/a.pb.gz")))
+      << "profiles differ";
   // Moving the count from node to node loses and adds nothing: the same
   // total as counting at the C level (with a CPU profile the loop is not probed).
   Output c = python("--profile=instructions,cpu --profile-text --profile-out c", "counts.py");
   ASSERT_EQ(c.status, 0) << c.err;
   EXPECT_EQ(text_count(c.err, "total"), text_count(a.err, "total"));
   EXPECT_EQ(text_count(c.err, "counts.leaf"), 0u) << "C level: no Python functions";
-  EXPECT_GT(text_count(c.err, "_PyEval_EvalFrameDefault"), text_count(a.err, "_PyEval_EvalFrameDefault") + leaf);
+  EXPECT_GT(text_count(c.err, "_PyEval_EvalFrameDefault"),
+            text_count(a.err, "_PyEval_EvalFrameDefault") + leaf);
 
   const CountProfile prof(path("a.pb.gz"));
   uint64_t leaf_self = 0, leaf_hot = 0, negate_self = 0;
@@ -369,7 +393,9 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
       negate_self += s.count;
       EXPECT_TRUE(top.line == 14 || top.line == 15) << top.line;  // its `def` (RESUME) or its body
       // Python -> C -> Python: sorted() calls the key function.
-      EXPECT_THAT(names(s), testing::ContainsRegex("^counts.negate:1[45]\n(.*\n)*list_sort_impl\n(.*\n)*builtin_sorted\n(.*\n)*counts.main:20\ncounts.<module>:23\n"));
+      EXPECT_THAT(names(s),
+                  testing::ContainsRegex("^counts.negate:1[45]\n(.*\n)*list_sort_impl\n(.*\n)*builtin_"
+                                         "sorted\n(.*\n)*counts.main:20\ncounts.<module>:23\n"));
     }
     // No frame of the evaluation loop stands above a Python frame: the
     // Python frames replace it. (A Python Location has one line.)
@@ -400,7 +426,8 @@ TEST_F(PythonProfile, InstructionCountsInAUsersTest) {
   auto w = wasi::Wasi::create(cfg);
   ASSERT_TRUE(w) << w.error().to_string();
   auto p = profiler::InstructionProfile::run_and_count_file(
-      cpython() + "/python.wasm", "_start", {}, [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); });
+      cpython() + "/python.wasm", "_start", {},
+      [&](vm::Store& s, const vm::Module& m) { return (*w)->imports_for(s, m); });
   ASSERT_TRUE(p) << p.error().to_string();
   for (const char* f : {"counts.leaf", "counts.negate", "counts.twice"}) {
     ASSERT_GT(text_count(cli.err, f), 0u) << f;

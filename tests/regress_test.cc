@@ -88,7 +88,8 @@ TEST(BinaryenHarness, ReadsBinaryensOutput) {
   auto add = [&](const char* name, std::vector<wzvm::vm::ValType> results) {
     m.types.push_back({{}, std::move(results)});
     m.func_type_indices.push_back(static_cast<uint32_t>(m.types.size() - 1));
-    m.exports.push_back({name, wzvm::vm::ExternKind::Func, static_cast<uint32_t>(m.func_type_indices.size() - 1)});
+    m.exports.push_back(
+        {name, wzvm::vm::ExternKind::Func, static_cast<uint32_t>(m.func_type_indices.size() - 1)});
   };
   using wzvm::vm::ValType;
   add("f", {ValType::F64});
@@ -104,7 +105,8 @@ TEST(BinaryenHarness, ReadsBinaryensOutput) {
       "[fuzz-exec] calling big\n"
       "[fuzz-exec] note result: big => -9223372036854775807\n"
       "[fuzz-exec] calling tuple\n"
-      "[fuzz-exec] note result: tuple => (-7, -0, funcref(fimport$0), i32x4 0x00013354 0x0001ffff 0x4e5a000d 0x0000ffff)\n"
+      "[fuzz-exec] note result: tuple => (-7, -0, funcref(fimport$0), i32x4 0x00013354 0x0001ffff 0x4e5a000d "
+      "0x0000ffff)\n"
       "[fuzz-exec] calling nan\n"
       "[trap final > memory: 1180244352 > 1048576]\n";
   bool host_limit = true;
@@ -129,8 +131,11 @@ TEST(BinaryenHarness, FindsADifferenceAndCutsAtStackExhaustion) {
   // Depth limits differ between engines: from the call that exhausted the
   // stack in either, nothing is compared; before it, everything is.
   EXPECT_TRUE(bz::compare("call a\nlog 1\ncall b\nlog 5\ntrap exhausted\ncall c\n",
-                          "call a\nlog 1\ncall b\nlog 5\nlog 6\ncall c\nlog 7\n", "binaryen").equal);
-  EXPECT_FALSE(bz::compare("call a\nlog 2\ncall b\ntrap exhausted\n", "call a\nlog 1\ncall b\nlog 5\n", "binaryen").equal);
+                          "call a\nlog 1\ncall b\nlog 5\nlog 6\ncall c\nlog 7\n", "binaryen")
+                  .equal);
+  EXPECT_FALSE(
+      bz::compare("call a\nlog 2\ncall b\ntrap exhausted\n", "call a\nlog 1\ncall b\nlog 5\n", "binaryen")
+          .equal);
 }
 
 // What the campaign counts as a NaN difference and what it does not.
@@ -138,7 +143,8 @@ TEST(BinaryenHarness, NanDifferencesOnlyWhereBothAreNans) {
   EXPECT_TRUE(bz::nan_only_difference("log -nan:0x7fffff", "log nan:0x400000"));
   // An f64 made of two f32 lanes that are NaNs of other signs (f32x4.div 0/0
   // on x86 against binaryen), read back as one f64 value.
-  EXPECT_TRUE(bz::nan_only_difference("result f => -2.2471185615950619e+307", "result f => 2.2471174879937118e+307"));
+  EXPECT_TRUE(
+      bz::nan_only_difference("result f => -2.2471185615950619e+307", "result f => 2.2471174879937118e+307"));
   // A logged i64 (two i32 halves) that holds an f64 NaN.
   EXPECT_TRUE(bz::nan_only_difference("log -123 -1", "log 0 2146959360"));
   EXPECT_TRUE(bz::nan_only_difference("result f => i32x4 0xffffffff 0xffffffff 0x00000000 0x7ff80000",
@@ -155,7 +161,8 @@ TEST(BinaryenHarness, NanDifferencesOnlyWhereBothAreNans) {
 TEST(BinaryenHarness, DeNansSimdFloatArithmetic) {
   bool changed = false;
   std::string out = bz::denan_simd_text(
-      "(module\n (data (i32.const 0) \"(f32x4.add\")\n (func $f (result v128)\n  (f64x2.sub\n   (f32x4.neg (v128.const i32x4 0 0 0 0))\n"
+      "(module\n (data (i32.const 0) \"(f32x4.add\")\n (func $f (result v128)\n  (f64x2.sub\n   (f32x4.neg "
+      "(v128.const i32x4 0 0 0 0))\n"
       "   (f32x4.demote_f64x2_zero (v128.const i32x4 0 0 0 0)))))\n",
       &changed);
   EXPECT_TRUE(changed);
@@ -169,10 +176,10 @@ TEST(BinaryenHarness, DeNansSimdFloatArithmetic) {
 // final:hashMemory is appended to the exports and points at hashMemory.
 TEST(BinaryenHarness, ExportsTheMemoryHashLast) {
   // (module (func (result i32) i32.const 7) (export "hashMemory" (func 0)))
-  std::vector<uint8_t> m = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01, 0x60, 0x00,
-                            0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x0e, 0x01, 0x0a, 'h',  'a',  's',
-                            'h',  'M',  'e',  'm',  'o',  'r',  'y',  0x00, 0x00, 0x0a, 0x06, 0x01, 0x04,
-                            0x00, 0x41, 0x07, 0x0b};
+  std::vector<uint8_t> m = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, 0x01, 0x05, 0x01,
+                            0x60, 0x00, 0x01, 0x7f, 0x03, 0x02, 0x01, 0x00, 0x07, 0x0e, 0x01,
+                            0x0a, 'h',  'a',  's',  'h',  'M',  'e',  'm',  'o',  'r',  'y',
+                            0x00, 0x00, 0x0a, 0x06, 0x01, 0x04, 0x00, 0x41, 0x07, 0x0b};
   auto loaded = wzvm::vm::load_module(bz::with_final_exports(m));
   ASSERT_TRUE(loaded) << loaded.error().to_string();
   ASSERT_EQ((*loaded)->exports.size(), 2u);

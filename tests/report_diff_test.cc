@@ -3,13 +3,13 @@
 // Benchmark's own compare.py, and the GoogleTest assertions of
 // profiler/testing.h.
 
+#include <gtest/gtest.h>
+
 #include <fstream>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "profiler/instruction_profile.h"
 #include "profiler/testing.h"
@@ -28,11 +28,11 @@ class ReportDiff : public CliFixture {
   // count_primes, gcd and sqrt_newton on inputs that grow with N) written to
   // `name`; returns its total, and its self counts in `counts`.
   uint64_t profile(const std::string& name, int n, std::map<std::string, uint64_t>* counts = nullptr) {
-    Output r = wzvm("--profile=instructions --profile-out " + name + " --invoke demo '" + testdata("example.wasm") +
-                    "' " + std::to_string(n));
+    Output r = wzvm("--profile=instructions --profile-out " + name + " --invoke demo '" +
+                    testdata("example.wasm") + "' " + std::to_string(n));
     EXPECT_EQ(r.status, 0) << r.err;
-    auto p = profiler::InstructionProfile::run_and_count_file(testdata("example.wasm"), "demo",
-                                                              {vm::Value::from_i32(static_cast<uint32_t>(n))});
+    auto p = profiler::InstructionProfile::run_and_count_file(
+        testdata("example.wasm"), "demo", {vm::Value::from_i32(static_cast<uint32_t>(n))});
     EXPECT_TRUE(p) << p.error().to_string();
     if (p && counts) *counts = p->counts();
     return p ? p->total() : 0;
@@ -62,7 +62,9 @@ TEST_F(ReportDiff, TotalsAndFunctionsThatChanged) {
   size_t last = 0;
   for (const std::string fn : {"count_primes", "gcd", "sqrt_newton", "demo", "fib"}) {
     std::smatch m;
-    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(" +([0-9]+) +([0-9]+) +\\+([0-9]+) .*  " + fn + "\n"))) << fn << "\n" << r.out;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(" +([0-9]+) +([0-9]+) +\\+([0-9]+) .*  " + fn + "\n")))
+        << fn << "\n"
+        << r.out;
     EXPECT_EQ(m[1].str(), std::to_string(cb.at(fn))) << fn;
     EXPECT_EQ(m[2].str(), std::to_string(cn.at(fn))) << fn;
     EXPECT_GT(static_cast<size_t>(m.position(0)), last) << fn << " out of order:\n" << r.out;
@@ -120,7 +122,8 @@ TEST_F(ReportDiff, BenchmarkJsonIsReadByGoogleBenchmarksCompare) {
   EXPECT_TRUE(total && fib) << j.dump(2);
 
   const std::string compare = "/usr/share/benchmark/compare.py";
-  if (!std::ifstream(compare)) GTEST_SKIP() << compare << " not found: install libbenchmark-tools python3-scipy";
+  if (!std::ifstream(compare))
+    GTEST_SKIP() << compare << " not found: install libbenchmark-tools python3-scipy";
   // Debian's python3, where python3-scipy (compare.py needs it) is installed.
   Output r = sh("/usr/bin/python3 " + compare + " benchmarks base.json new.json");
   ASSERT_EQ(r.status, 0) << r.out << r.err;
@@ -142,7 +145,8 @@ TEST_F(ReportDiff, BenchmarkJsonIsReadByGoogleBenchmarksCompare) {
 }
 
 TEST(InstructionAssertions, PassWithinToleranceAndExplainFailures) {
-  auto p = profiler::InstructionProfile::run_and_count_file(testdata("example.wasm"), "fib", {vm::Value::from_i32(10)});
+  auto p = profiler::InstructionProfile::run_and_count_file(testdata("example.wasm"), "fib",
+                                                            {vm::Value::from_i32(10)});
   ASSERT_TRUE(p) << p.error().to_string();
   const uint64_t fib = p->count("fib");
   ASSERT_GT(fib, 0u);
@@ -153,7 +157,8 @@ TEST(InstructionAssertions, PassWithinToleranceAndExplainFailures) {
   ::testing::AssertionResult r = profiler::testing::instructions_near(*p, "fib", fib * 2, 10);
   EXPECT_FALSE(r);
   const std::string why = r.message();
-  EXPECT_NE(why.find("fib: " + std::to_string(fib) + " instructions, expected " + std::to_string(fib * 2)), std::string::npos)
+  EXPECT_NE(why.find("fib: " + std::to_string(fib) + " instructions, expected " + std::to_string(fib * 2)),
+            std::string::npos)
       << why;
   EXPECT_NE(why.find("-50.00%"), std::string::npos) << why;
   EXPECT_NE(why.find("top functions by self count"), std::string::npos) << why;

@@ -3,6 +3,8 @@
 // client, `go tool pprof` (-lines, -list, -raw), as a user would. Lines are
 // those the test sources mark in their comments.
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,11 +15,8 @@
 #include <map>
 #include <regex>
 #include <sstream>
-#include <vector>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
+#include <vector>
 
 #include "tests/cli_fixture.h"
 
@@ -31,7 +30,9 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/dwarf/" + name; }
-std::string source(const std::string& name) { return std::string(WZVM_SOURCE_DIR) + "/testdata/dwarf/" + name; }
+std::string source(const std::string& name) {
+  return std::string(WZVM_SOURCE_DIR) + "/testdata/dwarf/" + name;
+}
 
 class SourceProfile : public CliFixture {
  protected:
@@ -132,10 +133,10 @@ TEST_F(SourceProfile, InstructionsProfileCountsEveryLine) {
   // The loop body (lines 36-39), dot's one line inlined into both norm2s
   // (17), and norm2(int)'s call of it (23, cumulative: its instructions are
   // dot's).
-  for (const std::string& key :
-       std::vector<std::string>{"main " + cc + ":36", "main " + cc + ":37", "main " + cc + ":38", "main " + cc + ":39",
-        "geo::Vec<int>::dot(geo::Vec<int> const&) const " + cc + ":17 (inline)",
-        "geo::Vec<double>::dot(geo::Vec<double> const&) const " + cc + ":17 (inline)"}) {
+  for (const std::string& key : std::vector<std::string>{
+           "main " + cc + ":36", "main " + cc + ":37", "main " + cc + ":38", "main " + cc + ":39",
+           "geo::Vec<int>::dot(geo::Vec<int> const&) const " + cc + ":17 (inline)",
+           "geo::Vec<double>::dot(geo::Vec<double> const&) const " + cc + ":17 (inline)"}) {
     SCOPED_TRACE(key);
     ASSERT_TRUE(runs[0].count(key) && runs[1].count(key) && runs[2].count(key));
     int64_t c1 = runs[0][key].first, c2 = runs[1][key].first, c3 = runs[2][key].first;
@@ -170,7 +171,8 @@ TEST_F(SourceProfile, InstructionsProfileCountsEveryLine) {
 
   std::string list = pprof("-list 'norm2.*int' wzvm-instructions.pb.gz");
   EXPECT_THAT(list, HasSubstr("ROUTINE ======================== geo::norm2(geo::Vec<int> const&) in " + cc));
-  EXPECT_THAT(list, ContainsRegex("\\. +" + std::to_string(runs[2][dot].first) + " +23:  return v.dot\\(v\\);"));
+  EXPECT_THAT(list,
+              ContainsRegex("\\. +" + std::to_string(runs[2][dot].first) + " +23:  return v.dot\\(v\\);"));
   EXPECT_THAT(list, ContainsRegex("\\. +\\. +22:__attribute__"));
   std::string main_list = pprof("-list '^main$' wzvm-instructions.pb.gz");
   EXPECT_THAT(main_list, ContainsRegex(std::to_string(runs[2]["main " + cc + ":36"].first) +

@@ -7,12 +7,12 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <limits>
-#include <map>
-#include <thread>
 #include <fstream>
 #include <iterator>
+#include <limits>
+#include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "profiler/instruction_profile.h"
@@ -118,7 +118,8 @@ TEST(SuperInstructions, Results) {
   uint32_t a = 0x87654321u, b = 5, c = 0x0F0F0F0Fu;
   ASSERT_FALSE(f.call("chains", {Value::from_i32(a), Value::from_i32(b), Value::from_i32(c)}, r));
   EXPECT_EQ(r.at(0).i32, (c + (a << b)) ^ (((a << 7) | (a >> 25)) ^ c));
-  ASSERT_FALSE(f.call("sum4", {Value::from_i32(0xFFFFFFFFu), Value::from_i32(2), Value::from_i32(3), Value::from_i32(4)}, r));
+  ASSERT_FALSE(f.call(
+      "sum4", {Value::from_i32(0xFFFFFFFFu), Value::from_i32(2), Value::from_i32(3), Value::from_i32(4)}, r));
   EXPECT_EQ(r.at(0).i32, 8u);
   ASSERT_FALSE(f.call("rotate", {Value::from_i32(1), Value::from_i32(2), Value::from_i32(3)}, r));
   EXPECT_EQ(r.at(0).i32, 231u);
@@ -132,7 +133,8 @@ TEST(SuperInstructions, PairsBecomeOneOp) {
   std::vector<Value> r;
   const vm::CompiledFunc* code = f.inst->exported_func("add_pair")->code;
   ASSERT_NE(code, nullptr);
-  EXPECT_EQ(code->code.at(0), static_cast<uint32_t>(vm::IOp::I32Add2)) << vm::iop_name(static_cast<vm::IOp>(code->code.at(0)));
+  EXPECT_EQ(code->code.at(0), static_cast<uint32_t>(vm::IOp::I32Add2))
+      << vm::iop_name(static_cast<vm::IOp>(code->code.at(0)));
   // and an indexed load is one op too (the chain's temporary is its address)
   const vm::CompiledFunc* index = f.inst->exported_func("load_index")->code;
   ASSERT_NE(index, nullptr);
@@ -184,13 +186,15 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
     uint64_t count;
   };
   const Case cases[] = {
-      {"load_add", {Value::from_i32(65536 - 2), Value::from_i32(0)}, 4},                      // get get add load
-      {"bin_load", {Value::from_i32(65536 - 4), f64(1.0)}, 3},                    // get get load
-      {"store_bin", {Value::from_i32(65536 - 8), f64(1.0), f64(2.0)}, 5},  // get get get div store
+      {"load_add", {Value::from_i32(65536 - 2), Value::from_i32(0)}, 4},              // get get add load
+      {"bin_load", {Value::from_i32(65536 - 4), f64(1.0)}, 3},                        // get get load
+      {"store_bin", {Value::from_i32(65536 - 8), f64(1.0), f64(2.0)}, 5},             // get get get div store
       {"accumulate", {Value::from_i32(0), Value::from_i32(65536 - 1), f64(1.0)}, 4},  // get get get load
       {"accumulate", {Value::from_i32(65536 - 1), Value::from_i32(0), f64(1.0)}, 6},  // ... add store
       {"load_index", {Value::from_i32(65536 - 8), Value::from_i32(1)}, 6},  // get get const shl add load
-      {"add_pair_trap", {Value::from_i32(0), Value::from_i32(65536 - 2)}, 10},  // (get const add set) x2, get load
+      {"add_pair_trap",
+       {Value::from_i32(0), Value::from_i32(65536 - 2)},
+       10},  // (get const add set) x2, get load
   };
   for (const Case& c : cases) {
     auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args);
@@ -223,7 +227,8 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
   EXPECT_EQ(r.at(0).i64, ~uint64_t{0});
   ASSERT_FALSE(f.call("wrap_extend_s", {i64(0xFFFFFFFF7FFFFFFFu)}, r));
   EXPECT_EQ(r.at(0).i64, 0x7FFFFFFFu);
-  EXPECT_EQ(f.call("wrap_div", {Value::from_i32(9), i64(0x300000000u)}, r).code, vm::TrapCode::IntegerDivideByZero);
+  EXPECT_EQ(f.call("wrap_div", {Value::from_i32(9), i64(0x300000000u)}, r).code,
+            vm::TrapCode::IntegerDivideByZero);
   ASSERT_FALSE(f.call("wrap_div", {Value::from_i32(9), i64(0x300000003u)}, r));
   EXPECT_EQ(r.at(0).i32, 3u);
   // zext(x) + 0x1_00000048, wrapped: x + 72 as i32.add (wrapping), fused with the load.
@@ -235,7 +240,8 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
   vm::Trap oob = f.call("sp_load", {Value::from_i32(65536 - 72)}, r);
   EXPECT_EQ(oob.code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(f.trap_opcode(oob), 0x29) << "i64.load";
-  auto counted = profiler::InstructionProfile::run_and_count_file(path(), "sp_load", {Value::from_i32(65536 - 72)});
+  auto counted =
+      profiler::InstructionProfile::run_and_count_file(path(), "sp_load", {Value::from_i32(65536 - 72)});
   ASSERT_TRUE(counted) << counted.error().to_string();
   EXPECT_EQ(counted->total(), 6u) << "get extend const add wrap load";
   const uint64_t a = 0xFEDCBA9876543210u, b = 0x0123456789ABCDEFu, c = 0x8000000000000001u;
@@ -268,7 +274,8 @@ TEST(GoShapes, EqzOfACompareIsTheNegatedCompare) {
   };
   for (Case c : {Case{1, 2}, Case{2, 2}, Case{3, 2}, Case{-1, 0}, Case{0, -1}, Case{INT64_MIN, INT64_MAX}}) {
     ASSERT_FALSE(f.call("not_lt_u", {i64(c.a), i64(c.b)}, r));
-    EXPECT_EQ(r.at(0).i32, !(static_cast<uint64_t>(c.a) < static_cast<uint64_t>(c.b)) ? 1u : 0u) << c.a << " " << c.b;
+    EXPECT_EQ(r.at(0).i32, !(static_cast<uint64_t>(c.a) < static_cast<uint64_t>(c.b)) ? 1u : 0u)
+        << c.a << " " << c.b;
     ASSERT_FALSE(f.call("not_gt_s", {i64(c.a), i64(c.b)}, r));
     EXPECT_EQ(r.at(0).i32, !(c.a > c.b) ? 1u : 0u) << c.a << " " << c.b;
   }
@@ -298,7 +305,8 @@ TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {
   EXPECT_LE(code->consts.size(), 64u);
   // The ops that the source map places at `i32.shr_u`, `i64.rotl` and the last `i64.add`.
   std::map<std::string, int> seen;
-  for (auto [word, offset] : code->source_map) seen[vm::iop_name(static_cast<vm::IOp>(code->code.at(word)))]++;
+  for (auto [word, offset] : code->source_map)
+    seen[vm::iop_name(static_cast<vm::IOp>(code->code.at(word)))]++;
   EXPECT_GE(seen["imm(I32ShrU)"], 1);
   EXPECT_GE(seen["imm(I64Rotl)"], 1);
   EXPECT_GE(seen["imm(I64Add)"], 1);
@@ -307,7 +315,8 @@ TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {
   const uint64_t b = 0xFEDCBA9876543210u;
   ASSERT_FALSE(f.call("imm_ops", {Value::from_i32(a), Value::from_i64(b), Value::from_i32(d)}, r));
   const uint32_t sum = 8028u;
-  const uint64_t want = static_cast<uint64_t>((sum + (a >> 3)) ^ (a / d)) + (std::rotl(b, 13) + 0x123456789abcdefu);
+  const uint64_t want =
+      static_cast<uint64_t>((sum + (a >> 3)) ^ (a / d)) + (std::rotl(b, 13) + 0x123456789abcdefu);
   EXPECT_EQ(r.at(0).i64, want);
   // A trapping op with an immediate traps as the op, at the op's offset, with exact counts.
   vm::Trap t = f.call("imm_div", {Value::from_i32(5)}, r);
@@ -329,7 +338,8 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   // Every `br $top` (opcode 0x0C) lowered to a jump whose target is not the
   // br_table (0x0E): the op at the target came from another instruction.
   auto source_byte = [&](uint32_t word) {
-    auto it = std::upper_bound(code->source_map.begin(), code->source_map.end(), std::make_pair(word, UINT32_MAX));
+    auto it =
+        std::upper_bound(code->source_map.begin(), code->source_map.end(), std::make_pair(word, UINT32_MAX));
     EXPECT_NE(it, code->source_map.begin());
     return f.module->bytes.at(std::prev(it)->second);
   };
@@ -352,7 +362,8 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   for (auto [word, offset] : code->source_map) {
     if (f.module->bytes.at(offset) != 0x21 || f.module->bytes.at(offset + 1) != 0) continue;
     const auto op = static_cast<vm::IOp>(code->code.at(word));
-    EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack || (op == vm::IOp::Copy && code->code.at(word + 1) != 0))
+    EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack ||
+                (op == vm::IOp::Copy && code->code.at(word + 1) != 0))
         << vm::iop_name(op) << " at word " << word;
     ++writes;
   }
@@ -372,7 +383,8 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   // (2); point 0 `const set const set br` (5); each return to the head
   // `local.get br_table` (2); each pass of point 1 `get get add set get
   // const sub set get if` (10) and `const set br` (3); at the end `local.get` (1).
-  auto p = profiler::InstructionProfile::run_and_count_file(path(), "go_shape", {Value::from_i32(0), Value::from_i32(3)});
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "go_shape",
+                                                            {Value::from_i32(0), Value::from_i32(3)});
   ASSERT_TRUE(p) << p.error().to_string();
   EXPECT_EQ(p->total(), 2u + 5 + 2 + 3 * (10 + 3 + 2) + 1);
 }

@@ -3,6 +3,8 @@
 // sources say (line numbers worked out by hand from the files, which mark
 // them in comments), not with a snapshot of earlier output.
 
+#include "profiler/symbolize.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +17,6 @@
 #include <vector>
 
 #include "profiler/demangle.h"
-#include "profiler/symbolize.h"
 #include "vm/module.h"
 
 namespace wzvm::profiler {
@@ -23,18 +24,20 @@ namespace {
 
 using Frames = std::vector<SourceFrame>;
 
-std::string dwarf_program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/dwarf/" + name; }
+std::string dwarf_program(const std::string& name) {
+  return std::string(WZVM_TESTDATA_DIR) + "/dwarf/" + name;
+}
 
 // Loads a built test program; skips the test if its toolchain was missing
 // at configure time (testdata/dwarf/CMakeLists.txt says so then).
-#define LOAD_OR_SKIP(var, path)                                                                       \
-  std::shared_ptr<const vm::Module> var;                                                              \
-  do {                                                                                                \
-    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (toolchain missing)"; \
-    std::ifstream in(path, std::ios::binary);                                                         \
+#define LOAD_OR_SKIP(var, path)                                                                            \
+  std::shared_ptr<const vm::Module> var;                                                                   \
+  do {                                                                                                     \
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (toolchain missing)";          \
+    std::ifstream in(path, std::ios::binary);                                                              \
     auto loaded = vm::load_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()}); \
-    ASSERT_TRUE(loaded.ok()) << path;                                                                 \
-    var = *loaded;                                                                                    \
+    ASSERT_TRUE(loaded.ok()) << path;                                                                      \
+    var = *loaded;                                                                                         \
   } while (0)
 
 bool ends_with(std::string_view s, std::string_view suffix) {
@@ -161,7 +164,9 @@ TEST_P(InlineC, MainAndAddressesOutsideCode) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dwarf, InlineC, testing::Values("inline.wasm", "inline5.wasm"),
-                         [](const auto& info) { return std::string(info.param) == "inline.wasm" ? "v4" : "v5"; });
+                         [](const auto& info) {
+                           return std::string(info.param) == "inline.wasm" ? "v4" : "v5";
+                         });
 
 TEST(Symbolize, MalformedRangeListsAreLeftOutNotFatal) {
   // Debian 12's libdwarf crashes on some malformed .debug_rnglists; the
@@ -206,12 +211,12 @@ TEST(Symbolize, FallbackNamesExportThenIndex) {
   //   (func (export "_ZN3geo5norm2ERKNS_3VecIiEE"))   ;; a C++ name, mangled
   //   (func))                                          ;; no name at all
   // No name section, no DWARF.
-  std::vector<uint8_t> bytes = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-                                0x01, 0x04, 0x01, 0x60, 0x00, 0x00,  // type: [] -> []
-                                0x03, 0x03, 0x02, 0x00, 0x00,        // two functions of type 0
-                                0x07, 0x1f, 0x01, 0x1b};             // export section, one export, name of 27 bytes
+  std::vector<uint8_t> bytes = {0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00,
+                                0x00, 0x01, 0x04, 0x01, 0x60, 0x00, 0x00,  // type: [] -> []
+                                0x03, 0x03, 0x02, 0x00, 0x00,              // two functions of type 0
+                                0x07, 0x1f, 0x01, 0x1b};  // export section, one export, name of 27 bytes
   for (char c : std::string("_ZN3geo5norm2ERKNS_3VecIiEE")) bytes.push_back(static_cast<uint8_t>(c));
-  for (uint8_t b : {0x00, 0x00,                                          // func 0
+  for (uint8_t b : {0x00, 0x00,                                             // func 0
                     0x0a, 0x07, 0x02, 0x02, 0x00, 0x0b, 0x02, 0x00, 0x0b})  // code: two empty bodies
     bytes.push_back(b);
   auto loaded = vm::load_module(bytes);
@@ -276,8 +281,8 @@ TEST(Symbolize, ConcurrentSymbolizersAgree) {
     for (const vm::Function& f : m->functions)
       for (uint32_t a = f.body_offset; a < f.body_end; ++a)
         for (const SourceFrame& fr : sym.lookup(a))
-          d.append(fr.function).append("|").append(fr.file).append(":") += std::to_string(fr.line) + ":" +
-                                                                           std::to_string(fr.column) + "\n";
+          d.append(fr.function).append("|").append(fr.file).append(":") +=
+              std::to_string(fr.line) + ":" + std::to_string(fr.column) + "\n";
     return d;
   };
   const std::string want = digest(Symbolizer(*m));
@@ -305,8 +310,8 @@ TEST(Symbolize, UnitsReadOnDemandInAnyOrderAgreeWithAllAtOnce) {
     auto frames_at = [](const Symbolizer& sym, uint32_t a) {
       std::string d;
       for (const SourceFrame& fr : sym.lookup(a))
-        d.append(fr.function).append("|").append(fr.file).append(":") += std::to_string(fr.line) + ":" +
-                                                                         std::to_string(fr.column) + "\n";
+        d.append(fr.function).append("|").append(fr.file).append(":") +=
+            std::to_string(fr.line) + ":" + std::to_string(fr.column) + "\n";
       return d;
     };
     std::vector<uint32_t> addrs;
@@ -321,7 +326,8 @@ TEST(Symbolize, UnitsReadOnDemandInAnyOrderAgreeWithAllAtOnce) {
     std::vector<size_t> backwards(addrs.size()), strided;
     for (size_t i = 0; i < addrs.size(); ++i) backwards[i] = addrs.size() - 1 - i;
     for (size_t start = 0; start < 7; ++start)
-      for (size_t i = start; i < addrs.size(); i += 7) strided.push_back((i + addrs.size() / 2) % addrs.size());
+      for (size_t i = start; i < addrs.size(); i += 7)
+        strided.push_back((i + addrs.size() / 2) % addrs.size());
     for (const std::vector<size_t>* order : {&backwards, &strided}) {
       Symbolizer lazy(*m);
       size_t wrong = 0;
@@ -389,7 +395,9 @@ TEST_P(RustNames, LookupIsABinarySearch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Dwarf, RustNames, testing::Values("hashing.wasm", "hashing-v0.wasm"),
-                         [](const auto& info) { return std::string(info.param) == "hashing.wasm" ? "legacy" : "v0"; });
+                         [](const auto& info) {
+                           return std::string(info.param) == "hashing.wasm" ? "legacy" : "v0";
+                         });
 
 // ---- demangling ----
 
@@ -404,7 +412,8 @@ TEST(Demangle, Cxx) {
 
 TEST(Demangle, RustLegacyDropsTheHash) {
   EXPECT_EQ(demangle("_ZN7hashing4step17h05c77a36c10ec5a6E"), "hashing::step");
-  EXPECT_EQ(demangle("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$u7d$$u7d$$GT$"
+  EXPECT_EQ(demangle("_ZN4core3ptr85drop_in_place$LT$std..rt..lang_start$LT$$LP$$RP$$GT$..$u7b$$u7b$closure$"
+                     "u7d$$u7d$$GT$"
                      "17h7ffc8a2cfdc7fd5aE"),
             "core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>");
 }

@@ -36,7 +36,8 @@ std::set<std::string> thread_labels(const std::string& tags) {
     }
     if (line.find(':') != std::string::npos && line.find('%') == std::string::npos) in_thread = false;
     auto colon = line.rfind(": ");
-    if (in_thread && colon != std::string::npos && line.find('%') != std::string::npos) out.insert(line.substr(colon + 2));
+    if (in_thread && colon != std::string::npos && line.find('%') != std::string::npos)
+      out.insert(line.substr(colon + 2));
   }
   return out;
 }
@@ -108,7 +109,8 @@ TEST_F(ThreadsCli, InstructionProfileLabelsEveryThread) {
 
 // A single-threaded run has no thread label: its profile is what it was.
 TEST_F(ThreadsCli, SingleThreadedProfilesHaveNoThreadLabel) {
-  Output r = wzvm("--profile=instructions --profile-out ins.pb.gz --invoke f '" + testdata("proposals_eh.wasm") + "' 7");
+  Output r = wzvm("--profile=instructions --profile-out ins.pb.gz --invoke f '" +
+                  testdata("proposals_eh.wasm") + "' 7");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(pprof("-tags ins.pb.gz"), ::testing::Not(HasSubstr("thread")));
 }

@@ -208,7 +208,8 @@ TEST(SharedMemory, NeedsAMaximumAndTheThreadsFeature) {
   auto m = vm::load_module(no_max);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().kind, vm::Error::Kind::Invalid);
-  EXPECT_NE(m.error().message.find("shared memory must have maximum"), std::string::npos) << m.error().to_string();
+  EXPECT_NE(m.error().message.find("shared memory must have maximum"), std::string::npos)
+      << m.error().to_string();
   // (module (memory 1 2 shared)) loads with threads, not without.
   std::vector<uint8_t> with_max = {0, 'a', 's', 'm', 1, 0, 0, 0, 5, 4, 1, 3, 1, 2};
   EXPECT_TRUE(vm::load_module(with_max));

@@ -4,7 +4,11 @@
 // Chromium when installed). Instruction counts of testdata/prof_counts.wat
 // are exact, so the expected texts are too.
 
+#include "profiler/viewers.h"
+
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -15,18 +19,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "tests/cli_fixture.h"
-#include <nlohmann/json.hpp>
-
-#include "profiler/viewers.h"
 
 extern char** environ;
 
@@ -40,7 +39,9 @@ using nlohmann::json;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-bool have(const char* tool) { return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0; }
+bool have(const char* tool) {
+  return std::system(("command -v " + std::string(tool) + " >/dev/null 2>&1").c_str()) == 0;
+}
 
 class Viewers : public CliFixture {};
 
@@ -141,8 +142,9 @@ void expect_speedscope_schema(const json& j) {
     EXPECT_EQ(p.at("type"), "sampled");
     EXPECT_TRUE(p.at("name").is_string());
     const std::string unit = p.at("unit");
-    EXPECT_THAT((std::vector<std::string>{"none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"}),
-                ::testing::Contains(unit));
+    EXPECT_THAT(
+        (std::vector<std::string>{"none", "nanoseconds", "microseconds", "milliseconds", "seconds", "bytes"}),
+        ::testing::Contains(unit));
     const json &samples = p.at("samples"), &weights = p.at("weights");
     ASSERT_EQ(samples.size(), weights.size());
     double sum = 0;
@@ -155,7 +157,10 @@ void expect_speedscope_schema(const json& j) {
 }
 
 TEST_F(Viewers, SpeedscopeJsonFollowsTheSchema) {
-  ASSERT_EQ(wzvm("--profile=instructions --profile-format=speedscope --profile-out s.speedscope.json " + kTree).status, 0);
+  ASSERT_EQ(
+      wzvm("--profile=instructions --profile-format=speedscope --profile-out s.speedscope.json " + kTree)
+          .status,
+      0);
   json j = json::parse(slurp(path("s.speedscope.json")));
   expect_speedscope_schema(j);
   ASSERT_EQ(j["profiles"].size(), 1u);
@@ -176,7 +181,8 @@ TEST_F(Viewers, SpeedscopeJsonFollowsTheSchema) {
   EXPECT_TRUE(found) << j.dump();
 
   // A CPU profile: one sampled profile per sample type with weight, the default active.
-  ASSERT_EQ(wzvm("--profile=cpu --cpu-hz 10000 --profile-format=speedscope --profile-out c.speedscope.json --invoke loop '" +
+  ASSERT_EQ(wzvm("--profile=cpu --cpu-hz 10000 --profile-format=speedscope --profile-out c.speedscope.json "
+                 "--invoke loop '" +
                  testdata("prof_counts.wasm") + "' 3000000")
                 .status,
             0);
@@ -252,10 +258,11 @@ TEST_F(Viewers, HtmlRendersAndZoomsInHeadlessChromium) {
   </script>)";
   html.insert(html.rfind("</body>"), probe);
   std::ofstream(path("probe.html")) << html;
-  Output r = sh("timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
-                "--disable-background-networking --disable-component-update --disable-sync "
-                "--user-data-dir='" + dir_ + "/.chromium' --virtual-time-budget=3000 --dump-dom 'file://" +
-                path("probe.html") + "'");
+  Output r =
+      sh("timeout 60 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+         "--disable-background-networking --disable-component-update --disable-sync "
+         "--user-data-dir='" +
+         dir_ + "/.chromium' --virtual-time-budget=3000 --dump-dom 'file://" + path("probe.html") + "'");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("frames=all,leaf,leaf,mid,tree"));
   // mid is 18 of 26 instructions wide before the click, everything after.
@@ -308,8 +315,8 @@ class LiveGuest {
   // Any guest (`guest`: the module and its arguments). With `stdin_pipe`
   // its stdin is a pipe this object holds open, so a guest reading it
   // blocks until the end of the test.
-  LiveGuest(const std::string& dir, const std::vector<std::string>& flags, const std::vector<std::string>& guest,
-            bool stdin_pipe = false) {
+  LiveGuest(const std::string& dir, const std::vector<std::string>& flags,
+            const std::vector<std::string>& guest, bool stdin_pipe = false) {
     err_ = dir + "/guest.err";
     std::vector<std::string> args = {WZVM_BINARY, "--pprof-addr", "127.0.0.1:0"};
     args.insert(args.end(), flags.begin(), flags.end());
@@ -332,7 +339,8 @@ class LiveGuest {
     // The URL is printed before the guest starts.
     for (int i = 0; i < 500 && url_.empty(); ++i) {
       std::string e = slurp(err_);
-      if (auto at = e.find("serving pprof at "); at != std::string::npos && e.find('\n', at) != std::string::npos) {
+      if (auto at = e.find("serving pprof at ");
+          at != std::string::npos && e.find('\n', at) != std::string::npos) {
         url_ = e.substr(at + 17, e.find("/debug/pprof/", at) - at - 17);
         break;
       }
@@ -374,7 +382,9 @@ TEST_F(Viewers, LiveIndexConflictAndUnavailable) {
   if (!have("curl")) GTEST_SKIP() << "curl not installed";
   LiveGuest g(dir_, {}, kForever);
   ASSERT_FALSE(g.url().empty()) << g.err();
-  auto curl = [&](const std::string& p) { return sh("curl -s -w ' HTTP%{http_code}' '" + g.url() + p + "'").out; };
+  auto curl = [&](const std::string& p) {
+    return sh("curl -s -w ' HTTP%{http_code}' '" + g.url() + p + "'").out;
+  };
   EXPECT_THAT(curl("/debug/pprof/"), HasSubstr("HTTP200"));
   EXPECT_THAT(curl("/debug/pprof/"), HasSubstr("profile?seconds=30"));
   // A second CPU profile while one is being taken is refused, not mixed in.
@@ -407,7 +417,8 @@ TEST_F(Viewers, LiveInstructionsWindow) {
 // /debug/pprof/heap and /allocs while a C guest allocates in a loop: the
 // profile so far, through go tool pprof, with Go's default sample types.
 TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
-  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")}, {testdata("mem/live_c.wasm"), "spin"});
+  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")},
+              {testdata("mem/live_c.wasm"), "spin"});
   ASSERT_THAT(g.url(), HasSubstr("http://127.0.0.1:")) << g.err();
   // `hold` keeps 100 blocks of 1000 bytes; `churn` frees each of its own.
   std::string heap = pprof("-top -unit=b '" + g.url() + "/debug/pprof/heap'");
@@ -436,14 +447,18 @@ TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
     std::vector<std::thread> clients;
     for (int i = 0; i < kClients; ++i)
       clients.emplace_back([&, i] {
-        curl_to("mem" + std::to_string(i) + ".txt", i % 2 ? "/debug/pprof/allocs?debug=1" : "/debug/pprof/heap?debug=1");
+        curl_to("mem" + std::to_string(i) + ".txt",
+                i % 2 ? "/debug/pprof/allocs?debug=1" : "/debug/pprof/heap?debug=1");
       });
     for (std::thread& t : clients) t.join();
     for (int i = 0; i < kClients; ++i) {
       std::string text = slurp(path("mem" + std::to_string(i) + ".txt"));
-      EXPECT_THAT(text, HasSubstr(i % 2 ? "Profile: allocs\n" : "Profile: heap\n")) << "round " << round << "\n" << g.err();
-      EXPECT_THAT(text, ::testing::ContainsRegex("inuse_objects/count: total [0-9]+\n.*\n.*\n +100 +[0-9.]+% +100 "
-                                                 "+[0-9.]+% +hold\n"))
+      EXPECT_THAT(text, HasSubstr(i % 2 ? "Profile: allocs\n" : "Profile: heap\n"))
+          << "round " << round << "\n"
+          << g.err();
+      EXPECT_THAT(text,
+                  ::testing::ContainsRegex("inuse_objects/count: total [0-9]+\n.*\n.*\n +100 +[0-9.]+% +100 "
+                                           "+[0-9.]+% +hold\n"))
           << "round " << round;
       std::filesystem::remove(path("mem" + std::to_string(i) + ".txt"));
     }
@@ -459,8 +474,8 @@ TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
 // A guest blocked in a host call (reading a stdin that never ends) reaches
 // no safe point: the heap profile is read while it waits, not after.
 TEST_F(Viewers, LiveHeapWhileTheGuestIsBlockedInAHostCall) {
-  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")}, {testdata("mem/live_c.wasm"), "block"},
-              true);
+  LiveGuest g(dir_, {"--profile=mem", "--profile-out", path("end.pb.gz")},
+              {testdata("mem/live_c.wasm"), "block"}, true);
   ASSERT_THAT(g.url(), HasSubstr("http://127.0.0.1:")) << g.err();
   std::this_thread::sleep_for(std::chrono::milliseconds(500));  // well inside fd_read by now
   Output r = sh("curl -s --max-time 10 -o heap.pb.gz -w '%{http_code}' '" + g.url() + "/debug/pprof/heap'");
@@ -490,8 +505,9 @@ TEST_F(Viewers, LiveEndpointWithoutItsPlugin) {
   Output r = sh("./wzvm --pprof-addr 127.0.0.1:0 " + kTree);
   EXPECT_EQ(r.status, 1);
   EXPECT_EQ(r.out, "");
-  EXPECT_THAT(r.err, HasSubstr("--pprof-addr: cannot load the HTTP server plugin: neither " + path("wzvm-http.so") +
-                               " nor " + path("../lib/wzvm/wzvm-http.so") + " exists"));
+  EXPECT_THAT(r.err,
+              HasSubstr("--pprof-addr: cannot load the HTTP server plugin: neither " + path("wzvm-http.so") +
+                        " nor " + path("../lib/wzvm/wzvm-http.so") + " exists"));
   Output plain = sh("./wzvm --profile=instructions --profile-out i.pb.gz " + kTree);
   EXPECT_EQ(plain.status, 0) << plain.err;
   EXPECT_TRUE(fs::exists(path("i.pb.gz")));

@@ -26,9 +26,7 @@ std::string slurp(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-std::string program(const std::string& name) {
-  return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name;
-}
+std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name; }
 
 std::string temp_dir() {
   std::string tmpl = ::testing::TempDir() + "wzvm_prog_XXXXXX";
@@ -44,9 +42,7 @@ std::string quote(const std::string& s) {
   return q;
 }
 
-bool have_node() {
-  return std::system("command -v node >/dev/null 2>&1") == 0;
-}
+bool have_node() { return std::system("command -v node >/dev/null 2>&1") == 0; }
 
 enum class Runtime { Wzvm, Node };
 

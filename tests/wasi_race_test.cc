@@ -95,12 +95,9 @@ struct Outcomes {
 
 void classify(int fd, Outcomes& o) {
   std::string s = read_fd(fd);
-  if (s == "inside")
-    ++o.inside;
-  else if (s == "SECRET")
-    ++o.secret;
-  else
-    ++o.other;
+  if (s == "inside") ++o.inside;
+  else if (s == "SECRET") ++o.secret;
+  else ++o.other;
 }
 
 // Loops `body` until both outcomes were seen often enough, or 60 s pass.

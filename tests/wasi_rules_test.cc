@@ -4,6 +4,7 @@
 // host side is then inspected to see what the call really did.
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -13,8 +14,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "wasi/wasi.h"
 
@@ -104,7 +103,9 @@ class WasiRules : public ::testing::TestWithParam<Resolver> {
 };
 
 INSTANTIATE_TEST_SUITE_P(Resolvers, WasiRules, ::testing::Values(Resolver::Kernel, Resolver::Userspace),
-                         [](const auto& info) { return info.param == Resolver::Kernel ? "Kernel" : "Userspace"; });
+                         [](const auto& info) {
+                           return info.param == Resolver::Kernel ? "Kernel" : "Userspace";
+                         });
 
 // path_open's access mode comes from the rights that need one: fd_write,
 // fd_allocate and fd_filestat_set_size ask for write access; fd_datasync and
@@ -154,7 +155,8 @@ TEST_P(WasiRules, SockCallsOnAFileAreEnotsock) {
   for (uint32_t f : {fd, uint32_t(kRoot)}) {
     EXPECT_EQ(call(&Wasi::sock_shutdown, {i32(f), i32(sdflags::rd)}), Errno::enotsock);
     EXPECT_EQ(call(&Wasi::sock_accept, {i32(f), i32(0), i32(out)}), Errno::enotsock);
-    EXPECT_EQ(call(&Wasi::sock_recv, {i32(f), i32(iov), i32(0), i32(0), i32(out), i32(flags)}), Errno::enotsock);
+    EXPECT_EQ(call(&Wasi::sock_recv, {i32(f), i32(iov), i32(0), i32(0), i32(out), i32(flags)}),
+              Errno::enotsock);
     EXPECT_EQ(call(&Wasi::sock_send, {i32(f), i32(iov), i32(0), i32(0), i32(out)}), Errno::enotsock);
   }
   EXPECT_EQ(call(&Wasi::sock_shutdown, {i32(77), i32(sdflags::rd)}), Errno::ebadf);
@@ -213,7 +215,8 @@ TEST_P(WasiRules, PathSymlinkToAnAbsolutePathIsRefused) {
   ASSERT_EQ(readlink((root_ + "/l3").c_str(), buf, sizeof buf - 1), 10);
   EXPECT_STREQ(buf, "../outside");
   uint32_t fd = 0;
-  EXPECT_EQ(open(kRoot, "l3/x", 0, rights::fd_read, 0, fd), Errno::enotcapable) << "following it stays refused";
+  EXPECT_EQ(open(kRoot, "l3/x", 0, rights::fd_read, 0, fd), Errno::enotcapable)
+      << "following it stays refused";
 }
 
 }  // namespace

@@ -36,9 +36,7 @@ using Clock = std::chrono::steady_clock;
 // Generous: a loaded 2-core CI machine is slow, but a hang must still end.
 constexpr auto kDeadline = std::chrono::seconds(60);
 
-std::string echo_wasm() {
-  return std::string(WZVM_TESTDATA_DIR) + "/wasi/echo.wasm";
-}
+std::string echo_wasm() { return std::string(WZVM_TESTDATA_DIR) + "/wasi/echo.wasm"; }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -2,7 +2,11 @@
 // of testdata/wasi/ run in-process (so both sandbox resolvers can be chosen)
 // and through the `wzvm` command (flags, exit statuses).
 
+#include "wasi/wasi.h"
+
 #include <fcntl.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -18,13 +22,9 @@
 #include <string>
 #include <vector>
 
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
-
 #include "vm/module.h"
 #include "vm/runtime.h"
 #include "wasi/guest_memory.h"
-#include "wasi/wasi.h"
 
 namespace wzvm::wasi {
 namespace {
@@ -48,7 +48,7 @@ std::string temp_dir() {
 }
 
 struct GuestRun {
-  int exit = -1;  // proc_exit code, 0 when _start returned, -1 on a trap or error
+  int exit = -1;    // proc_exit code, 0 when _start returned, -1 on a trap or error
   std::string out;  // stdout and stderr together
   std::string trap;
 };
@@ -177,7 +177,7 @@ TEST(GuestMemory, ChecksInSixtyFourBits) {
   EXPECT_TRUE(g.check(65536, 0));
   EXPECT_FALSE(g.check(65536, 1));
   EXPECT_FALSE(g.check(65535, 2));
-  EXPECT_FALSE(g.check(0xFFFFFFFFu, 2));          // would wrap in 32 bits
+  EXPECT_FALSE(g.check(0xFFFFFFFFu, 2));             // would wrap in 32 bits
   EXPECT_FALSE(g.check(16, 0xFFFFFFFFFFFFFFF8ull));  // would wrap in 64 bits
   uint32_t v = 0;
   EXPECT_FALSE(g.load(65533, v));
@@ -189,7 +189,9 @@ TEST(GuestMemory, ChecksInSixtyFourBits) {
 
 class WasiResolvers : public ::testing::TestWithParam<Resolver> {};
 INSTANTIATE_TEST_SUITE_P(Both, WasiResolvers, ::testing::Values(Resolver::Kernel, Resolver::Userspace),
-                         [](const auto& info) { return info.param == Resolver::Kernel ? "Kernel" : "Userspace"; });
+                         [](const auto& info) {
+                           return info.param == Resolver::Kernel ? "Kernel" : "Userspace";
+                         });
 
 // The same C program, natively and under wzvm, prints the same thing.
 TEST_P(WasiResolvers, FileSystemMatchesNative) {
@@ -396,7 +398,8 @@ TEST(WasiPrograms, PreopenedSockets) {
 
 // libc++ and Rust std programs, built when their toolchains are installed.
 TEST(WasiPrograms, CxxLibcxx) {
-  if (!fs::exists(program("cxx.wasm"))) GTEST_SKIP() << "no cxx.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
+  if (!fs::exists(program("cxx.wasm")))
+    GTEST_SKIP() << "no cxx.wasm (install libc++-14-dev-wasm32 libc++abi-14-dev-wasm32)";
   Config cfg;
   std::string dir = temp_dir();
   cfg.preopens.push_back(Preopen::dir(dir, "/d"));
@@ -404,13 +407,15 @@ TEST(WasiPrograms, CxxLibcxx) {
   GuestRun r = run_guest("cxx", {"/d", "b", "a", "b", "c"}, cfg);
   EXPECT_EQ(r.trap, "");
   EXPECT_EQ(r.exit, 3);
-  EXPECT_EQ(r.out,
-            "GREETING=hi\na 1\nb 2\nc 1\ndir: .;..;counts.txt;sub;\ndie in range: 1\nclock ok: 1\nto stderr\n");
+  EXPECT_EQ(
+      r.out,
+      "GREETING=hi\na 1\nb 2\nc 1\ndir: .;..;counts.txt;sub;\ndie in range: 1\nclock ok: 1\nto stderr\n");
   EXPECT_EQ(slurp(dir + "/counts.txt"), "a 1\nb 2\nc 1\n");
 }
 
 TEST(WasiPrograms, RustStd) {
-  if (!fs::exists(program("rust.wasm"))) GTEST_SKIP() << "no rust.wasm (install rustc libstd-rust-dev-wasm32)";
+  if (!fs::exists(program("rust.wasm")))
+    GTEST_SKIP() << "no rust.wasm (install rustc libstd-rust-dev-wasm32)";
   Config cfg;
   std::string dir = temp_dir();
   cfg.preopens.push_back(Preopen::dir(dir, "/d"));
@@ -434,8 +439,8 @@ struct CliRun {
 
 CliRun wzvm(const std::string& args, const std::string& env_prefix = "") {
   std::string dir = temp_dir();
-  std::string cmd = env_prefix + " '" + std::string(WZVM_BINARY) + "' " + args + " >'" + dir + "/o' 2>'" + dir +
-                    "/e' </dev/null";
+  std::string cmd = env_prefix + " '" + std::string(WZVM_BINARY) + "' " + args + " >'" + dir + "/o' 2>'" +
+                    dir + "/e' </dev/null";
   int rc = std::system(cmd.c_str());
   CliRun r;
   r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
