@@ -229,23 +229,8 @@ std::vector<std::string> entries(const std::string& dir) {
 // Instructions in a profile written by wzvm (its one sample type), or -1
 // when it is not a whole gzipped pprof message.
 int64_t pprof_total(const std::string& bytes) {
-  // test::gunzip, without its expectations: a cut file is an answer here.
   std::string raw;
-  z_stream zs;
-  std::memset(&zs, 0, sizeof zs);
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) return -1;
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(bytes.data()));
-  zs.avail_in = static_cast<uInt>(bytes.size());
-  int rc = Z_OK;
-  char chunk[1 << 16];
-  while (rc == Z_OK) {
-    zs.next_out = reinterpret_cast<Bytef*>(chunk);
-    zs.avail_out = sizeof chunk;
-    rc = inflate(&zs, Z_NO_FLUSH);
-    raw.append(chunk, sizeof chunk - zs.avail_out);
-  }
-  inflateEnd(&zs);
-  if (rc != Z_STREAM_END) return -1;
+  if (!test::try_gunzip(bytes, raw)) return -1;
   perftools::profiles::Profile p;
   if (!p.ParseFromString(raw) || p.sample_type_size() != 1) return -1;
   int64_t total = 0;

@@ -402,7 +402,9 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
     for (int i = 0; i + 1 < ps.location_id_size(); ++i) {
       const std::vector<Frame>& callee = prof.locations[ps.location_id(i) - 1];
       const std::vector<Frame>& caller = prof.locations[ps.location_id(i + 1) - 1];
-      if (callee[0].python()) EXPECT_NE(caller[0].name, "_PyEval_EvalFrameDefault") << names(prof.sample(ps));
+      if (callee[0].python()) {
+        EXPECT_NE(caller[0].name, "_PyEval_EvalFrameDefault") << names(prof.sample(ps));
+      }
     }
   }
   EXPECT_EQ(leaf_self, leaf) << "the profile's and the text's self counts";
