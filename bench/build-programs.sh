@@ -8,12 +8,24 @@
 #                              whose luaconf.h includes a multiarch header)
 #   zbench.native, zbench.wasm bench/zlib/zbench.c on zlib's own sources
 #                              (the zlib package)
+#   sqlbench.native,           bench/sqlite/sqlbench.c on SQLite 3.40's
+#   sqlbench.wasm              amalgamation, sqlite3.c, made from the upstream
+#                              tree in the sqlite3 package by its own
+#                              `configure && make sqlite3.c` (which needs
+#                              tclsh: Debian's tcl)
 #
 # wasm32-wasi has no setjmp with clang-14, so Lua's error unwinding
 # (LUAI_THROW/LUAI_TRY) aborts instead: a script that raises an error, also
 # inside pcall, ends the wasm run. The bench scripts raise none. os.execute
 # and io.tmpfile, which wasi-libc lacks, fail as on a system without them
 # (bench/lua/wasi/).
+#
+# SQLite is built with the same options both ways, so both run the same
+# engine: no threads and no extension loading (wasi-libc has neither
+# pthread.h nor dlfcn.h), no WAL and no memory-mapped I/O (WASI preview1
+# cannot map files, let alone share memory), pread/pwrite as its configure
+# would pick. wasm32-wasi also gets a getpid stand-in and what the unix VFS
+# names but wasi-libc lacks (bench/sqlite/wasi/).
 #
 #   bash bench/build-programs.sh OUTDIR
 set -euo pipefail
@@ -36,7 +48,13 @@ unpack() {
   rm -rf "$dir" && mkdir -p "$dir"
   tar xf "$OUT/${pkg}"_*.orig.tar.* -C "$dir" --strip-components=1
 }
-fresh() { [ -x "$OUT/$1.wasm" ] && [ -x "$OUT/$1.native" ] && [ "$OUT/.$1.stamp" -nt "$HERE/build-programs.sh" ]; }
+# Are program $1's two builds there, newer than this script and than the
+# files $2... they are built from?
+fresh() {
+  local f
+  [ -x "$OUT/$1.wasm" ] && [ -x "$OUT/$1.native" ] || return 1
+  for f in "$HERE/build-programs.sh" "${@:2}"; do [ "$OUT/.$1.stamp" -nt "$f" ] || return 1; done
+}
 
 if ! fresh lua; then
   unpack lua5.4 "$OUT/lua-src"
@@ -56,4 +74,19 @@ if ! fresh zbench; then
   clang-14 -O2 -I"$OUT/zlib-src" "$HERE/zlib/zbench.c" "${ZSRCS[@]}" -o "$OUT/zbench.native"
   "${WASM[@]}" -I"$OUT/zlib-src" "$HERE/zlib/zbench.c" "${ZSRCS[@]}" -o "$OUT/zbench.wasm"
   touch "$OUT/.zbench.stamp"
+fi
+
+if ! fresh sqlbench "$HERE"/sqlite/sqlbench.c "$HERE"/sqlite/wasi/*; then
+  command -v tclsh >/dev/null || { echo "build-programs.sh: SQLite's amalgamation needs tclsh (Debian's tcl)" >&2; exit 1; }
+  unpack sqlite3 "$OUT/sqlite-src"
+  if ! (cd "$OUT/sqlite-src" && ./configure --disable-tcl && make TCLSH_CMD=tclsh sqlite3.c) >"$OUT/sqlite-src.log" 2>&1; then
+    echo "build-programs.sh: making SQLite's sqlite3.c failed: $(tail -n 3 "$OUT/sqlite-src.log")" >&2
+    exit 1
+  fi
+  SQL=(-DSQLITE_THREADSAFE=0 -DSQLITE_OMIT_LOAD_EXTENSION -DSQLITE_OMIT_WAL -DSQLITE_MAX_MMAP_SIZE=0 -DUSE_PREAD
+       -I"$OUT/sqlite-src" "$HERE/sqlite/sqlbench.c" "$OUT/sqlite-src/sqlite3.c")
+  clang-14 -O2 "${SQL[@]}" -lm -o "$OUT/sqlbench.native"
+  "${WASM[@]}" -D_WASI_EMULATED_GETPID -include "$HERE/sqlite/wasi/unix-vfs.h" "${SQL[@]}" "$HERE/sqlite/wasi/missing.c" \
+    -lwasi-emulated-getpid -o "$OUT/sqlbench.wasm"
+  touch "$OUT/.sqlbench.stamp"
 fi

@@ -27,16 +27,21 @@
 #   py-objects   a binary tree of objects, dicts, recursion, json, re
 #   py-text      regular expressions, string building, a JSON round trip
 #   py-calls     calls, methods, closures, generators, exceptions
-# Lua programs are the scripts in bench/lua/ run by Lua 5.4, and zlib is
-# bench/zlib/zbench.c on zlib, both built from Debian's source packages by
-# bench/build-programs.sh for wasm32-wasi and natively (the same source and
-# compiler, clang-14 -O2) into BUILD/bench/programs (cached):
+# Lua programs are the scripts in bench/lua/ run by Lua 5.4, zlib is
+# bench/zlib/zbench.c on zlib and sqlite bench/sqlite/sqlbench.c on SQLite
+# 3.40, all built from Debian's source packages by bench/build-programs.sh
+# for wasm32-wasi and natively (the same source and compiler, clang-14 -O2)
+# into BUILD/bench/programs (cached):
 #   lua-objects  tables as objects with metatables, closures, string building,
 #                table.sort with a comparator, gmatch
 #   lua-numeric  recursion (fib), a sieve, matrix multiply, Mandelbrot in floats
 #   zlib         deflate 2 MB of generated text at levels 1, 6 and 9, inflate it
-# A Go run must print PASS; a Python, Lua or zlib run must print what the
-# native one prints.
+#   sqlite       a 2.8 MB database file in a temporary directory (preopened as
+#                /db): 44,600 rows inserted through prepared statements,
+#                indexes, joins, GROUP BY, ORDER BY, LIKE, recursive CTEs,
+#                10,000 point lookups, updates, deletes, a rollback
+# A Go run must print PASS; a Python, Lua, zlib or SQLite run must print what
+# the native one prints.
 # Run i of every runtime comes before run i+1 of any, so a change in the
 # machine's load hits all alike.
 #
@@ -94,16 +99,17 @@ if [ ${#PROGRAMS[@]} -eq 0 ]; then
   PROGRAMS=(strconv flate json sort)
   if [ -f "$CPYTHON/python.wasm" ]; then PROGRAMS+=(py-objects py-text py-calls)
   else echo "real.sh: no $CPYTHON/python.wasm: Python programs skipped (bash scripts/build-cpython.sh $CPYTHON)" >&2; fi
-  if bash bench/build-programs.sh "$PROGOUT"; then PROGRAMS+=(lua-objects lua-numeric zlib)
-  else echo "real.sh: Lua and zlib skipped (bench/build-programs.sh failed)" >&2; fi
+  if bash bench/build-programs.sh "$PROGOUT"; then PROGRAMS+=(lua-objects lua-numeric zlib sqlite)
+  else echo "real.sh: Lua, zlib and SQLite skipped (bench/build-programs.sh failed)" >&2; fi
 fi
 
 export GOCACHE=$OUT/cache GOPATH=$OUT/path GOPROXY=off GOTOOLCHAIN=local GOFLAGS=
 for p in "${PROGRAMS[@]}"; do
-  if [[ $p == lua-* || $p == zlib ]]; then
-    [[ $p == zlib || -f "$LUADIR/${p#lua-}.lua" ]] || { echo "real.sh: unknown program $p (no bench/lua/${p#lua-}.lua)" >&2; exit 2; }
+  if [[ $p == lua-* || $p == zlib || $p == sqlite ]]; then
+    [[ $p == zlib || $p == sqlite || -f "$LUADIR/${p#lua-}.lua" ]] || { echo "real.sh: unknown program $p (no bench/lua/${p#lua-}.lua)" >&2; exit 2; }
     bash bench/build-programs.sh "$PROGOUT"
     if [[ $p == zlib ]]; then "$PROGOUT/zbench.native" >"$OUT/$p.expected"
+    elif [[ $p == sqlite ]]; then "$PROGOUT/sqlbench.native" "$PROGOUT/sqlbench.db" >"$OUT/$p.expected"
     else "$PROGOUT/lua.native" "$LUADIR/${p#lua-}.lua" >"$OUT/$p.expected"; fi
     continue
   fi
@@ -127,6 +133,7 @@ have iwasm && RUNTIMES+=(iwasm)
 [ "$PROFILING" = 1 ] && RUNTIMES+=(wzvm+cpu wzvm+instr wzvm+mem)
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+mkdir "$TMP/db"  # sqlite's database file
 
 # The command line of program $2 on runtime $1, into CMD, and the directory
 # to run it in, into DIR.
@@ -137,6 +144,13 @@ command_for() {
     [ "$rt" = native ] && { CMD=("$PROGOUT/zbench.native"); return; }
     wasm=$PROGOUT/zbench.wasm
     args=()
+  elif [[ $p == sqlite ]]; then
+    DIR=$TMP/db
+    [ "$rt" = native ] && { CMD=("$PROGOUT/sqlbench.native" "$TMP/db/bench.db"); return; }
+    wasm=$PROGOUT/sqlbench.wasm
+    args=(/db/bench.db)
+    wasi=(--dir "$TMP/db::/db")
+    [[ $rt == wasm3 || $rt == iwasm ]] && args=("$TMP/db/bench.db")
   elif [[ $p == lua-* ]]; then
     DIR=$LUADIR
     [ "$rt" = native ] && { CMD=("$PROGOUT/lua.native" "$LUADIR/${p#lua-}.lua"); return; }
@@ -175,10 +189,10 @@ run() {  # runtime program -> CPU seconds on stdout; fails unless the run is rig
   local rt=$1 p=$2
   command_for "$rt" "$p"
   (cd "$DIR" && /usr/bin/time -f "%U %S" -o "$TMP/t" "${CMD[@]}" >"$TMP/out" 2>"$TMP/err") || true
-  if [[ $p == py-* || $p == lua-* || $p == zlib ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
+  if [[ $p == py-* || $p == lua-* || $p == zlib || $p == sqlite ]] && ! cmp -s "$TMP/out" "$OUT/$p.expected"; then
     echo "real.sh: $rt $p printed something else than the native interpreter: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
-  elif [[ $p != py-* && $p != lua-* && $p != zlib ]] && ! grep -q '^PASS$' "$TMP/out"; then
+  elif [[ $p != py-* && $p != lua-* && $p != zlib && $p != sqlite ]] && ! grep -q '^PASS$' "$TMP/out"; then
     echo "real.sh: $rt $p did not pass: $(tail -n 3 "$TMP/out" "$TMP/err" | tr '\n' ' ')" >&2
     return 1
   fi

@@ -36,6 +36,10 @@ PACKAGES=(
   # scripts/build-cpython.sh: apt-get source (dpkg-dev), the build python,
   # and llvm-ar/llvm-ranlib (GNU ar cannot index wasm objects for wasm-ld)
   dpkg-dev python3.11 llvm-14
+  # the real-programs bench's C programs, built from Debian's sources by
+  # bench/build-programs.sh (apt-get source, as above): SQLite's amalgamation
+  # (sqlite3.c) is made by Tcl scripts
+  tcl
   # instruction counts in CI: `wzvm report --format=benchmark-json` is tested
   # by Google Benchmark's own compare.py, which needs SciPy (Debian's python3)
   libbenchmark-tools python3-scipy
