@@ -379,6 +379,177 @@ FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
   return keep(funcs_, std::move(f));
 }
 
+namespace {
+
+// Instantiation step 1 for one import: the extern given for it has its
+// declared type.
+Status check_import(Store& store, const Module& m, const Import& imp, const Extern& ext) {
+  const std::string what = "incompatible import type for \"" + imp.module + "\".\"" + imp.field + "\": ";
+  if (ext.kind != imp.kind) {
+    return link_error(what + "expected " + extern_kind_name(imp.kind) + ", got " +
+                      extern_kind_name(ext.kind));
+  }
+  switch (imp.kind) {
+    case ExternKind::Func: {
+      if (!ext.func) return link_error(what + "missing function");
+      const FuncType& want = m.types[imp.func_type];
+      if (ext.func->type_id != store.intern_type(want)) {
+        return link_error(what + "expected " + want.to_string() + ", got " + ext.func->type.to_string());
+      }
+      break;
+    }
+    case ExternKind::Table: {
+      if (!ext.table) return link_error(what + "missing table");
+      const TableType& want = imp.table;
+      const TableType& have = ext.table->type;
+      if (have.elem != want.elem) {
+        return link_error(what + "expected " + valtype_name(want.elem) + " table, got " +
+                          valtype_name(have.elem));
+      }
+      if (!limits_match(ext.table->elems.size(), have.limits.max, want.limits)) {
+        return link_error(what + "expected table limits " +
+                          describe_limits(want.limits.min, want.limits.max) + ", got " +
+                          describe_limits(ext.table->elems.size(), have.limits.max));
+      }
+      break;
+    }
+    case ExternKind::Memory: {
+      if (!ext.memory) return link_error(what + "missing memory");
+      const Limits& want = imp.memory.limits;
+      const Limits& have = ext.memory->type.limits;
+      if (have.shared != want.shared || have.is64 != want.is64) {
+        return link_error(what + "shared or index type differs");
+      }
+      if (!limits_match(ext.memory->pages(), have.max, want)) {
+        return link_error(what + "expected memory limits " + describe_limits(want.min, want.max) + ", got " +
+                          describe_limits(ext.memory->pages(), have.max));
+      }
+      break;
+    }
+    case ExternKind::Global: {
+      if (!ext.global) return link_error(what + "missing global");
+      const GlobalType& want = imp.global;
+      const GlobalType& have = ext.global->type;
+      if (have.type != want.type || have.mut != want.mut) {
+        return link_error(what + "expected " + (want.mut ? "mut " : "") + valtype_name(want.type) + ", got " +
+                          (have.mut ? "mut " : "") + valtype_name(have.type));
+      }
+      break;
+    }
+    case ExternKind::Tag: {
+      if (!ext.tag) return link_error(what + "missing tag");
+      const FuncType& want = m.types[imp.tag_type];
+      if (ext.tag->type != want)
+        return link_error(what + "expected tag " + want.to_string() + ", got " + ext.tag->type.to_string());
+      break;
+    }
+  }
+  return Status();
+}
+
+// Instantiation step 3: the exports, by name.
+Status add_exports(const Module& m, Instance& inst) {
+  for (const Export& e : m.exports) {
+    Extern ext;
+    ext.kind = e.kind;
+    bool in_range = false;
+    switch (e.kind) {
+      case ExternKind::Func:
+        if ((in_range = e.index < inst.funcs.size())) ext.func = inst.funcs[e.index];
+        break;
+      case ExternKind::Table:
+        if ((in_range = e.index < inst.tables.size())) ext.table = inst.tables[e.index];
+        break;
+      case ExternKind::Memory:
+        if ((in_range = e.index < inst.memories.size())) ext.memory = inst.memories[e.index];
+        break;
+      case ExternKind::Global:
+        if ((in_range = e.index < inst.globals.size())) ext.global = inst.globals[e.index];
+        break;
+      case ExternKind::Tag:
+        if ((in_range = e.index < inst.tags.size())) ext.tag = inst.tags[e.index];
+        break;
+    }
+    if (!in_range)
+      return instantiate_error("export \"" + e.name + "\" names an unknown " + extern_kind_name(e.kind));
+    inst.exports[e.name] = ext;
+  }
+  return Status();
+}
+
+// Instantiation steps 4 and 5: segment instances, then active segments
+// written to their tables and memories.
+Status init_segments(const Module& m, Instance& inst) {
+  // 4. Segment instances. Element items are evaluated now (spec step 9-10),
+  // before any segment is written.
+  inst.elems.resize(m.elems.size());
+  for (size_t i = 0; i < m.elems.size(); ++i) {
+    const ElemSegment& seg = m.elems[i];
+    ElemInst& ei = inst.elems[i];
+    ei.type = seg.type;
+    ei.refs.reserve(seg.items.size());
+    for (const ConstExpr& item : seg.items) {
+      Result<Value> v = eval_const(item, inst);
+      if (!v) return v.error();
+      ei.refs.push_back(v->ref);
+    }
+  }
+  inst.datas.resize(m.datas.size());
+  for (size_t i = 0; i < m.datas.size(); ++i) {
+    const DataSegment& seg = m.datas[i];
+    // The decoder guarantees the range; checked again in 64 bits so a hand-built
+    // Module cannot make memory.init read past the binary.
+    if (static_cast<uint64_t>(seg.data_offset) + seg.size > m.bytes.size()) {
+      return instantiate_error("data segment " + std::to_string(i) + " lies outside the module");
+    }
+    inst.datas[i].bytes = m.bytes.data() + seg.data_offset;
+    inst.datas[i].size = seg.size;
+  }
+
+  // 5. Initialise tables, then memories, segment by segment (wasm 2.0: each
+  // active segment is a table.init/memory.init followed by a drop, so a failing
+  // segment traps without writing and earlier ones stay written).
+  for (size_t i = 0; i < m.elems.size(); ++i) {
+    const ElemSegment& seg = m.elems[i];
+    ElemInst& ei = inst.elems[i];
+    if (seg.mode == SegmentMode::Active) {
+      if (seg.table >= inst.tables.size()) return instantiate_error("element segment names an unknown table");
+      Result<Value> off = eval_const(seg.offset, inst);
+      if (!off) return off.error();
+      TableInst& table = *inst.tables[seg.table];
+      const uint64_t start = offset_of(*off);
+      const uint64_t n = ei.refs.size();
+      // start < 2^64 and n < 2^32: the sum cannot wrap.
+      if (start > table.elems.size() || n > table.elems.size() - start) {
+        return instantiate_error(trap_message(TrapCode::TableOutOfBounds));
+      }
+      std::copy(ei.refs.begin(), ei.refs.end(), table.elems.begin() + static_cast<ptrdiff_t>(start));
+    }
+    if (seg.mode != SegmentMode::Passive) {
+      ei.refs.clear();
+      ei.refs.shrink_to_fit();
+    }
+  }
+  for (size_t i = 0; i < m.datas.size(); ++i) {
+    const DataSegment& seg = m.datas[i];
+    DataInst& di = inst.datas[i];
+    if (seg.mode != SegmentMode::Active) continue;
+    if (seg.memory >= inst.memories.size()) return instantiate_error("data segment names an unknown memory");
+    Result<Value> off = eval_const(seg.offset, inst);
+    if (!off) return off.error();
+    MemInst& mem = *inst.memories[seg.memory];
+    const uint64_t start = offset_of(*off);
+    if (start > mem.size || di.size > mem.size - start) {
+      return instantiate_error(trap_message(TrapCode::MemoryOutOfBounds));
+    }
+    if (di.size > 0) std::memcpy(mem.data + start, di.bytes, di.size);
+    di.size = 0;
+  }
+  return Status();
+}
+
+}  // namespace
+
 Instance* Store::add_instance(std::shared_ptr<const Module> module) {
   auto inst = std::make_unique<Instance>();
   inst->module = std::move(module);
@@ -396,72 +567,8 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
     return link_error("wrong number of imports: expected " + std::to_string(m.imports.size()) + ", got " +
                       std::to_string(imports.size()));
   }
-  for (size_t i = 0; i < imports.size(); ++i) {
-    const Import& imp = m.imports[i];
-    const Extern& ext = imports[i];
-    // The spec's message comes first (assert_unlinkable compares by prefix); the
-    // rest says which import and why, for people.
-    const std::string what = "incompatible import type for \"" + imp.module + "\".\"" + imp.field + "\": ";
-    if (ext.kind != imp.kind) {
-      return link_error(what + "expected " + extern_kind_name(imp.kind) + ", got " +
-                        extern_kind_name(ext.kind));
-    }
-    switch (imp.kind) {
-      case ExternKind::Func: {
-        if (!ext.func) return link_error(what + "missing function");
-        const FuncType& want = m.types[imp.func_type];
-        if (ext.func->type_id != intern_type(want)) {
-          return link_error(what + "expected " + want.to_string() + ", got " + ext.func->type.to_string());
-        }
-        break;
-      }
-      case ExternKind::Table: {
-        if (!ext.table) return link_error(what + "missing table");
-        const TableType& want = imp.table;
-        const TableType& have = ext.table->type;
-        if (have.elem != want.elem) {
-          return link_error(what + "expected " + valtype_name(want.elem) + " table, got " +
-                            valtype_name(have.elem));
-        }
-        if (!limits_match(ext.table->elems.size(), have.limits.max, want.limits)) {
-          return link_error(what + "expected table limits " +
-                            describe_limits(want.limits.min, want.limits.max) + ", got " +
-                            describe_limits(ext.table->elems.size(), have.limits.max));
-        }
-        break;
-      }
-      case ExternKind::Memory: {
-        if (!ext.memory) return link_error(what + "missing memory");
-        const Limits& want = imp.memory.limits;
-        const Limits& have = ext.memory->type.limits;
-        if (have.shared != want.shared || have.is64 != want.is64) {
-          return link_error(what + "shared or index type differs");
-        }
-        if (!limits_match(ext.memory->pages(), have.max, want)) {
-          return link_error(what + "expected memory limits " + describe_limits(want.min, want.max) +
-                            ", got " + describe_limits(ext.memory->pages(), have.max));
-        }
-        break;
-      }
-      case ExternKind::Global: {
-        if (!ext.global) return link_error(what + "missing global");
-        const GlobalType& want = imp.global;
-        const GlobalType& have = ext.global->type;
-        if (have.type != want.type || have.mut != want.mut) {
-          return link_error(what + "expected " + (want.mut ? "mut " : "") + valtype_name(want.type) +
-                            ", got " + (have.mut ? "mut " : "") + valtype_name(have.type));
-        }
-        break;
-      }
-      case ExternKind::Tag: {
-        if (!ext.tag) return link_error(what + "missing tag");
-        const FuncType& want = m.types[imp.tag_type];
-        if (ext.tag->type != want)
-          return link_error(what + "expected tag " + want.to_string() + ", got " + ext.tag->type.to_string());
-        break;
-      }
-    }
-  }
+  for (size_t i = 0; i < imports.size(); ++i)
+    if (Status s = check_import(*this, m, m.imports[i], imports[i]); !s) return s.error();
 
   // 2. Allocate the instance: imports first in each index space, then definitions.
   Instance* inst = add_instance(module);
@@ -528,98 +635,10 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
   }
 
   // 3. Exports.
-  for (const Export& e : m.exports) {
-    Extern ext;
-    ext.kind = e.kind;
-    bool in_range = false;
-    switch (e.kind) {
-      case ExternKind::Func:
-        if ((in_range = e.index < inst->funcs.size())) ext.func = inst->funcs[e.index];
-        break;
-      case ExternKind::Table:
-        if ((in_range = e.index < inst->tables.size())) ext.table = inst->tables[e.index];
-        break;
-      case ExternKind::Memory:
-        if ((in_range = e.index < inst->memories.size())) ext.memory = inst->memories[e.index];
-        break;
-      case ExternKind::Global:
-        if ((in_range = e.index < inst->globals.size())) ext.global = inst->globals[e.index];
-        break;
-      case ExternKind::Tag:
-        if ((in_range = e.index < inst->tags.size())) ext.tag = inst->tags[e.index];
-        break;
-    }
-    if (!in_range)
-      return instantiate_error("export \"" + e.name + "\" names an unknown " + extern_kind_name(e.kind));
-    inst->exports[e.name] = ext;
-  }
+  if (Status st = add_exports(m, *inst); !st) return st.error();
 
-  // 4. Segment instances. Element items are evaluated now (spec step 9-10),
-  // before any segment is written.
-  inst->elems.resize(m.elems.size());
-  for (size_t i = 0; i < m.elems.size(); ++i) {
-    const ElemSegment& seg = m.elems[i];
-    ElemInst& ei = inst->elems[i];
-    ei.type = seg.type;
-    ei.refs.reserve(seg.items.size());
-    for (const ConstExpr& item : seg.items) {
-      Result<Value> v = eval_const(item, *inst);
-      if (!v) return v.error();
-      ei.refs.push_back(v->ref);
-    }
-  }
-  inst->datas.resize(m.datas.size());
-  for (size_t i = 0; i < m.datas.size(); ++i) {
-    const DataSegment& seg = m.datas[i];
-    // The decoder guarantees the range; checked again in 64 bits so a hand-built
-    // Module cannot make memory.init read past the binary.
-    if (static_cast<uint64_t>(seg.data_offset) + seg.size > m.bytes.size()) {
-      return instantiate_error("data segment " + std::to_string(i) + " lies outside the module");
-    }
-    inst->datas[i].bytes = m.bytes.data() + seg.data_offset;
-    inst->datas[i].size = seg.size;
-  }
-
-  // 5. Initialise tables, then memories, segment by segment (wasm 2.0: each
-  // active segment is a table.init/memory.init followed by a drop, so a failing
-  // segment traps without writing and earlier ones stay written).
-  for (size_t i = 0; i < m.elems.size(); ++i) {
-    const ElemSegment& seg = m.elems[i];
-    ElemInst& ei = inst->elems[i];
-    if (seg.mode == SegmentMode::Active) {
-      if (seg.table >= inst->tables.size())
-        return instantiate_error("element segment names an unknown table");
-      Result<Value> off = eval_const(seg.offset, *inst);
-      if (!off) return off.error();
-      TableInst& table = *inst->tables[seg.table];
-      const uint64_t start = offset_of(*off);
-      const uint64_t n = ei.refs.size();
-      // start < 2^64 and n < 2^32: the sum cannot wrap.
-      if (start > table.elems.size() || n > table.elems.size() - start) {
-        return instantiate_error(trap_message(TrapCode::TableOutOfBounds));
-      }
-      std::copy(ei.refs.begin(), ei.refs.end(), table.elems.begin() + static_cast<ptrdiff_t>(start));
-    }
-    if (seg.mode != SegmentMode::Passive) {
-      ei.refs.clear();
-      ei.refs.shrink_to_fit();
-    }
-  }
-  for (size_t i = 0; i < m.datas.size(); ++i) {
-    const DataSegment& seg = m.datas[i];
-    DataInst& di = inst->datas[i];
-    if (seg.mode != SegmentMode::Active) continue;
-    if (seg.memory >= inst->memories.size()) return instantiate_error("data segment names an unknown memory");
-    Result<Value> off = eval_const(seg.offset, *inst);
-    if (!off) return off.error();
-    MemInst& mem = *inst->memories[seg.memory];
-    const uint64_t start = offset_of(*off);
-    if (start > mem.size || di.size > mem.size - start) {
-      return instantiate_error(trap_message(TrapCode::MemoryOutOfBounds));
-    }
-    if (di.size > 0) std::memcpy(mem.data + start, di.bytes, di.size);
-    di.size = 0;
-  }
+  // 4, 5. Segments.
+  if (Status st = init_segments(m, *inst); !st) return st.error();
 
   // 6. The start function.
   if (m.start) {
