@@ -26,7 +26,7 @@ inline std::string check_decode(const uint8_t* data, size_t size) {
 }
 
 // load_module: decode + module validation + one-pass validation and lowering
-// of bodies (vm/compile.cc), without and with instruction counting (which
+// of bodies (vm/lower/), without and with instruction counting (which
 // lowers differently but must accept the same modules).
 inline std::string check_validate(const uint8_t* data, size_t size) {
   std::vector<uint8_t> bytes(data, data + size);

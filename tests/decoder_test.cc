@@ -672,7 +672,7 @@ TEST(Validate, Segments) {
                  "type mismatch");
 }
 
-// A module with more code than one thread lowers (compile.cc spreads big
+// A module with more code than one thread lowers (vm/lower/compile_functions.cc spreads big
 // modules' functions over threads): 3000 functions of 1000 `nop`s, 3 MB,
 // where functions 1700 and 2900 are invalid, 1700 only after 2 M more nops,
 // so that another thread finds 2900's error first. The error must still be

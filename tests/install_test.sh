@@ -33,7 +33,7 @@ for f in bin/wzvm lib/wzvm/wzvm-http.so lib/libwzvm_vm.a lib/libwzvm_wasi.a lib/
   [ -e "$tmp/prefix/$f" ] || fail "cmake --install did not install $f"
 done
 # Internals stay out (the public headers are cmake/install.cmake's list).
-[ ! -e "$tmp/prefix/include/wzvm/vm/compile.cc" ] && [ ! -e "$tmp/prefix/include/wzvm/profiler/golang.h" ] ||
+[ ! -e "$tmp/prefix/include/wzvm/vm/lower/function_compiler.h" ] && [ ! -e "$tmp/prefix/include/wzvm/profiler/golang.h" ] ||
   fail "private sources installed"
 check_wzvm "$tmp/prefix/bin/wzvm"
 

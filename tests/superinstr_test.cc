@@ -125,7 +125,7 @@ TEST(SuperInstructions, Results) {
   EXPECT_EQ(r.at(0).i32, 231u);
 }
 
-// Pairs that lowering merges into one op (vm/compile.cc): two i32.adds into
+// Pairs that lowering merges into one op (vm/lower/fusion.cc): two i32.adds into
 // locals, which run in order (the second sees the first's result); an
 // indexed load; a loop's closing step and test.
 TEST(SuperInstructions, PairsBecomeOneOp) {
@@ -204,7 +204,7 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
   }
 }
 
-// i32.wrap_i64 emits nothing (vm/compile.cc): an i32 is its slot's low
+// i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {
   Fixture f;

@@ -1,5 +1,5 @@
 #pragma once
-// The internal code that vm/compile.cc produces and vm/interp.cc runs.
+// The internal code that vm/lower/ produces and vm/interp.cc runs.
 //
 // A function's code is a flat array of 32-bit words. Each operation is an op
 // word (an IOp) followed by its operands. Operands name frame slots directly
@@ -130,7 +130,7 @@ struct CompiledFunc {
   uint32_t local_slots = 0;  // params + declared locals; fp[param_slots..local_slots) zeroed on entry
   uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
   uint32_t result_slots = 0;
-  // Constants copied to fp[const_base..] on entry (see vm/compile.cc).
+  // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h).
   uint32_t const_base = 0;
   std::vector<uint64_t> consts;
   // What a call copies to fp[param_slots..]: zeros for the declared locals,

@@ -8,7 +8,7 @@
 // against the bytes that are left (each item takes at least one byte).
 //
 // Function bodies are not decoded here: the decoder only records where each
-// body's instructions are, and vm/compile.cc decodes, validates and lowers
+// body's instructions are, and vm/lower/ decodes, validates and lowers
 // them in one pass. Module-level validation is vm/validate_module.cc.
 //
 // Error messages follow the spec interpreter's (the testsuite's
@@ -194,19 +194,9 @@ bool Decoder::read_name(Reader& r, std::string& out) {
 bool Decoder::read_valtype(Reader& r, ValType& t) {
   uint8_t b;
   if (!r.u8(b)) return false;
-  switch (b) {
-    case 0x7F:
-    case 0x7E:
-    case 0x7D:
-    case 0x7C:
-    case 0x7B:
-    case 0x70:
-    case 0x6F:
-      t = static_cast<ValType>(b);
-      return true;
-    default:
-      return r.fail("malformed value type");
-  }
+  if (!is_valtype_byte(b)) return r.fail("malformed value type");
+  t = static_cast<ValType>(b);
+  return true;
 }
 
 bool Decoder::read_reftype(Reader& r, ValType& t) {

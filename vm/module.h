@@ -1,7 +1,7 @@
 #pragma once
 // The decoded form of a WebAssembly module (https://webassembly.github.io/spec/core/syntax/modules.html).
 // Produced by vm/decoder.cc, checked by vm/validate_module.cc (module level) and
-// vm/compile.cc (function bodies, which also lowers them to the internal code).
+// vm/lower/ (function bodies, which it also lowers to the internal code).
 // A Module is immutable once loaded and may be instantiated many times.
 
 #include <cstdint>
@@ -34,6 +34,20 @@ inline bool is_ref(ValType t) { return t == ValType::FuncRef || t == ValType::Ex
 inline bool is_num(ValType t) { return !is_ref(t) && t != ValType::V128; }
 // Value-stack slots (8 bytes each) a value of this type occupies.
 inline uint32_t slot_count(ValType t) { return t == ValType::V128 ? 2 : 1; }
+// Whether byte `b` encodes a value type (one of ValType's values).
+inline bool is_valtype_byte(uint8_t b) {
+  switch (static_cast<ValType>(b)) {
+    case ValType::I32:
+    case ValType::I64:
+    case ValType::F32:
+    case ValType::F64:
+    case ValType::V128:
+    case ValType::FuncRef:
+    case ValType::ExternRef:
+      return true;
+  }
+  return false;
+}
 
 struct FuncType {
   std::vector<ValType> params;
@@ -287,6 +301,6 @@ Result<std::shared_ptr<const Module>> load_module(std::vector<uint8_t> bytes,
 Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes,
                                               const Features& features = {});  // vm/decoder.cc
 Status validate_module(const Module& module);                          // vm/validate_module.cc (not bodies)
-Status compile_functions(Module& module, const LoadOptions& options);  // vm/compile.cc
+Status compile_functions(Module& module, const LoadOptions& options);  // vm/lower/
 
 }  // namespace wzvm::vm

@@ -1,5 +1,5 @@
 // Module-level validation (https://webassembly.github.io/spec/core/valid/modules.html):
-// everything except function bodies, which vm/compile.cc validates as it
+// everything except function bodies, which vm/lower/ validates as it
 // lowers them. Runs on a decoded Module; the first problem is reported with
 // the spec testsuite's assert_invalid text, which runners match as a prefix,
 // so messages may add detail after it ("unknown function 7").

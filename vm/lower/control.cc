@@ -1,0 +1,386 @@
+// Control: blocks, branches, br_table and return. Every branch target is a
+// fixed place in the frame (Ctrl::base_slot) where the label's values go;
+// forward jumps are patched when their label is bound, backward ones become
+// their back-edge form (patch), where the sampler and --timeout can stop a loop.
+
+#include "vm/lower/function_compiler.h"
+
+namespace wzvm::vm::lower {
+
+namespace {
+// The kind a block instruction opens (block, loop, if, try).
+BlockKind block_kind(IOp op) {
+  switch (op) {
+    case IOp::Loop:
+      return BlockKind::Loop;
+    case IOp::If:
+      return BlockKind::If;
+    case IOp::Try:
+      return BlockKind::Try;
+    default:
+      return BlockKind::Block;
+  }
+}
+}  // namespace
+
+Lowered FunctionCompiler::lower_control(const OpInfo& info) {
+  switch (info.op) {
+    case IOp::Unreachable:
+      if (emitting()) emit_op(IOp::Unreachable);
+      set_unreachable();
+      return true;
+    case IOp::Nop:
+      return true;
+
+    case IOp::Block:
+    case IOp::Loop:
+    case IOp::If:
+    case IOp::Try: {
+      std::vector<ValType> params, results;
+      if (!read_block_type(params, results)) return false;
+      Operand cond;
+      if (info.op == IOp::If && !pop(ValType::I32, cond)) return false;
+      std::vector<Operand> ins;
+      if (!pop_all(params, ins)) return false;
+      repush(ins);
+      // Values carried across a block boundary must not stay virtual: a
+      // branch or the other arm would see a different location.
+      materialize_all();
+      for (size_t i = 0; i < params.size(); ++i) vals_.pop_back();
+      bool was_emitting = emitting();
+      push_ctrl(block_kind(info.op), std::move(params), std::move(results));
+      Ctrl& c = ctrls_.back();
+      if (!was_emitting) {
+        c.dead = true;
+        return true;
+      }
+      if (info.op == IOp::Try) {
+        open_try_region(c);
+      } else if (info.op == IOp::Loop) {
+        bind_label();
+        c.loop_start = here();
+        c.loop_count = e_.counted_so_far();
+        c.outermost = loop_depth_ == 0;
+        ++loop_depth_;
+      } else if (info.op == IOp::If) {
+        auto [op, w] = emit_cond_jump(false, cond);
+        add_edge(op, w);
+        c.else_op = op;
+        c.else_word = w;
+      }
+      return true;
+    }
+
+    case IOp::Else: {
+      Ctrl& c = ctrls_.back();
+      if (c.kind != BlockKind::If) return malformed("else without matching if");
+      if (!pop_all(c.results, scratch_)) return false;
+      if (vals_.size() != c.height) return fail("type mismatch");
+      bool reachable = emitting();
+      if (reachable) {
+        emit_exit_to_end(c);
+      }
+      if (!c.dead) {
+        patch(c.else_op, c.else_word, here());
+        c.else_op = -1;
+        bind_label();
+      }
+      c.unreachable = false;
+      c.kind = BlockKind::Else;
+      for (ValType t : c.params) push(t);
+      return true;
+    }
+
+    case IOp::End:
+      return op_end();
+
+    case IOp::Br: {
+      uint32_t depth;
+      if (!r_.u32(depth)) return false;
+      if (depth >= ctrls_.size()) return fail("unknown label");
+      const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
+      std::vector<Operand> vs;
+      if (!pop_all(types, vs)) return false;
+      if (emitting()) emit_branch(depth, vs);
+      set_unreachable();
+      return true;
+    }
+
+    case IOp::BrIf:
+      return op_br_if();
+    case IOp::BrTable:
+      return op_br_table();
+
+    case IOp::Return: {
+      std::vector<Operand> vs;
+      if (!pop_all(ctrls_.front().results, vs)) return false;
+      if (emitting()) emit_return(vs, true);
+      set_unreachable();
+      return true;
+    }
+
+    default:
+      return std::nullopt;
+  }
+}
+
+bool FunctionCompiler::op_br_if() {
+  uint32_t depth;
+  if (!r_.u32(depth)) return false;
+  if (depth >= ctrls_.size()) return fail("unknown label");
+  Operand cond;
+  if (!pop(ValType::I32, cond)) return false;
+  const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
+  std::vector<Operand> vs;
+  if (!pop_all(types, vs)) return false;
+  if (emitting()) {
+    Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+    if (!needs_moves(depth, vs)) {
+      auto [op, w] = emit_cond_jump(true, cond);
+      add_edge(op, w);
+      if (target.kind == BlockKind::Loop) {
+        patch_to_loop(target, op, w);
+        merge_add_into_back_jump(e_, op, target.loop_start);
+      } else {
+        target.fixups.emplace_back(op, w);
+      }
+    } else {
+      auto [skip, w] = emit_cond_jump(false, cond);
+      add_edge(skip, w);
+      std::vector<Operand> moved = vs;
+      emit_branch(depth, moved);
+      patch(skip, w, here());
+      bind_label();
+    }
+  }
+  // The spec pushes the label's types back, not what was popped: after
+  // `unreachable`, br_if's operands become typed again.
+  for (size_t i = 0; i < vs.size(); ++i) vs[i].type = types[i];
+  repush(vs);
+  return true;
+}
+
+bool FunctionCompiler::op_br_table() {
+  uint32_t n;
+  if (!r_.count(n)) return false;
+  std::vector<uint32_t> depths(n + 1);
+  for (uint32_t i = 0; i <= n; ++i) {
+    if (!r_.u32(depths[i])) return false;
+    if (depths[i] >= ctrls_.size()) return fail("unknown label");
+  }
+  Operand index;
+  if (!pop(ValType::I32, index)) return false;
+  size_t arity = ctrls_[ctrls_.size() - 1 - depths[n]].label_types().size();
+  std::vector<Operand> vs;
+  for (uint32_t i = 0; i <= n; ++i) {
+    const std::vector<ValType>& types = ctrls_[ctrls_.size() - 1 - depths[i]].label_types();
+    if (types.size() != arity) return fail("type mismatch");
+    if (!pop_all(types, vs)) return false;
+    repush(vs);
+  }
+  if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
+  if (emitting()) {
+    if (counts_.wants_probe(n)) counts_.emit_probe(index, local_types_, local_slot_);
+    uint32_t op = emit_op(IOp::Switch);
+    src_word(index.src);
+    word(n);
+    note_head_switch(op, index, static_cast<uint32_t>(arity));
+    uint32_t table = here();
+    for (uint32_t i = 0; i <= n; ++i) word(0);
+    counts_.add_switch_edges(op, n);
+    for (uint32_t i = 0; i <= n; ++i) {
+      uint32_t depth = depths[i];
+      Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+      if (!needs_moves(depth, vs)) {
+        if (target.kind == BlockKind::Loop) patch_to_loop(target, op, table + i);
+        else target.fixups.emplace_back(op, table + i);
+      } else {
+        // A stub after the table moves the values, then jumps.
+        patch(op, table + i, here());
+        std::vector<Operand> moved = vs;
+        emit_branch(depth, moved);
+      }
+    }
+  }
+  set_unreachable();
+  return true;
+}
+
+bool FunctionCompiler::op_end() {
+  Ctrl& c = ctrls_.back();
+  end_try_body();
+  if (c.kind == BlockKind::If && c.params != c.results) return fail("type mismatch");
+  if (!pop_all(c.results, scratch_)) return false;
+  if (vals_.size() != c.height) return fail("type mismatch");
+  if (ctrls_.size() == 1) {
+    // The function's own end: an implicit return.
+    if (emitting()) emit_return(scratch_, false);
+    ctrls_.pop_back();
+    return true;
+  }
+  if (emitting()) {
+    emit_label_values(c);
+  }
+  uint32_t end = here();
+  for (auto [op, w] : c.fixups) patch(op, w, end);
+  if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
+  bind_label();
+  std::vector<ValType> results = std::move(c.results);
+  if (c.kind == BlockKind::Loop && !c.dead) --loop_depth_;
+  ctrls_.pop_back();
+  for (ValType t : results) push(t);
+  return true;
+}
+
+void FunctionCompiler::push_ctrl(BlockKind kind, std::vector<ValType> params, std::vector<ValType> results) {
+  Ctrl c;
+  c.kind = kind;
+  c.params = std::move(params);
+  c.results = std::move(results);
+  c.height = static_cast<uint32_t>(vals_.size());
+  c.base_slot = next_slot();
+  c.unreachable = false;
+  ctrls_.push_back(std::move(c));
+  for (ValType t : ctrls_.back().params) push(t);
+}
+
+void FunctionCompiler::set_unreachable() {
+  Ctrl& c = ctrls_.back();
+  vals_.resize(c.height);
+  c.unreachable = true;
+}
+
+bool FunctionCompiler::read_block_type(std::vector<ValType>& params, std::vector<ValType>& results) {
+  if (r_.remaining() == 0) return r_.fail("unexpected end");
+  uint8_t b = *r_.pos();
+  if (b == 0x40) {
+    r_.skip(1);
+    return true;
+  }
+  if (is_valtype_byte(b)) {
+    r_.skip(1);
+    results.push_back(static_cast<ValType>(b));
+    return true;
+  }
+  int64_t idx;
+  if (!r_.s33(idx)) return false;
+  if (idx < 0 || static_cast<uint64_t>(idx) >= m_.types.size()) return fail("unknown type");
+  params = m_.types[idx].params;
+  results = m_.types[idx].results;
+  return true;
+}
+
+// A branch target: no instruction may be merged across it; with fuel, an
+// instruction-count segment ends here (without, the body is one).
+void FunctionCompiler::bind_label() {
+  counts_.at_label();
+  e_.bind_label(e_.counted_so_far());
+}
+
+// Every jump offset is set here, so here a jump that goes backward (or
+// to itself: `(loop (br 0))`) becomes its back-edge form (why these
+// remain: vm/internal_ops.def).
+// `target_count`: counted without fuel, the instructions counted before
+// the target; kHere: as many as now (a label bound here, or code to come).
+void FunctionCompiler::patch(uint32_t op_pos, uint32_t word_pos, uint32_t target, uint32_t target_count) {
+  std::vector<uint32_t>& code = e_.code;
+  code[word_pos] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(op_pos));
+  counts_.patched(op_pos, word_pos, target_count);
+  if (target > op_pos) return;
+  IOp back = op_tables().back_edge[code[op_pos]];
+  if (back == IOp::Count) {
+    // Not reachable: only br, br_if and br_table jump to a loop, and they
+    // lower to ops that have a back-edge form. Refusing the module beats
+    // a loop that no sampler or --timeout could stop.
+    fail(std::string("internal error: backward ") + iop_name(static_cast<IOp>(code[op_pos])));
+    return;
+  }
+  code[op_pos] = static_cast<uint32_t>(back);
+}
+
+// A jump taken when `cond` is non-zero (or zero), with the offset left to
+// patch; returns (op word, offset word). When `cond` was computed by the
+// instruction just emitted, that instruction becomes a fused
+// compare-and-branch in place (fuse_cond_jump).
+std::pair<uint32_t, uint32_t> FunctionCompiler::emit_cond_jump(bool if_true, const Operand& cond) {
+  std::pair<uint32_t, uint32_t> fused;
+  if (fuse_cond_jump(e_, if_true, cond, loop_depth_ > 0, fused)) return fused;
+  uint32_t op = emit_op(if_true ? IOp::JumpIf : IOp::JumpUnless);
+  src_word(cond.src);
+  word(0);
+  return {op, op + 2};
+}
+
+// The block's results, popped into scratch_, move to its label's slots.
+void FunctionCompiler::emit_label_values(const Ctrl& c) {
+  uint32_t dst = c.base_slot;
+  for (const Operand& v : scratch_) {
+    emit_copy(dst, v.src, v.type);
+    dst += slot_count(v.type);
+  }
+}
+
+// The end of one arm (then, try body, a handler): results to the label,
+// then a jump to the block's end, patched when the end is reached.
+void FunctionCompiler::emit_exit_to_end(Ctrl& c) {
+  emit_label_values(c);
+  uint32_t op = emit_op(IOp::Jump);
+  word(0);
+  add_edge(op, op + 1);
+  c.fixups.emplace_back(op, op + 1);
+}
+
+// Moves `vs` (the top values, already popped) to the label slots of the
+// target `depth` out and jumps there (a return for the function's own label).
+void FunctionCompiler::emit_branch(uint32_t depth, std::vector<Operand>& vs) {
+  Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+  if (&target == &ctrls_.front()) {
+    emit_return(vs, true);
+    return;
+  }
+  uint32_t dst = target.base_slot;
+  for (Operand& v : vs) {
+    if (v.type != kUnknown) emit_copy(dst, v.src, v.type);
+    dst += v.type == kUnknown ? 1 : slot_count(v.type);
+  }
+  const uint32_t copy = target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
+  const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
+  uint32_t op = emit_op(IOp::Jump);
+  word(0);
+  add_edge(op, op + 1);
+  if (target.kind == BlockKind::Loop) patch_to_loop(target, op, op + 1);
+  else target.fixups.emplace_back(op, op + 1);
+  if (known != kNoIndex) thread_jump(op, copy, known, target);
+}
+
+void FunctionCompiler::patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w) {
+  patch(op, w, loop.loop_start, loop.loop_count);
+  if (loop.head != UINT32_MAX) ++heads_[loop.head].jumps;
+}
+
+bool FunctionCompiler::needs_moves(uint32_t depth, const std::vector<Operand>& vs) const {
+  const Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+  if (&target == &ctrls_.front()) return true;
+  uint32_t dst = target.base_slot;
+  for (const Operand& v : vs) {
+    if (v.type != kUnknown && v.src != dst) return true;
+    dst += v.type == kUnknown ? 1 : slot_count(v.type);
+  }
+  return false;
+}
+
+// `early`: not the body's final `end` (return, br to the function's label).
+void FunctionCompiler::emit_return(std::vector<Operand>& vs, bool early) {
+  // Results must be contiguous: put each in its own stack slot first.
+  uint32_t n = 0;
+  for (Operand& v : vs) {
+    if (v.type != kUnknown) materialize(v);
+    n += v.type == kUnknown ? 1 : slot_count(v.type);
+  }
+  if (early) counts_.emit_count_edge(false);
+  emit_op(IOp::Ret);
+  slot_word(vs.empty() ? 0 : vs.front().slot);
+  word(n);
+}
+
+}  // namespace wzvm::vm::lower

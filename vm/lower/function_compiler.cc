@@ -1,0 +1,186 @@
+// The pass over one body: each instruction read, checked against its row of
+// vm/opcodes.def and lowered by its concern; then the frame's layout (see
+// function_compiler.h).
+
+#include "vm/lower/function_compiler.h"
+
+#include <algorithm>
+
+namespace wzvm::vm::lower {
+
+namespace {
+bool counts_instructions(const LoadOptions& options) { return options.count_instructions || options.fuel; }
+}  // namespace
+
+FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const LoadOptions& options)
+    : m_(m),
+      func_index_(func_index),
+      fn_(m.functions[func_index - m.num_imported_funcs]),
+      type_(m.func_type(func_index)),
+      r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
+      multi_memory_(m.features.has(Feature::MultiMemory)),
+      e_(counts_instructions(options)),
+      counts_(e_, counts_instructions(options), options.fuel,
+              counts_instructions(options) && !options.fuel && options.probe_dispatch
+                  ? options.probe_dispatch(m, func_index)
+                  : 0) {}
+
+Status FunctionCompiler::compile(CompiledFunc& out) {
+  uint32_t slot = 0;
+  for (ValType t : type_.params) {
+    local_types_.push_back(t);
+    local_slot_.push_back(slot);
+    slot += slot_count(t);
+  }
+  uint32_t param_slots = slot;
+  for (ValType t : fn_.locals) {
+    local_types_.push_back(t);
+    local_slot_.push_back(slot);
+    slot += slot_count(t);
+  }
+  local_slots_ = slot;
+  max_slot_ = slot;
+  slot_reads_.assign(local_slots_, 0);
+  uint32_t result_slots = 0;
+  for (ValType t : type_.results) result_slots += slot_count(t);
+  max_slot_ = std::max(max_slot_, result_slots);  // results are written to fp[0..]
+
+  e_.instr_offset = static_cast<uint32_t>(fn_.body_offset);
+  counts_.begin_body();
+  ctrls_.push_back({});
+  ctrls_.back().kind = BlockKind::Body;
+  ctrls_.back().results = type_.results;
+  ctrls_.back().base_slot = local_slots_;
+
+  while (!ctrls_.empty()) {
+    if (r_.at_end()) {
+      e_.instr_offset = static_cast<uint32_t>(r_.offset());
+      return Status(error_.message.empty() ? (malformed("unexpected end of section or function"), error_)
+                                           : error_);
+    }
+    if (!instruction()) {
+      if (!failed_) check_reader();
+      if (!failed_) malformed("unexpected end of section or function");
+      return Status(error_);
+    }
+  }
+  if (failed_) return Status(error_);  // an internal error in patch()
+  resolve_threaded_jumps();
+  if (!r_.at_end()) {
+    e_.instr_offset = static_cast<uint32_t>(r_.offset());
+    malformed("END opcode expected");  // bytes after the final `end`
+    return Status(error_);
+  }
+  // Frame: [params][locals][constants][value stack]. Constants were named by
+  // tag and stack slots numbered from local_slots_; make room between them.
+  // Exception slots follow the constants: [constants][exception slots].
+  std::vector<uint64_t>& consts = e_.consts;
+  const uint32_t nconsts = static_cast<uint32_t>(consts.size());
+  const uint32_t nexn = exn_count_;
+  auto renumber = [&](uint32_t w) {
+    if (w & kConstTag) return local_slots_ + (w & ~kConstTag);
+    if (w & kExnTag) return local_slots_ + nconsts + (w & ~kExnTag);
+    return w >= local_slots_ ? w + nconsts + nexn : w;
+  };
+  if (nconsts || nexn) {
+    for (uint32_t pos : e_.slot_words) e_.code[pos] = renumber(e_.code[pos]);
+  }
+  for (TryRegion& r : regions_) {
+    r.dst_slot = renumber(r.dst_slot);
+    r.exn_slot = renumber(r.exn_slot);
+  }
+  consts.resize(nconsts + nexn, 0);  // copied in on entry: exception slots start empty
+  out.try_regions = std::move(regions_);
+  counts_.finish(out);
+  out.const_base = local_slots_;
+  out.frame_init.assign(local_slots_ - param_slots, 0);
+  out.frame_init.insert(out.frame_init.end(), consts.begin(), consts.end());
+  // Calls copy the image two words at a time, at least once (vm/interp.cc,
+  // init_frame): an odd or empty one gets zeros up to an even size of at
+  // least two, which land on the first value-stack slots (nothing is there
+  // yet) and which the frame must cover.
+  out.frame_init.resize(std::max<size_t>(2, (out.frame_init.size() + 1) & ~size_t{1}), 0);
+  out.consts = std::move(consts);
+  out.code = std::move(e_.code);
+  out.param_slots = param_slots;
+  out.local_slots = local_slots_;
+  out.frame_slots = std::max<uint32_t>(max_slot_ + nconsts + nexn, param_slots + out.frame_init.size());
+  out.result_slots = result_slots;
+  out.source_map = std::move(e_.source_map);
+  return Status();
+}
+
+bool FunctionCompiler::instruction() {
+  e_.instr_offset = static_cast<uint32_t>(r_.offset());
+  uint8_t opcode;
+  if (!r_.u8(opcode)) return false;
+  const OpTables& tables = op_tables();
+  const OpInfo* info = &tables.single[opcode];
+  if (opcode == 0xFC || opcode == 0xFD || opcode == 0xFE) {
+    uint32_t sub;
+    if (!r_.u32(sub)) return false;
+    size_t limit = opcode == 0xFC ? tables.fc.size() : opcode == 0xFD ? tables.fd.size() : tables.fe.size();
+    if (sub >= limit) return malformed("illegal opcode");
+    info = opcode == 0xFC ? &tables.fc[sub] : opcode == 0xFD ? &tables.fd[sub] : &tables.fe[sub];
+  }
+  if (!info->valid) return malformed("illegal opcode");
+  if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature)))
+    return malformed("illegal opcode");
+  if (!counts_.counting()) return info->kind != Kind::Special ? simple(*info) : special(*info);
+  counts_.begin_instruction(*info, emitting());
+  bool ok = info->kind != Kind::Special ? simple(*info) : special(*info);
+  counts_.end_instruction(*info);
+  return ok;
+}
+
+bool FunctionCompiler::simple(const OpInfo& info) {
+  switch (info.kind) {
+    case Kind::Unary:
+    case Kind::Binary:
+      return numeric(info);
+    case Kind::Load:
+      return load(info);
+    case Kind::Store:
+      return store(info);
+    case Kind::AtomicLoad:
+    case Kind::AtomicStore:
+    case Kind::AtomicRmw:
+    case Kind::AtomicCmpxchg:
+      return atomic_access(info);
+    case Kind::Special:
+      break;
+  }
+  return fail("internal error: not a simple instruction");
+}
+
+// Each concern lowers its own Special rows and answers nullopt for the
+// others; the most frequent (locals, constants, control) are asked first.
+bool FunctionCompiler::special(const OpInfo& info) {
+  if (Lowered done = lower_values(info)) return *done;
+  if (Lowered done = lower_control(info)) return *done;
+  if (Lowered done = lower_calls(info)) return *done;
+  if (Lowered done = lower_memory(info)) return *done;
+  if (Lowered done = lower_tables(info)) return *done;
+  if (Lowered done = lower_refs(info)) return *done;
+  if (Lowered done = lower_exceptions(info)) return *done;
+  if (Lowered done = lower_atomics(info)) return *done;
+  if (Lowered done = lower_simd(info)) return *done;
+  return malformed("illegal opcode");
+}
+
+void FunctionCompiler::emit_copy(uint32_t dst, uint32_t src, ValType t) {
+  if (dst == src) return;
+  if (slot_count(t) == 1 && merge_copy(e_, dst, src)) return;
+  if (slot_count(t) == 1) {
+    emit_op(IOp::Copy);
+    slot_word(dst);
+    src_word(src);
+  } else {
+    emit_op(IOp::CopyN);
+    slot_word(dst);
+    src_word(src);
+    word(slot_count(t));
+  }
+}
+
+}  // namespace wzvm::vm::lower

@@ -1,0 +1,329 @@
+// Validation and lowering of one function body, in one streaming pass over
+// its bytes (the spec's algorithm,
+// https://webassembly.github.io/spec/core/appendix/algorithm.html), to the
+// internal code of vm/code.h. The interpreter trusts what comes out of here.
+//
+// Lowering maps every position of the wasm value stack to a fixed frame slot
+// (locals first, then the stack), so each instruction becomes one operation
+// that names its operand and result slots. Two things make it cheap:
+//  - `local.get` pushes a *virtual* operand that refers to the local's slot;
+//    the consumer reads the local directly. A virtual operand is materialised
+//    (copied to its own stack slot) only when its local is about to be
+//    written, at block boundaries, and where values must sit in place
+//    (call arguments, branch values).
+//  - `local.set`/`local.tee` right after the instruction that computed the
+//    value rewrite that instruction's destination to the local.
+//
+// The class is one; its methods are spread over this folder by concern:
+//   function_compiler.cc  the pass (compile, instruction, special), frame layout
+//   values.cc             numeric rows, constants, locals, globals, select, drop
+//   control.cc            blocks, branches, br_table, return; labels and patching
+//   jump_threading.cc     jumps through a loop's head switch (Go)
+//   calls.cc              call, call_indirect, return_call*
+//   memory.cc             loads, stores, memory.*, data.drop; memarg, memory64
+//   tables.cc             table.*, elem.drop, ref.*
+//   simd_lanes.cc         v128.const, shuffle, bitselect, lane access
+//   atomic_ops.cc         the threads proposal's accesses, fence, wait, notify
+//   exceptions.cc         try, catch, throw, rethrow, delegate; try regions
+// What it emits goes through Emitter (emitter.h); super-instructions are
+// fusion.h's, instruction counting and fuel instrument.h's.
+
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "vm/lower/emitter.h"
+#include "vm/lower/fusion.h"
+#include "vm/lower/instrument.h"
+#include "vm/lower/op_table.h"
+#include "vm/module.h"
+#include "vm/reader.h"
+
+namespace wzvm::vm::lower {
+
+// What opened a control frame. Try is a `try` body; Catch and CatchAll its
+// handlers (exception-handling); Else an `if` past its `else`.
+enum class BlockKind : uint8_t { Body, Block, Loop, If, Else, Try, Catch, CatchAll };
+
+struct Ctrl {
+  BlockKind kind = BlockKind::Body;
+  std::vector<ValType> params, results;
+  uint32_t height = 0;       // operand stack size at entry, params excluded
+  uint32_t base_slot = 0;    // slot of stack position `height`: where label values go
+  bool unreachable = false;  // the spec's flag: the rest of this block is polymorphic
+  bool dead = false;         // the whole block sits in unreachable code: validate, emit nothing
+  uint32_t loop_start = 0;   // loops: branch target
+  // Loops, code counted without fuel: instructions counted before the loop's
+  // first one (its back-edges' target). Not found from the word: counted
+  // instructions that emit nothing (nop, drop, local.get) may lie between an
+  // earlier label at the same word and the loop.
+  uint32_t loop_count = 0;
+  // Loops whose first op is a switch on a local with no values to carry
+  // (Go's resume-point dispatch): its entry in FunctionCompiler::heads_,
+  // else UINT32_MAX (jump_threading.cc).
+  uint32_t head = UINT32_MAX;
+  bool outermost = false;  // a loop in no other loop: entered from above once per call
+  // Jumps to the end label: (op word position, offset word position).
+  std::vector<std::pair<uint32_t, uint32_t>> fixups;
+  // if: the conditional jump to patch to the else arm or end (op word, offset word).
+  int64_t else_op = -1;
+  uint32_t else_word = 0;
+  // try: its TryRegion (-1 in dead code) and exception slot (kExnTag | k).
+  int32_t region = -1;
+  uint32_t exn_slot = 0;
+  const std::vector<ValType>& label_types() const { return kind == BlockKind::Loop ? params : results; }
+};
+
+// A concern's lowering of a Special row: whether it succeeded, or nullopt
+// when the instruction is another concern's (FunctionCompiler::special).
+using Lowered = std::optional<bool>;
+
+class FunctionCompiler {
+ public:
+  FunctionCompiler(const Module& m, uint32_t func_index, const LoadOptions& options);
+
+  Status compile(CompiledFunc& out);
+
+ private:
+  // ---- the pass (function_compiler.cc)
+  bool instruction();
+  bool simple(const OpInfo& info);   // rows lowered by their kind alone
+  bool special(const OpInfo& info);  // rows with code of their own: asks each concern
+
+  // ---- errors
+  bool fail(std::string msg, Error::Kind kind = Error::Kind::Invalid) {
+    if (!failed_) {
+      failed_ = true;
+      error_.kind = kind;
+      error_.message = std::move(msg);
+      error_.section = "code";
+      error_.function = func_index_;
+      error_.offset = static_cast<int64_t>(e_.instr_offset);
+    }
+    return false;
+  }
+  bool malformed(std::string msg) { return fail(std::move(msg), Error::Kind::Malformed); }
+  bool check_reader() {
+    if (r_.ok()) return true;
+    e_.instr_offset = static_cast<uint32_t>(r_.error_offset());
+    return malformed(r_.error() == "unexpected end" ? "unexpected end of section or function" : r_.error());
+  }
+
+  // ---- emission (Emitter's, while the code is reachable)
+  bool emitting() const { return !ctrls_.back().unreachable && !ctrls_.back().dead; }
+  uint32_t here() const { return e_.here(); }
+  uint32_t emit_op(IOp op) { return e_.emit_op(op); }
+  void word(uint32_t w) { e_.word(w); }
+  void slot_word(uint32_t slot) { e_.slot_word(slot); }
+  void src_word(uint32_t src) { e_.src_word(src); }
+  void mark_dst(uint32_t pos) { e_.mark_dst(pos); }
+  bool want_const_slot() const { return e_.want_const_slot(loop_depth_ > 0); }
+  void emit_copy(uint32_t dst, uint32_t src, ValType t);
+  // Counted without fuel: the jump just lowered becomes its counted form.
+  void add_edge(uint32_t op, uint32_t w) {
+    if (!counts_.add_edge(op, w))
+      fail(std::string("internal error: no counted form of ") + iop_name(static_cast<IOp>(e_.code[op])));
+  }
+
+  // ---- operand stack
+  uint32_t next_slot() const {
+    if (vals_.empty()) return local_slots_;
+    const Operand& top = vals_.back();
+    return top.slot + (top.type == kUnknown ? 1 : slot_count(top.type));
+  }
+  uint32_t push(ValType t) {
+    uint32_t s = next_slot();
+    vals_.push_back({t, s, s});
+    if (emitting()) max_slot_ = std::max(max_slot_, s + (t == kUnknown ? 1 : slot_count(t)));
+    return s;
+  }
+  void push_virtual(ValType t, uint32_t src) {
+    push(t);
+    vals_.back().src = src;
+  }
+  bool pop(Operand& out) {
+    const Ctrl& c = ctrls_.back();
+    if (vals_.size() == c.height) {
+      if (c.unreachable) {
+        out = {kUnknown, next_slot(), next_slot()};
+        return true;
+      }
+      return fail("type mismatch");
+    }
+    out = vals_.back();
+    vals_.pop_back();
+    return true;
+  }
+  bool pop(ValType expect, Operand& out) {
+    if (!pop(out)) return false;
+    if (out.type != expect && out.type != kUnknown && expect != kUnknown) return fail("type mismatch");
+    return true;
+  }
+  bool pop(ValType expect) {
+    Operand ignored;
+    return pop(expect, ignored);
+  }
+  // Pops `types` (last one on top) into `out` (in stack order).
+  bool pop_all(const std::vector<ValType>& types, std::vector<Operand>& out) {
+    out.resize(types.size());
+    for (size_t i = types.size(); i-- > 0;)
+      if (!pop(types[i], out[i])) return false;
+    return true;
+  }
+  void materialize(Operand& v) {
+    if (!v.is_virtual()) return;
+    if (emitting()) emit_copy(v.slot, v.src, v.type);
+    v.src = v.slot;
+  }
+  void materialize_all() {
+    for (Operand& v : vals_) materialize(v);
+  }
+  void materialize_local(uint32_t local_slot) {
+    for (Operand& v : vals_)
+      if (v.is_virtual() && v.src == local_slot) materialize(v);
+  }
+  // Re-push values popped for a branch/call, keeping their locations.
+  void repush(const std::vector<Operand>& vs) {
+    for (const Operand& v : vs) {
+      push(v.type);
+      if (v.is_virtual()) vals_.back().src = v.src;
+    }
+  }
+
+  // ---- immediates
+  bool read_local(uint32_t& index) {
+    if (!r_.u32(index)) return false;
+    if (index >= local_types_.size()) return fail("unknown local");
+    return true;
+  }
+  bool read_zero_byte() {
+    uint8_t b;
+    if (!r_.u8(b)) return false;
+    if (b != 0) return malformed("zero byte expected");
+    return true;
+  }
+
+  // ---- values.cc
+  Lowered lower_values(const OpInfo& info);
+  bool numeric(const OpInfo& info);  // the Unary and Binary rows
+  bool op_const(const OpInfo& info);
+
+  // ---- control.cc
+  Lowered lower_control(const OpInfo& info);
+  bool op_end();  // `end` (and `delegate` after its own part)
+  bool op_br_if();
+  bool op_br_table();
+  void push_ctrl(BlockKind kind, std::vector<ValType> params, std::vector<ValType> results);
+  void set_unreachable();
+  bool read_block_type(std::vector<ValType>& params, std::vector<ValType>& results);
+  void bind_label();
+  void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target,
+             uint32_t target_count = Instrumentation::kHere);
+  std::pair<uint32_t, uint32_t> emit_cond_jump(bool if_true, const Operand& cond);
+  void emit_label_values(const Ctrl& c);
+  void emit_exit_to_end(Ctrl& c);
+  void emit_branch(uint32_t depth, std::vector<Operand>& vs);
+  void patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w);
+  bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const;
+  void emit_return(std::vector<Operand>& vs, bool early);
+
+  // ---- jump_threading.cc
+  void note_head_switch(uint32_t op, const Operand& index, uint32_t arity);
+  uint32_t head_switch_write(const Ctrl& loop) const;
+  uint64_t written_constant(uint32_t p) const;
+  void thread_jump(uint32_t op, uint32_t copy, uint64_t known, const Ctrl& loop);
+  void resolve_threaded_jumps();
+
+  // ---- calls.cc
+  Lowered lower_calls(const OpInfo& info);
+  // `index` is the table for call_indirect, the callee for call; `tail` for
+  // return_call / return_call_indirect.
+  bool op_call(uint32_t type_index, bool indirect, uint32_t index, bool tail = false);
+
+  // ---- memory.cc
+  Lowered lower_memory(const OpInfo& info);
+  bool load(const OpInfo& info);
+  bool store(const OpInfo& info);
+  bool read_memarg(uint32_t natural_bytes, uint64_t& offset, uint32_t& mem, bool exact = false);
+  bool read_memidx(uint32_t& mem);
+  bool read_data(uint32_t& d);
+  bool need_memory() { return m_.all_memories.empty() ? fail("unknown memory 0") : true; }
+  // memory64: addresses (and sizes) of a 64-bit memory are i64.
+  bool is64(uint32_t mem) const { return m_.all_memories[mem].limits.is64; }
+  ValType addr_type(uint32_t mem) const { return is64(mem) ? ValType::I64 : ValType::I32; }
+  uint32_t address(uint32_t mem, const Operand& addr, uint64_t& offset);
+  uint32_t narrowed(const Operand& v);
+  void use_memory(uint32_t mem);
+  void restore_memory(uint32_t mem);
+
+  // ---- tables.cc
+  Lowered lower_tables(const OpInfo& info);
+  Lowered lower_refs(const OpInfo& info);
+  bool read_table(uint32_t& t);
+  bool read_elem(uint32_t& e);
+  bool read_ref_type(ValType& t);
+
+  // ---- simd_lanes.cc
+  Lowered lower_simd(const OpInfo& info);
+  bool read_lane(const OpInfo& info, uint32_t& lane);
+
+  // ---- atomic_ops.cc
+  Lowered lower_atomics(const OpInfo& info);
+  bool atomic_access(const OpInfo& info);  // the AtomicLoad/Store/Rmw/Cmpxchg rows
+
+  // ---- exceptions.cc
+  Lowered lower_exceptions(const OpInfo& info);
+  bool read_tag(uint32_t& t);
+  const std::vector<ValType>& tag_params(uint32_t t) const { return m_.types[m_.all_tag_types[t]].params; }
+  int32_t enclosing_region(size_t index) const;
+  void open_try_region(Ctrl& c);
+  bool op_catch(bool all);
+  void end_try_body();
+
+  const Module& m_;
+  uint32_t func_index_;
+  const Function& fn_;
+  const FuncType& type_;
+  Reader r_;
+  bool failed_ = false;
+  Error error_;
+  const bool multi_memory_;
+
+  Emitter e_;
+  Instrumentation counts_;
+
+  std::vector<ValType> local_types_;
+  std::vector<uint32_t> local_slot_;
+  uint32_t local_slots_ = 0;
+  uint32_t max_slot_ = 0;
+  std::vector<Operand> vals_;
+  std::vector<Ctrl> ctrls_;
+  std::vector<Operand> scratch_;
+  uint32_t loop_depth_ = 0;
+  std::vector<TryRegion> regions_;
+  uint32_t exn_count_ = 0;
+
+  // Jump threading (jump_threading.cc).
+  static constexpr uint64_t kNoIndex = UINT64_MAX;
+  struct ThreadedJump {
+    uint32_t op;     // the jump's op word
+    uint32_t index;  // the value the head switch would switch on
+    uint32_t write;  // the op that wrote it, just before the jump
+    uint32_t head;   // the loop's entry in heads_
+  };
+  std::vector<ThreadedJump> threaded_;
+  // Loops with a head switch: the switch's op word and the local's slot it
+  // switches on, how many jumps go to the head, and how many of those were
+  // threaded past it.
+  struct Head {
+    uint32_t sw, slot;
+    bool outermost;
+    uint32_t jumps = 0, threaded = 0;
+  };
+  std::vector<Head> heads_;
+  std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
+};
+
+}  // namespace wzvm::vm::lower

@@ -1,0 +1,263 @@
+// The peephole: see fusion.h.
+
+#include "vm/lower/fusion.h"
+
+namespace wzvm::vm::lower {
+namespace {
+
+// The chained op (vm/chains.def) of the op just emitted followed by binary
+// `second` with operands a, b, when one of them is its temporary result.
+IOp chain_with_last(const Emitter& e, IOp second, const Operand& a, const Operand& b) {
+  if (e.last_op == UINT32_MAX) return IOp::Count;
+  const IOp first = static_cast<IOp>(e.code[e.last_op]);
+#define WZVM_CHAIN(Name, First, Second, T, text)                                                \
+  if (first == IOp::First && second == IOp::Second &&                                           \
+      (e.last_op_is(first, 4, a) || (ValType::T != ValType::F64 && e.last_op_is(first, 4, b)))) \
+    return IOp::Name;
+#include "vm/chains.def"
+#undef WZVM_CHAIN
+  return IOp::Count;
+}
+
+}  // namespace
+
+bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a, const Operand& b) {
+  auto& code = e.code;
+  if (IOp chain = chain_with_last(e, info.op, a, b); chain != IOp::Count) {
+    // [First t x y] [Second dst t c] (or c t) -> [chain dst x y c]
+    uint32_t p = e.last_op;
+    const Operand& other = e.last_op_is(static_cast<IOp>(code[p]), 4, a) ? b : a;
+    code[p] = static_cast<uint32_t>(chain);
+    code[p + 1] = dst;
+    e.src_word(other.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);  // last_op stays p: a load may take an i32.shl+add as its address
+    return true;
+  }
+  IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
+  if (bin_load != IOp::Count && e.last_op_is(IOp::F64Load, 4, b)) {
+    // [f64.load t addr off] [X dst a t] -> [bin_load(X) dst a addr off].
+    // Only the load can trap: its source offset and count mark stay.
+    uint32_t p = e.last_op;
+    uint32_t addr = code[p + 2], off = code[p + 3];
+    code.resize(p + 2);
+    e.slot_words.pop_back();  // p + 2, re-added in order below
+    code[p] = static_cast<uint32_t>(bin_load);
+    code[p + 1] = dst;
+    e.src_word(a.src);
+    e.src_word(addr);
+    e.word(off);
+    e.mark_dst(p + 1);  // last_op stays p: an f64.store may follow (fuse_f64_store)
+    return true;
+  }
+  if (IOp imm = op_tables().imm[static_cast<size_t>(info.op)]; imm != IOp::Count) {
+    // [const32 t v] [X dst a t] -> [imm(X) dst a v]; [const64 t lo hi]
+    // [X dst a t] -> [imm(X) dst a lo hi]. The constant cannot trap:
+    // the op's source offset and count mark become X's.
+    const IOp konst = info.p1 == ValType::I64 ? IOp::Const64 : IOp::Const32;
+    const uint32_t len = konst == IOp::Const64 ? 4 : 3;
+    if (e.last_op_is(konst, len, b) && !e.slot_words.empty() && e.slot_words.back() == e.last_op + 1) {
+      const uint32_t p = e.last_op;
+      const uint32_t lo = code[p + 2], hi = konst == IOp::Const64 ? code[p + 3] : 0;
+      code.resize(p + 2);
+      code[p] = static_cast<uint32_t>(imm);
+      code[p + 1] = dst;
+      e.src_word(a.src);
+      e.word(lo);
+      if (konst == IOp::Const64) e.word(hi);
+      e.retarget_fused(p);
+      e.mark_dst(p + 1);
+      return true;
+    }
+  }
+  return false;
+}
+
+bool negate_last_compare(Emitter& e, const Operand& a) {
+  // [cmp t a b] [i32.eqz dst t] -> [negated cmp t a b]: `if (!(x < y))`
+  // is Go's and clang's usual shape, and a lone compare fuses with the
+  // branch that follows (fuse_cond_jump). Neither instruction traps.
+  if (e.last_op == UINT32_MAX) return false;
+  const IOp neg = op_tables().negated[e.code[e.last_op]];
+  if (neg == IOp::Count || !e.last_op_is(static_cast<IOp>(e.code[e.last_op]), 4, a)) return false;
+  e.code[e.last_op] = static_cast<uint32_t>(neg);  // last_dst still names the compare's slot
+  return true;
+}
+
+// [i64.extend_i32_u t x] [i64.add d t c] i32.wrap_i64 -> [i32.add d x c]:
+// the low half of zext(x) + c is x + c's low half. Go addresses its stack
+// this way (`SP + 24` as i64, wrapped, then the access), so the sum can
+// then fuse with a load (fuse_load). `a` is the wrap's operand. Not in
+// counted code, whose count marks would need moving.
+void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots) {
+  auto& code = e.code;
+  const uint32_t q = e.last_op, ext = e.prev_op;
+  if (e.counting || !e.last_op_is(IOp::I64Add, 4, a) || ext == UINT32_MAX || q != ext + 3 ||
+      code[ext] != static_cast<uint32_t>(IOp::I64ExtendI32U))
+    return;
+  const uint32_t t = code[ext + 1];
+  if (t < local_slots || (t & (kConstTag | kExnTag))) return;  // a stack temporary, read once by the add
+  uint32_t other;
+  if (code[q + 2] == t) other = code[q + 3];
+  else if (code[q + 3] == t) other = code[q + 2];
+  else return;
+  auto& sw = e.slot_words;
+  const size_t n = sw.size();
+  if (n < 5 || sw[n - 5] != ext + 1 || sw[n - 4] != ext + 2 || sw[n - 3] != q + 1 || sw[n - 2] != q + 2 ||
+      sw[n - 1] != q + 3)
+    return;
+  const uint32_t d = code[q + 1];
+  code[ext] = static_cast<uint32_t>(IOp::I32Add);
+  code[ext + 1] = d;  // ext + 2 keeps x
+  code[ext + 3] = other;
+  code.resize(ext + 4);
+  sw.resize(n - 2);  // ext + 1, ext + 2, ext + 3
+  sw[n - 3] = ext + 3;
+  if (!e.source_map.empty() && e.source_map.back().first == q) e.source_map.pop_back();
+  e.last_op = ext;
+  e.last_dst = ext + 1;
+  e.prev_op = UINT32_MAX;
+}
+
+bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t offset, bool mem64) {
+  // The op just emitted computed the address: the load takes it over,
+  // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset],
+  // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset].
+  // An i32 address that is an i64.add's slot was wrapped from it, and
+  // the low half of a sum is the sum of the low halves:
+  // [i64.add t x y] i32.wrap_i64 [load dst t offset] -> [load_add dst x y offset].
+  IOp fused = IOp::Count;
+  if (e.last_op_is(IOp::I32Add, 4, addr) || (!mem64 && e.last_op_is(IOp::I64Add, 4, addr)))
+    fused = op_tables().load_add[static_cast<size_t>(load)];
+  else if (e.last_op_is(IOp::I32ShlAdd, 5, addr)) fused = op_tables().load_shl_add[static_cast<size_t>(load)];
+  if (fused == IOp::Count) return false;
+  uint32_t p = e.last_op;
+  e.code[p] = static_cast<uint32_t>(fused);
+  e.code[p + 1] = dst;
+  e.word(static_cast<uint32_t>(offset));
+  e.retarget_fused(p);
+  e.mark_dst(p + 1);
+  e.last_op = UINT32_MAX;
+  return true;
+}
+
+bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset) {
+  if (store != IOp::F64Store || e.last_op == UINT32_MAX) return false;
+  auto& code = e.code;
+  const uint32_t p = e.last_op;
+  const IOp last = static_cast<IOp>(code[p]);
+  if (op_tables().f64_mem[code[p]].second != IOp::Count && e.last_op_is(last, 4, v)) {
+    // [X t a b] [f64.store addr t off] -> [store_bin(X) addr a b off]
+    code[p] = static_cast<uint32_t>(op_tables().f64_mem[code[p]].second);
+    code[p + 1] = addr.src;
+    e.word(static_cast<uint32_t>(offset));
+    e.retarget_fused(p);
+    e.last_op = UINT32_MAX;
+    return true;
+  }
+  if (op_tables().store_bin_load[code[p]] != IOp::Count && e.last_op_is(last, 5, v)) {
+    // [bin_load(X) t a laddr loff] [f64.store saddr t soff] ->
+    // [store_bin_load(X) saddr a laddr loff soff]. Two instructions can
+    // trap here: the op's source offset and count mark stay the load's,
+    // and word 5, where the loop reports a failing store, gets the store's.
+    code[p] = static_cast<uint32_t>(op_tables().store_bin_load[code[p]]);
+    code[p + 1] = addr.src;
+    e.word(static_cast<uint32_t>(offset));
+    e.mark_inner_instruction(p + 5);
+    e.last_op = UINT32_MAX;
+    return true;
+  }
+  return false;
+}
+
+bool merge_copy(Emitter& e, uint32_t dst, uint32_t src) {
+  if (e.last_op == UINT32_MAX || e.here() != e.last_op + 3 ||
+      static_cast<IOp>(e.code[e.last_op]) != IOp::Copy)
+    return false;
+  // [copy d1 s1] [copy d2 s2] -> [copy2 d1 s1 d2 s2], still in order.
+  uint32_t p = e.last_op;
+  e.code[p] = static_cast<uint32_t>(IOp::Copy2);
+  e.slot_word(dst);
+  e.src_word(src);
+  e.retarget_fused(p);
+  e.last_op = UINT32_MAX;  // no third one: copy2 is as long as they go
+  e.last_copy2 = p;
+  return true;
+}
+
+bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
+                    std::pair<uint32_t, uint32_t>& out) {
+  auto& code = e.code;
+  if (cond.is_virtual() || e.last_dst == UINT32_MAX || code[e.last_dst] != cond.slot) return false;
+  uint32_t p = e.last_dst - 1;
+  IOp prev = static_cast<IOp>(code[p]);
+  auto [jif, junless] = op_tables().fused[static_cast<size_t>(prev)];
+  if (jif != IOp::Count) {  // [X dst a b] -> [Jump*_X a b offset]
+    code[p] = static_cast<uint32_t>(if_true ? jif : junless);
+    code[p + 1] = code[p + 2];
+    code[p + 2] = code[p + 3];
+    code[p + 3] = 0;
+    e.drop_dst_word(p);
+    e.last_dst = UINT32_MAX;
+    out = {p, p + 3};
+    return true;
+  }
+  if (prev == IOp::I32Eqz) {  // [eqz dst a] -> [JumpUnless/JumpIf a offset]
+    code[p] = static_cast<uint32_t>(if_true ? IOp::JumpUnless : IOp::JumpIf);
+    code[p + 1] = code[p + 2];
+    code[p + 2] = 0;
+    e.drop_dst_word(p);
+    e.last_dst = UINT32_MAX;
+    out = {p, p + 2};
+    return true;
+  }
+  if (prev == IOp::I64Eqz && e.here() == p + 3 && e.want_const_slot(in_loop)) {
+    // [i64.eqz dst a] -> [JumpIf/JumpUnless_I64Eq a zero offset], zero
+    // from the constant area: Go tests its i64 booleans and pointers so
+    // (2.8% of the ops compress/flate's tests ran were the pair).
+    code[p] = static_cast<uint32_t>(if_true ? IOp::JumpIf_I64Eq : IOp::JumpUnless_I64Eq);
+    code[p + 1] = code[p + 2];
+    e.drop_dst_word(p);
+    code[p + 2] = e.const_ref(0);
+    e.slot_words.push_back(p + 2);
+    e.word(0);
+    e.last_dst = UINT32_MAX;
+    out = {p, p + 3};
+    return true;
+  }
+  return false;
+}
+
+// [i32.add d1 a1 b1] [i32.add d2 a2 b2] -> [i32.add2 d1 a1 b1 d2 a2 b2],
+// in order, once the second one's result has gone into a local: then
+// nothing can fuse with it any more (every fusion takes a result still on
+// the stack), and the pair costs one dispatch instead of two. Compiled
+// loops step their induction variables and pointers in such pairs
+// (bench/suite: 18% of gemm's ops, 3.5-4.6% of nbody's, sha256's, interp's).
+// Neither add traps, so a position captured between the two (a try
+// region's bound) only decides whether a non-throwing op is inside it.
+void merge_add_pair(Emitter& e) {
+  const uint32_t p = e.prev_op, q = e.last_op;
+  if (p == UINT32_MAX || q != p + 4 || e.here() != q + 4 || e.code[p] != static_cast<uint32_t>(IOp::I32Add) ||
+      e.code[q] != static_cast<uint32_t>(IOp::I32Add))
+    return;
+  if (e.absorb_last_op(q, 3)) e.code[p] = static_cast<uint32_t>(IOp::I32Add2);
+}
+
+// [i32.add d a b] [jump_if.back(I32Ne) x y offset] -> [i32.add+jump_if.back(I32Ne)
+// d a b x y offset]: the step and test that close most of clang's loops
+// (`i += s; if (i != n) continue`; bench/suite lz: 10% of its ops were
+// such pairs, sha256 2%).
+void merge_add_into_back_jump(Emitter& e, uint32_t q, uint32_t target) {
+  const uint32_t p = e.prev_op;
+  if (p == UINT32_MAX || e.last_op != q || q != p + 4 || e.here() != q + 4 ||
+      e.code[p] != static_cast<uint32_t>(IOp::I32Add) ||
+      e.code[q] != static_cast<uint32_t>(IOp::JumpIfBack_I32Ne))
+    return;
+  if (!e.absorb_last_op(q, 2)) return;
+  e.code[p] = static_cast<uint32_t>(IOp::I32AddJumpIfNeBack);
+  // The offset was relative to the jump's op word, now to the add's.
+  e.code[p + 6] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(p));
+}
+
+}  // namespace wzvm::vm::lower

@@ -1,0 +1,55 @@
+// The peephole: super-instructions made by rewriting the ops just emitted
+// (Emitter's window) when the current instruction can merge with them.
+// Lowering asks at each point where a merge may apply; every function here
+// either rewrites the code and returns true (the current instruction is then
+// lowered) or changes nothing and returns false.
+//
+// Only across no label (a branch could enter between the two) and only when
+// the first op's result was a stack temporary that the second consumes (read
+// once, dead after), so dropping its write is safe. A merged op keeps traps
+// and instruction counts exact: where it can trap it reports the trapping
+// instruction's offset, and its count mark says what had run (Emitter's
+// retarget_fused, mark_inner_instruction, absorb_last_op).
+// The families are vm/code.h's fused ops, vm/chains.def and vm/internal_ops.def.
+
+#pragma once
+
+#include <cstdint>
+#include <utility>
+
+#include "vm/lower/emitter.h"
+#include "vm/lower/op_table.h"
+
+namespace wzvm::vm::lower {
+
+// Binary `info` with operands a, b and result slot dst: a chain with the op
+// just emitted (vm/chains.def), an f64 binary taking its loaded operand
+// (BinLoad_X), or an integer binary taking a constant (Imm_X).
+bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a, const Operand& b);
+// `i32.eqz` of the compare just emitted: the compare negated (true: done,
+// its result is the eqz's).
+bool negate_last_compare(Emitter& e, const Operand& a);
+// `i32.wrap_i64` of an i64.add of a zero-extended i32: an i32.add.
+// `local_slots`: slots below are locals (not temporaries).
+void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots);
+// A load from memory 0 whose address the op just emitted computed (LoadAdd_X,
+// LoadShlAdd_X); `mem64`: memory 0 is 64-bit.
+bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t offset, bool mem64);
+// An f64.store to 32-bit memory 0 of the f64 binary just emitted
+// (StoreBin_X, StoreBinLoad_X).
+bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
+// A one-slot copy after a copy: copy2.
+bool merge_copy(Emitter& e, uint32_t dst, uint32_t src);
+// A conditional jump on `cond`, taken when non-zero (`if_true`) or zero,
+// fused with the compare or eqz that computed it; `out` is (op word, offset
+// word). `in_loop`: a constant may go to the constant area cheaply.
+bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
+                    std::pair<uint32_t, uint32_t>& out);
+// After a local.set redirected the op just emitted: two i32.adds in a row
+// become i32.add2.
+void merge_add_pair(Emitter& e);
+// The back jump just emitted at `q` (patched to `target`) after an i32.add:
+// i32.add+jump_if.back(I32Ne).
+void merge_add_into_back_jump(Emitter& e, uint32_t q, uint32_t target);
+
+}  // namespace wzvm::vm::lower

@@ -1,0 +1,106 @@
+// Jump threading through a loop's head switch. Go compiles every jump
+// between its basic blocks as `i32.const N; local.set 0; br $loop`, and the
+// loop starts with `br_table` on local 0 over the function's resume points:
+// two dispatches (jump back, switch) per Go jump, 9% of the ops Go's strconv
+// tests ran. When the op just before such a `br` wrote a constant into the
+// switch's local, the jump goes straight to the switch's target for it (the
+// local is still written: the switch would read it again only on the next
+// entry through the loop's head).
+// Not in counted code, where a jump's edge counts the instructions of its
+// source and target (the switch and its local.get would go uncounted).
+// Every cycle still has a backward jump for the sampler and --timeout to
+// stop at: a resolved jump keeps its back-edge form unless its target lies
+// ahead of it, and a cycle of forward jumps cannot exist.
+
+#include "vm/lower/function_compiler.h"
+
+namespace wzvm::vm::lower {
+
+// The br_table just emitted at `op` on `index`: when it is the first op of
+// the innermost loop (blocks in between emit nothing), switches on a local
+// and carries no values, a head switch to thread jumps through.
+void FunctionCompiler::note_head_switch(uint32_t op, const Operand& index, uint32_t arity) {
+  if (counts_.counting() || arity != 0 || !index.is_virtual() || index.src >= local_slots_) return;
+  for (size_t i = ctrls_.size(); i-- > 1;) {
+    Ctrl& c = ctrls_[i];
+    if (c.kind != BlockKind::Loop && c.kind != BlockKind::Block) break;
+    if (c.kind == BlockKind::Loop) {
+      if (c.loop_start == op && c.params.empty()) {
+        c.head = static_cast<uint32_t>(heads_.size());
+        heads_.push_back({op, index.src, c.outermost});
+      }
+      break;
+    }
+  }
+}
+
+// The op just emitted, when it wrote a constant into `loop`'s head-switch
+// local, else UINT32_MAX.
+uint32_t FunctionCompiler::head_switch_write(const Ctrl& loop) const {
+  if (counts_.counting() || loop.head == UINT32_MAX) return UINT32_MAX;
+  const std::vector<uint32_t>& code = e_.code;
+  const uint32_t slot = heads_[loop.head].slot;
+  // (a copy2 leaves last_op unset: no third copy merges into it)
+  if (const uint32_t p = e_.last_copy2; p != UINT32_MAX && here() == p + 5 &&
+                                        code[p] == static_cast<uint32_t>(IOp::Copy2) && code[p + 3] == slot &&
+                                        (code[p + 4] & kConstTag))
+    return p;
+  const uint32_t p = e_.last_op;
+  if (p == UINT32_MAX || here() != p + 3 || code[p + 1] != slot) return UINT32_MAX;
+  const IOp op = static_cast<IOp>(code[p]);
+  return op == IOp::Const32 || (op == IOp::Copy && (code[p + 2] & kConstTag)) ? p : UINT32_MAX;
+}
+
+uint64_t FunctionCompiler::written_constant(uint32_t p) const {
+  const std::vector<uint32_t>& code = e_.code;
+  switch (static_cast<IOp>(code[p])) {
+    case IOp::Const32:
+      return code[p + 2];
+    case IOp::Copy:
+      return e_.consts[code[p + 2] & ~kConstTag];
+    default:
+      return e_.consts[code[p + 4] & ~kConstTag];  // Copy2's second
+  }
+}
+
+// The jump at `op` to `loop`'s head follows `write` (head_switch_write),
+// which put `known` in the switch's local: resolved at the end.
+void FunctionCompiler::thread_jump(uint32_t op, uint32_t write, uint64_t known, const Ctrl& loop) {
+  threaded_.push_back({op, static_cast<uint32_t>(known), write, loop.head});
+  ++heads_[loop.head].threaded;
+}
+
+// At the end, when every switch offset is known. When a loop's head
+// switch runs only once per call (the loop is in no other loop, every
+// jump to its head was threaded, and nothing else reads its local), the
+// local is dead after it: the write before each threaded jump goes too,
+// its words becoming the jump (Go's every jump is then one dispatch).
+void FunctionCompiler::resolve_threaded_jumps() {
+  std::vector<uint32_t>& code = e_.code;
+  std::vector<std::pair<uint32_t, uint32_t>> gone;  // word ranges that are no longer slot operands
+  for (const ThreadedJump& j : threaded_) {
+    const Head& h = heads_[j.head];
+    uint32_t op = j.op;
+    if (h.outermost && h.jumps == h.threaded && slot_reads_[h.slot] == 1) {
+      // [const32 s v] / [copy s c] [jump] -> [jump]; [copy2 d c s c'] [jump] -> [copy d c] [jump]
+      const bool copy2 = code[j.write] == static_cast<uint32_t>(IOp::Copy2);
+      op = copy2 ? j.write + 3 : j.write;
+      if (copy2) code[j.write] = static_cast<uint32_t>(IOp::Copy);
+      gone.emplace_back(op, j.op);  // the write's slot operands from `op` on are the jump's words now
+    }
+    const uint32_t n = code[h.sw + 2];
+    const uint32_t target = h.sw + code[h.sw + 3 + std::min<uint32_t>(j.index, n)];
+    for (uint32_t at : {op, j.op}) {  // (the old jump, if the write became it, is never reached)
+      code[at + 1] = target - at;
+      code[at] = static_cast<uint32_t>(target <= at ? IOp::JumpBack : IOp::Jump);
+    }
+  }
+  if (gone.empty()) return;
+  // Both are in code order: jumps were recorded as emitted.
+  std::erase_if(e_.slot_words, [&](uint32_t w) {
+    auto it = std::upper_bound(gone.begin(), gone.end(), std::make_pair(w, UINT32_MAX));
+    return it != gone.begin() && w < std::prev(it)->second;
+  });
+}
+
+}  // namespace wzvm::vm::lower
