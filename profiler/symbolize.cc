@@ -520,6 +520,8 @@ class DwarfReader {
     Dwarf_Addr low = 0;
     if (dwarf_lowpc(cu, &low, &err_) == DW_DLV_OK) cu_base_ = low;
     else clear();
+    uint64_t lang = 0;
+    types_hold_code_ = !udata(cu, DW_AT_language, lang) || !is_c(lang);
     read_lines(cu);
     walk_children(cu, Symbolizer::kNone, 0);
   }
@@ -636,10 +638,15 @@ class DwarfReader {
       case DW_TAG_lexical_block:
       case DW_TAG_namespace:
       case DW_TAG_module:
+        walk_children(die, scope, depth);
+        return;
       case DW_TAG_structure_type:
       case DW_TAG_class_type:
       case DW_TAG_union_type:
-        walk_children(die, scope, depth);
+        // A C struct holds only members: walking the members of every
+        // struct of CPython's headers, in each of its units, was a third of
+        // reading them (libdwarf skips a subtree faster than we visit it).
+        if (types_hold_code_) walk_children(die, scope, depth);
         return;
       default:
         return;
@@ -935,6 +942,11 @@ class DwarfReader {
   Dwarf_Error err_ = nullptr;
   // The unit being read: its header's offset and the next one's, its base address.
   uint64_t cu_start_ = 0, cu_end_ = 0, cu_base_ = 0;
+  bool types_hold_code_ = true;  // the unit's language has methods (not C)
+  static bool is_c(uint64_t lang) {
+    return lang == DW_LANG_C89 || lang == DW_LANG_C || lang == DW_LANG_C99 || lang == DW_LANG_C11 ||
+           lang == 0x2c;  // DW_LANG_C17 (DWARF 6 draft), unknown to this libdwarf
+  }
   uint64_t base_ = 1;
   std::vector<uint32_t> files_;
   // Collected over all units.
@@ -1027,14 +1039,12 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
 // write a profile. A unit whose DIE gives no code ranges is read with the
 // first lookup no other unit covers (most hold only data; a producer that
 // leaves out a unit's ranges still gets its functions found).
-void Symbolizer::load(uint32_t address) const {
-  if (!lazy_ || lazy_->unloaded == 0 || address < code_base_) return;
+bool Symbolizer::unread_units_at(uint32_t address, std::vector<uint32_t>& wanted) const {
   const uint64_t at = address - code_base_;
   const auto& spans = lazy_->spans;
   auto it = std::upper_bound(spans.begin(), spans.end(), at,
                              [](uint64_t a, const Lazy::Span& s) { return a < s.lo; });
   bool claimed = false;
-  std::vector<uint32_t> wanted;  // unread units covering `at`
   while (it != spans.begin()) {
     --it;
     if (it->max_hi <= at) break;  // nothing from here back reaches `at`
@@ -1042,6 +1052,13 @@ void Symbolizer::load(uint32_t address) const {
     claimed = true;
     if (!lazy_->units[it->unit].loaded) wanted.push_back(it->unit);
   }
+  return claimed;
+}
+
+void Symbolizer::load(uint32_t address) const {
+  if (!lazy_ || lazy_->unloaded == 0 || address < code_base_) return;
+  std::vector<uint32_t> wanted;  // unread units covering `address`
+  const bool claimed = unread_units_at(address, wanted);
   const DwarfReader::Unit* first = lazy_->units.data();
   if (claimed) {
     if (wanted.empty()) return;
@@ -1052,6 +1069,21 @@ void Symbolizer::load(uint32_t address) const {
     lazy_->rangeless_read = true;
     read_units([](const DwarfReader::Unit& u) { return u.ranges.empty(); });
   }
+}
+
+void Symbolizer::prefetch(const std::vector<uint32_t>& addresses) const {
+  if (!lazy_ || lazy_->unloaded == 0) return;
+  std::vector<uint32_t> wanted;
+  bool unclaimed = false;
+  for (uint32_t a : addresses)
+    if (a >= code_base_) unclaimed |= !unread_units_at(a, wanted);
+  std::vector<bool> read(lazy_->units.size());
+  for (uint32_t u : wanted) read[u] = true;
+  // As load(): an address no unit's ranges cover reads the rangeless units.
+  const bool rangeless = unclaimed && !lazy_->rangeless_read;
+  if (rangeless) lazy_->rangeless_read = true;
+  const DwarfReader::Unit* first = lazy_->units.data();
+  read_units([&](const DwarfReader::Unit& u) { return read[&u - first] || (rangeless && u.ranges.empty()); });
 }
 
 void Symbolizer::load_all() const {

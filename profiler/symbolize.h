@@ -84,6 +84,12 @@ class Symbolizer {
   // function index space), if any.
   std::optional<uint32_t> function_at(uint32_t address) const;
 
+  // Reads at once the compile units that lookups at these module offsets
+  // will need. Optional: lookups read what they need themselves, one address
+  // at a time, but each read rebuilds the whole table, so a profile writer
+  // that knows its addresses up front (CPython's: ~100 units) saves that.
+  void prefetch(const std::vector<uint32_t>& addresses) const;
+
   // What the DWARF provides, for pprof's Mapping flags.
   // These four read every compile unit not read yet (see load()).
   bool has_line_numbers() const;
@@ -160,6 +166,9 @@ class Symbolizer {
   // to the tables below through the reader, which holds this non-const.
   struct Lazy;
   void load(uint32_t address) const;
+  // The unread units covering `address` into `wanted`; false when no unit's
+  // ranges cover it (then the units without ranges are the candidates).
+  bool unread_units_at(uint32_t address, std::vector<uint32_t>& wanted) const;
   void load_all() const;
   template <class Pred>
   void read_units(Pred wanted) const;
