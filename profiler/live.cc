@@ -142,12 +142,12 @@ void LiveProfiler::take_memory_locked() {
     for (const MemSite& s : snap->sites) {
       if (!snap->stacks.contains(s.node)) snap->stacks.emplace(s.node, stack_of(s.node));
       if (s.python && !snap->python.contains(s.python))
-        snap->python.emplace(s.python, profiler_.python_stack(s.python));
+        snap->python.emplace(s.python, profiler_.python_groups(s.python));
     }
     for (const GrowEvent& g : snap->grows) {
       if (!snap->stacks.contains(g.node)) snap->stacks.emplace(g.node, stack_of(g.node));
       if (g.python && !snap->python.contains(g.python))
-        snap->python.emplace(g.python, profiler_.python_stack(g.python));
+        snap->python.emplace(g.python, profiler_.python_groups(g.python));
     }
   }
   snap->start_unix_ns = profiler_.start_unix_ns();

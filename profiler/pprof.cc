@@ -180,7 +180,8 @@ class Builder {
   void add_python_stack(pb::Sample* s, uint32_t node, const vm::FuncInst* leaf_func, int64_t leaf_offset,
                         uint32_t python, const Profiler& prof) {
     const vm::CallTree& tree = prof.tree();
-    const std::vector<std::vector<PyFrame>>& groups = prof.python_stack(python);
+    const std::vector<uint32_t>& stack = prof.python_stack(python);
+    const size_t groups = std::count(stack.begin(), stack.end(), Profiler::kPythonGroupEnd);
     const vm::Instance* inst = leaf_func->instance;
     for (uint32_t n = tree.node(node).parent; !inst && n != vm::CallTree::kRoot; n = tree.node(n).parent)
       inst = tree.node(n).func->instance;
@@ -189,7 +190,10 @@ class Builder {
     uint32_t evals = 0;
     for (uint32_t n = node; n != vm::CallTree::kRoot; n = tree.node(n).parent)
       evals += tree.node(n).func == eval;
-    size_t keep = evals - groups.size(), next = 0;  // loop frames kept as C, groups used
+    size_t keep = evals - groups, next = 0;  // loop frames kept as C; the next group's first frame
+    // Each Python frame's Location is made once (frames are interned by the
+    // profiler, so an index names one).
+    std::vector<uint64_t>& frame_ids = python_frame_ids_[&prof];
     std::vector<uint64_t> ids;
     auto frame = [&](const vm::FuncInst* f, int64_t offset) {
       if (f != eval || keep > 0) {
@@ -197,7 +201,13 @@ class Builder {
         ids.push_back(location(f, offset));
         return;
       }
-      for (const PyFrame& pf : groups[next++]) ids.push_back(python_location(pf));
+      for (; next < stack.size() && stack[next] != Profiler::kPythonGroupEnd; ++next) {
+        const uint32_t i = stack[next];
+        if (i >= frame_ids.size()) frame_ids.resize(i + 1, 0);
+        if (!frame_ids[i]) frame_ids[i] = python_location(prof.python_frame(i));
+        ids.push_back(frame_ids[i]);
+      }
+      ++next;  // past the group's end
     };
     frame(leaf_func, leaf_offset);
     for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot; c = n, n = tree.node(n).parent)
@@ -229,11 +239,6 @@ class Builder {
     return it->second;
   }
 
-  // Interns the caller Locations of `node`'s stack before any sample's leaf:
-  // a writer calls it for every sample's node first, so the few call sites
-  // that recursions repeat thousands of times per stack get the low ids,
-  // which take one byte each (a varint) instead of two. For `calls`' 12 000
-  // samples of up to 410 frames that halves the profile before gzip.
   // The compile units every location of these samples is in, read at once
   // (Symbolizer::prefetch): the leaves, and each caller's call site or, for
   // a caller known only as a function, its body.
@@ -261,6 +266,11 @@ class Builder {
     for (auto& [m, a] : addresses) prof_.symbolizer(m).prefetch(a);
   }
 
+  // Interns the caller Locations of `node`'s stack before any sample's leaf:
+  // a writer calls it for every sample's node first, so the few call sites
+  // that recursions repeat thousands of times per stack get the low ids,
+  // which take one byte each (a varint) instead of two. For `calls`' 12 000
+  // samples of up to 410 frames that halves the profile before gzip.
   void intern_callers(uint32_t node, const vm::CallTree& tree) {
     use_tree(tree);
     // A cached node's callers are all cached: every walk goes to the root
@@ -466,6 +476,8 @@ class Builder {
   std::unordered_map<std::string, uint64_t> line_locations_;          // (function, frames) -> Location id
   std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
+  // A thread's profiler -> the Location of each of its Python frames (0: not yet).
+  std::map<const Profiler*, std::vector<uint64_t>> python_frame_ids_;
   uint64_t elided_location_ = 0;
   const vm::CallTree* cached_tree_ = nullptr;  // the tree caller_location_ is for
   const Profiler* contexts_ = nullptr;         // use_contexts()

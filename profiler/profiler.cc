@@ -188,13 +188,12 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
   if (groups == 0 || groups > evals || groups + 1 < evals) return 0;
   const std::string_view key(reinterpret_cast<const char*>(words.data()), words.size() * 4);
   if (auto it = python_words_.find(key); it != python_words_.end()) return it->second;
-  std::vector<std::vector<PyFrame>> described;
-  std::vector<PyFrame> group;
+  thread_local std::vector<uint32_t> frames;
+  frames.clear();
   bool ok = true;
   for (size_t i = 0; ok && i < words.size();) {
     if (words[i] == CPythonModule::kGroupEnd) {
-      described.push_back(std::move(group));
-      group.clear();
+      frames.push_back(kPythonGroupEnd);
       ++i;
       continue;
     }
@@ -205,31 +204,57 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
       PyFrame f;
       ok = i + CPythonModule::kFrameWords <= words.size() &&
            py->frame(mem.data, mem.current_size(), &words[i], f);
-      if (ok) it = python_frames_.emplace(std::string(frame_key), std::move(f)).first;
+      if (ok) it = python_frames_.emplace(std::string(frame_key), intern_frame(std::move(f))).first;
     }
-    if (ok) group.push_back(it->second);
+    if (ok) frames.push_back(it->second);
     i += CPythonModule::kFrameWords;
   }
-  const uint32_t id = ok ? intern_python(described) : 0;
+  const uint32_t id = ok ? intern_stack(frames) : 0;
   python_words_.emplace(std::string(key), id);
   return id;
 }
 
-uint32_t Profiler::intern_python(const std::vector<std::vector<PyFrame>>& groups) {
-  // Interned by content: a loop's samples share a few stacks.
+// Frames by content (what a profile shows of them): the same function and
+// line reached through different words is one frame.
+uint32_t Profiler::intern_frame(PyFrame f) {
   std::string key;
-  for (const auto& group : groups) {
-    for (const PyFrame& f : group)
-      key.append(f.function).append(1, '\0').append(f.file).append(1, '\0') +=
-          std::to_string(f.start_line) + ':' + std::to_string(f.line) + '\1';
-    key += '\2';
-  }
-  auto [it, inserted] = python_ids_.try_emplace(std::move(key), 0);
+  key.append(f.function).append(1, '\0').append(f.qualname).append(1, '\0').append(f.file).append(1, '\0') +=
+      std::to_string(f.start_line) + ':' + std::to_string(f.line);
+  auto [it, inserted] = python_frame_ids_.try_emplace(std::move(key), 0);
   if (inserted) {
-    python_stacks_.push_back(groups);
-    it->second = static_cast<uint32_t>(python_stacks_.size());
+    it->second = static_cast<uint32_t>(python_frame_list_.size());
+    python_frame_list_.push_back(std::move(f));
   }
   return it->second;
+}
+
+// Stacks by their frames: a loop's samples share a few stacks.
+uint32_t Profiler::intern_stack(const std::vector<uint32_t>& frames) {
+  const std::string_view key(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
+  if (auto it = python_ids_.find(key); it != python_ids_.end()) return it->second;
+  python_stacks_.push_back(frames);
+  const auto id = static_cast<uint32_t>(python_stacks_.size());
+  python_ids_.emplace(std::string(key), id);
+  return id;
+}
+
+uint32_t Profiler::intern_python(const std::vector<std::vector<PyFrame>>& groups) {
+  std::vector<uint32_t> frames;
+  for (const auto& group : groups) {
+    for (const PyFrame& f : group) frames.push_back(intern_frame(f));
+    frames.push_back(kPythonGroupEnd);
+  }
+  return intern_stack(frames);
+}
+
+std::vector<std::vector<PyFrame>> Profiler::python_groups(uint32_t id) const {
+  std::vector<std::vector<PyFrame>> groups(1);
+  for (uint32_t f : python_stack(id)) {
+    if (f == kPythonGroupEnd) groups.emplace_back();
+    else groups.back().push_back(python_frame(f));
+  }
+  groups.pop_back();  // the empty one after the last end
+  return groups;
 }
 
 GuestState Profiler::guest_state(uint32_t node, const vm::FuncInst* func) const {

@@ -147,9 +147,17 @@ class Profiler final : public vm::ProfileSink {
   GuestState guest_state(uint32_t node, const vm::FuncInst* func) const;
   void add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
                       const GuestState& state);
-  // Python stacks (CpuSite::python, MemSite::python), 1-based, as
-  // GuestState has them; intern_python gives a stack its id (replays).
-  const std::vector<std::vector<PyFrame>>& python_stack(uint32_t id) const { return python_stacks_[id - 1]; }
+  // Python stacks (CpuSite::python, MemSite::python), 1-based: indices of
+  // python_frame(), each group (one evaluation-loop frame's Python frames,
+  // innermost first) ended by kPythonGroupEnd. Frames and stacks are
+  // interned by content, so a stack is a few words: CPython makes a
+  // million allocations a second, each with its stack.
+  static constexpr uint32_t kPythonGroupEnd = UINT32_MAX;
+  const std::vector<uint32_t>& python_stack(uint32_t id) const { return python_stacks_[id - 1]; }
+  const PyFrame& python_frame(uint32_t index) const { return python_frame_list_[index]; }
+  // Stack `id` as GuestState has it (a copy, for snapshots);
+  // intern_python gives such a stack its id (replays).
+  std::vector<std::vector<PyFrame>> python_groups(uint32_t id) const;
   uint32_t intern_python(const std::vector<std::vector<PyFrame>>& groups);
   // The id of the Python stack at `node` now (0: none), for allocations:
   // cached by the frames' words (CPythonModule::walk_words), so names and
@@ -267,8 +275,11 @@ class Profiler final : public vm::ProfileSink {
   // The evaluation-loop frames on the stack at `node`, if `func`'s module
   // is CPython (then `py` and `eval` are set).
   uint32_t evals_at(uint32_t node, const vm::FuncInst* func, const CPythonModule*& py) const;
-  std::vector<std::vector<std::vector<PyFrame>>> python_stacks_;
-  std::unordered_map<std::string, uint32_t> python_ids_;
+  uint32_t intern_frame(PyFrame f);
+  uint32_t intern_stack(const std::vector<uint32_t>& frames);
+  std::vector<PyFrame> python_frame_list_;
+  std::unordered_map<std::string, uint32_t> python_frame_ids_;  // a frame's content -> its index
+  std::vector<std::vector<uint32_t>> python_stacks_;
   // walk_words -> id (0: did not check out); looked up by string_view, so
   // an allocation whose stack is known allocates nothing.
   struct WordsHash {
@@ -276,10 +287,12 @@ class Profiler final : public vm::ProfileSink {
     size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
   };
   std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_words_;
+  // A stack's frame indices (as bytes) -> its id.
+  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_ids_;
   mutable std::vector<uint32_t> evals_of_node_;  // evals_at's per node, + 1 (0: not yet)
-  // A frame's words (CPythonModule::kFrameWords) -> what they describe: the
-  // stacks python_id meets differ in a frame or two, not in all of them.
-  std::unordered_map<std::string, PyFrame, WordsHash, std::equal_to<>> python_frames_;
+  // A frame's words (CPythonModule::kFrameWords) -> the index of what they
+  // describe: the stacks python_id meets differ in a frame or two, not in all of them.
+  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_frames_;
   mutable const vm::Module* last_module_ = nullptr;  // evals_at's: the module looked up last
   mutable const CPythonModule* last_python_ = nullptr;
 
