@@ -44,9 +44,12 @@ void LiveProfiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_
   // asked for a CPU profile, and its tables would grow for nothing.
   const bool window = cpu_open_.load(std::memory_order_relaxed);
   GuestState state;
-  if (profiler_.options().cpu || window) state = profiler_.guest_state(node, func);
+  if (window) state = profiler_.guest_state(node, func);
   if (profiler_.options().cpu) {
-    profiler_.add_cpu_sample(node, func, offset, cpu_ns, state);
+    // Without a window (the usual run) the sample's Python stack is found
+    // by its frames' words (Profiler::python_id), not read out as names.
+    if (window) profiler_.add_cpu_sample(node, func, offset, cpu_ns, state);
+    else profiler_.on_cpu_sample(node, func, offset, cpu_ns);
     samples_.fetch_add(1, std::memory_order_relaxed);
   }
   if (window) {

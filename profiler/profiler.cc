@@ -264,18 +264,27 @@ GuestState Profiler::guest_state(uint32_t node, const vm::FuncInst* func) const 
   return st;
 }
 
+// The same site as add_cpu_sample(guest_state()) gives, but the Python stack
+// is found by its frames' words, cached (python_id), as allocations find
+// theirs: reading every frame's names at each sample cost most of one.
 void Profiler::on_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns) {
-  add_cpu_sample(node, func, offset, cpu_ns, guest_state(node, func));
+  const uint64_t goroutine = goroutine_of(func);
+  add_cpu_site(node, func, offset, cpu_ns, goroutine, goroutine ? 0 : python_id(node, func));
 }
 
 void Profiler::add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
                               const GuestState& state) {
-  const uint32_t python = state.python.empty() ? 0 : intern_python(state.python);
-  CpuSite& s = cpu_[CpuKey{node, offset, state.goroutine, python}];
+  add_cpu_site(node, func, offset, cpu_ns, state.goroutine,
+               state.python.empty() ? 0 : intern_python(state.python));
+}
+
+void Profiler::add_cpu_site(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
+                            uint64_t goroutine, uint32_t python) {
+  CpuSite& s = cpu_[CpuKey{node, offset, goroutine, python}];
   s.node = node;
   s.func = func;
   s.offset = offset;
-  s.goroutine = state.goroutine;
+  s.goroutine = goroutine;
   s.python = python;
   s.count++;
   s.cpu_ns += cpu_ns;

@@ -147,6 +147,8 @@ class Profiler final : public vm::ProfileSink {
   GuestState guest_state(uint32_t node, const vm::FuncInst* func) const;
   void add_cpu_sample(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
                       const GuestState& state);
+  void add_cpu_site(uint32_t node, const vm::FuncInst* func, int64_t offset, uint64_t cpu_ns,
+                    uint64_t goroutine, uint32_t python);
   // Python stacks (CpuSite::python, MemSite::python), 1-based: indices of
   // python_frame(), each group (one evaluation-loop frame's Python frames,
   // innermost first) ended by kPythonGroupEnd. Frames and stacks are
