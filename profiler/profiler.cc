@@ -186,8 +186,12 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
   if (!py->walk_words(mem.data, mem.current_size(), words)) return 0;
   const size_t groups = std::count(words.begin(), words.end(), CPythonModule::kGroupEnd);
   if (groups == 0 || groups > evals || groups + 1 < evals) return 0;
+  // Allocations come in runs from one Python line: comparing with the last
+  // stack's words is cheaper than hashing them.
+  if (words == last_words_) return last_id_;
+  last_words_ = words;
   const std::string_view key(reinterpret_cast<const char*>(words.data()), words.size() * 4);
-  if (auto it = python_words_.find(key); it != python_words_.end()) return it->second;
+  if (auto it = python_words_.find(key); it != python_words_.end()) return last_id_ = it->second;
   thread_local std::vector<uint32_t> frames;
   frames.clear();
   bool ok = true;
@@ -211,7 +215,7 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
   }
   const uint32_t id = ok ? intern_stack(frames) : 0;
   python_words_.emplace(std::string(key), id);
-  return id;
+  return last_id_ = id;
 }
 
 // Frames by content (what a profile shows of them): the same function and

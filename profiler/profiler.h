@@ -289,6 +289,8 @@ class Profiler final : public vm::ProfileSink {
     size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
   };
   std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_words_;
+  std::vector<uint32_t> last_words_;  // python_id's last stack, and its id
+  uint32_t last_id_ = 0;
   // A stack's frame indices (as bytes) -> its id.
   std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_ids_;
   mutable std::vector<uint32_t> evals_of_node_;  // evals_at's per node, + 1 (0: not yet)
