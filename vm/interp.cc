@@ -535,6 +535,228 @@ __attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table,
 // --profile=cpu").
 enum class Mode { Plain, Counted };
 
+// ---- The call paths: call and tail call (a return is the Ret op's few lines).
+//
+// The loop keeps its registers in locals of run(): ip, fp, the top frame,
+// the counting loop's counters, and the instance with its memory 0 cached.
+// A call path is a function, always inlined into run(), that moves a copy
+// of them (Regs), reads the entry's constants (CallEnv) and says what the
+// loop does next (CallEnd); the op puts the copy back into the locals and
+// makes the goto, which a function cannot (END_CALL in run()). A copy, not
+// references to the locals: a local whose address is taken, even by an
+// inlined function, gets its SSA names only after inlining, and GCC then
+// put the increment of `ip` between each handler's load of its jump target
+// and the jump, one instruction more per dispatch. The code is what the
+// statement macros these replaced compiled to, or a little better
+// (docs/RATIONALE.md, "The call paths are functions").
+
+// The registers a call path moves, named as run()'s locals.
+struct Regs {
+  const uint32_t* ip;
+  uint64_t* fp;
+  Frame* frame;        // the top frame
+  uint64_t* counters;  // counting loop: the top frame's (Frame::counters)
+  Instance* inst;      // the top frame's instance, and its memory 0 cached:
+  MemInst* memory;
+  uint8_t* mem;
+  uint64_t memsize;
+
+  // Memory 0 of `inst` into the cache, as LOAD_MEM in run() does it. The
+  // null of an instance without memories comes out of an empty asm: as a
+  // constant, GCC stood in for it another value known null there (after a
+  // host call, the callee's `code`), which then lived across every call,
+  // spilled: one instruction more per call (callgrind).
+  __attribute__((always_inline)) void load_memory() {
+    MemInst* none = nullptr;
+    asm("" : "+r"(none));
+    memory = inst->memories.empty() ? none : inst->memories[0];
+    mem = memory ? memory->data : nullptr;
+    memsize = memory ? memory->current_size() : 0;
+  }
+};
+
+// What an entry into run() fixes, for the call paths.
+struct CallEnv {
+  Store& store;
+  Thread& th;
+  Profiling* prof;  // null in the plain loop with nothing attached
+  bool profiled;    // prof set, or the counting loop
+  const NodeContext& nc;
+  Frame* frames;  // th.frames
+  Frame* entry;   // the first frame of this entry
+  Frame* frame_limit;
+  uint64_t* stack_end;
+  uint64_t* saved_top;  // th.top at entry, put back after each host call
+  Trap& host_trap;      // where a host callee's trap goes
+};
+
+// A call op's choices, all made at compile time: call()'s template argument.
+struct CallSite {
+  // Reports a callee that has a Frame::call_hook (memory profiling) when
+  // profiling: the ops whose callee may be hooked.
+  bool hooked = false;
+  // The counted ops: `kid` is the call site's entry in the caller's node
+  // block, with which the counting loop finds the callee's node with one
+  // compare. The others pass kNoKid.
+  bool kid = false;
+  // CallLocalCounted: a wasm function of this instance (no host call, no
+  // memory to reload) whose code starts with its segment 0.
+  bool local = false;
+  // CallTableGraft: the callee's node is grafted (graft_node).
+  bool graft = false;
+};
+
+// What the loop does after a call op.
+enum class CallEnd : uint8_t {
+  // The loop goes on at ip. Three ways, each with its own dispatch in
+  // END_CALL: one shared dispatch cost each call a jump and a spill of ip.
+  Entered,             // the wasm callee's frame is on top: its first op
+  HostReturned,        // the host callee returned: the caller's next op
+  TookOver,            // the tail callee took over the frame: its first op
+  HostTrap,            // the host callee trapped (CallEnv::host_trap): a trap at the call
+  StackExhausted,      // the callee's frame does not fit: a trap at the call (frame->ip is after it)
+  TailStackExhausted,  // a tail callee's frame does not fit where the caller's was: a trap at ip
+};
+
+// Enters wasm function `callee`, whose code is `code`, with its frame at
+// `nfp`; `next` is where the caller resumes, `kid` as in CallSite. The rest
+// of call(), once the frame fits. The frame image is copied after the frame
+// record is written, from `fp`: fewer values are live across the copy loop,
+// and GCC spills less around it (calls -0.7% instructions). The callee's
+// frame record is reached through a pointer an empty asm hides: GCC
+// otherwise addressed it as the caller's plus one, which kept the caller's
+// live across the copy loop: one instruction more per call, three when
+// counting (callgrind).
+template <Mode kMode, CallSite kSite>
+__attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs& r, FuncInst* callee,
+                                                        const CompiledFunc& code, uint64_t* nfp,
+                                                        const uint32_t* next, [[maybe_unused]] uint32_t kid) {
+  constexpr bool kCounting = kMode == Mode::Counted;
+  Profiling* const prof = env.prof;
+  r.frame->ip = next;
+  Frame* frame = r.frame + 1;
+  asm("" : "+r"(frame));
+  r.frame = frame;
+  frame->func = callee;
+  frame->fp = nfp;
+  r.fp = nfp;
+  init_frame(r.fp, code);
+  r.ip = code.code.data();
+  if (!kSite.local && callee->instance != r.inst) {
+    r.inst = callee->instance;
+    r.load_memory();
+  }
+  if constexpr (kCounting) {
+    // `counters` is the caller's, still: its block names the caller's node
+    if constexpr (kSite.graft) {
+      r.counters =
+          prof->tree.node(graft_node(*prof, Profiling::block_node(r.counters), callee, next)).counters;
+    } else if constexpr (!kSite.kid) {
+      r.counters = prof->enter_counted(Profiling::block_node(r.counters), callee, next);
+    } else {
+      uint64_t* k = r.counters + kid;
+      if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))
+        r.counters = reinterpret_cast<uint64_t*>(k[1]);
+      else r.counters = prof->enter_call_site(Profiling::block_node(r.counters), callee, next, k);
+    }
+    frame->counters = r.counters;
+  } else {
+    // found when needed (node_of); stored unprofiled too: one store per call
+    frame->node = kUnknownNode;
+    // a grafted callee's callers are read now, while the memory still holds them
+    if constexpr (kSite.graft)
+      if (env.profiled) frame->node = graft_node(*prof, node_of(*prof, env.nc, frame - 1), callee, next);
+  }
+  if (uint8_t hook = kSite.hooked && env.profiled ? callee->call_hook : 0) {
+    frame->call_hook = hook;
+    frame->hook_ret = next;
+    frame[-1].ip = kHookedReturnStub;
+    hooked_call(*prof, env.nc, frame, r.memory);
+  }
+  if constexpr (kCounting && kSite.local) {
+    // the callee's code starts with its segment 0 (CallLocalCounted)
+    r.counters[0] += 1;
+    r.ip += 3;
+  } else if constexpr (kCounting) {
+    // Any other call: the callee's code starts with its CountInstr (or
+    // CountFuel, which is dispatched). Doing it here spares that op's
+    // dispatch, an indirect jump, for a compare.
+    if (*r.ip == static_cast<uint32_t>(IOp::CountInstr)) {
+      r.counters[r.ip[2]] += 1;
+      r.ip += 3;
+    }
+  }
+}
+
+// Calls `callee` with its frame (its arguments first) at `nfp`; the caller
+// resumes at `next`. A host callee goes through the host boundary, a wasm
+// one is entered (enter_callee).
+template <Mode kMode, CallSite kSite>
+__attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, FuncInst* callee,
+                                                   uint64_t* nfp, const uint32_t* next, uint32_t kid) {
+  Frame* const frame = r.frame;
+  if (!kSite.local && callee->is_host()) {
+    frame->ip = next;
+    env.th.depth = static_cast<uint32_t>(frame - env.frames) + 1;
+    bool ok;
+    if (env.profiled) ok = host_boundary_profiled(env.th, callee, nfp, env.host_trap, env.nc, frame);
+    else ok = host_boundary(env.store, env.th, r.inst, callee, nfp, env.host_trap);
+    env.th.top = env.saved_top;
+    if (__builtin_expect(!ok, 0)) return CallEnd::HostTrap;
+    r.load_memory();
+    r.ip = next;
+    return CallEnd::HostReturned;
+  }
+  const CompiledFunc* code = callee->code;
+  if (__builtin_expect(frame + 1 >= env.frame_limit || nfp + code->frame_slots > env.stack_end, 0)) {
+    frame->ip = next;
+    return CallEnd::StackExhausted;
+  }
+  enter_callee<kMode, kSite>(env, r, callee, *code, nfp, next, kid);
+  return CallEnd::Entered;
+}
+
+// return_call: wasm function `callee` takes over the current frame, its
+// arguments (`nargs` slots at `args`) moved down to fp[0..]. The profilers
+// see the caller replaced: the plain loop finds the node by walking the
+// frames, the counting loop gives the frame the callee's node under the
+// caller's parent. Host callees, and hooked ones when profiling, cannot
+// take over a frame: they are called as usual and resume at `ret_ip`, a
+// `ret` that returns their results.
+template <Mode kMode>
+__attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs& r, FuncInst* callee,
+                                                        uint64_t* args, uint32_t nargs,
+                                                        const uint32_t* ret_ip) {
+  if (callee->is_host()) return call<kMode, CallSite{}>(env, r, callee, args, ret_ip, kNoKid);
+  if (env.profiled && callee->call_hook)
+    return call<kMode, CallSite{.hooked = true}>(env, r, callee, args, ret_ip, kNoKid);
+  Profiling* const prof = env.prof;
+  Frame* const frame = r.frame;
+  const CompiledFunc* code = callee->code;
+  if (__builtin_expect(r.fp + code->frame_slots > env.stack_end, 0)) return CallEnd::TailStackExhausted;
+  std::memmove(r.fp, args, nargs * sizeof(uint64_t));
+  init_frame(r.fp, *code);
+  frame->func = callee;
+  r.ip = code->code.data();
+  if (callee->instance != r.inst) {
+    r.inst = callee->instance;
+    r.load_memory();
+  }
+  if constexpr (kMode == Mode::Counted) {
+    // the caller's frame still resumes after the call that entered the
+    // replaced frame: the callee shows under that call site
+    r.counters = frame->counters =
+        frame == env.entry
+            ? prof->enter_counted(env.th.entry_node, callee, nullptr)
+            : prof->enter_counted(Profiling::block_node(frame[-1].counters), callee, resume_ip(frame - 1));
+  } else if (frame == env.entry || frame[-1].ip != kHookedReturnStub) {
+    // the caller's cached node is not the callee's; a hooked frame keeps its
+    // node for the hooked return
+    frame->node = kUnknownNode;
+  }
+  return CallEnd::TookOver;
+}
+
 // Never inlined or cloned: the profiling loops keep the addresses of their
 // labels in Profiling::dispatch, which must stay those of the one copy.
 // Page-aligned: where a loop's code starts within a page changes its speed
@@ -578,6 +800,19 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   Trap host_trap;
   bool trap_in_call = false;
 
+  // The call paths' constants (CallEnv).
+  const CallEnv env{.store = store,
+                    .th = th,
+                    .prof = prof,
+                    .profiled = profiled,
+                    .nc = nc,
+                    .frames = frames,
+                    .entry = entry,
+                    .frame_limit = frame_limit,
+                    .stack_end = stack_end,
+                    .saved_top = saved_top,
+                    .host_trap = host_trap};
+
   // The size is an atomic acquire load (MemInst::current_size; a plain load
   // on x86-64): another thread may grow a shared memory meanwhile.
 #define LOAD_MEM()                                                 \
@@ -610,19 +845,6 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   do {                               \
     ip += static_cast<int32_t>(off); \
   } while (0)
-  // Counting loop, entering a function by a call other than
-  // CallLocalCounted: the callee's code starts with its CountInstr (or
-  // CountFuel, which is dispatched). Doing it here spares that op's
-  // dispatch, an indirect jump, for a compare.
-#define SEGMENT_START()                                    \
-  do {                                                     \
-    if constexpr (kCounting) {                             \
-      if (*ip == static_cast<uint32_t>(IOp::CountInstr)) { \
-        counters[ip[2]] += 1;                              \
-        ip += 3;                                           \
-      }                                                    \
-    }                                                      \
-  } while (0)
 
   {
     const CompiledFunc* code = func->code;
@@ -647,133 +869,39 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     }
   }
 
-  // Enters wasm function `callee` with its frame at `nfp`; `next` is where
-  // the caller resumes. A host callee goes through call_host instead. `kid`:
-  // the call site's entry in the caller's node block, with which the counting
-  // loop finds the callee's node with one compare; only counted call ops
-  // have one (`counted`, a literal, so the choice is made at compile time),
-  // the others pass kNoKid.
-  // The rest of CALL, once the frame fits. The frame image is copied after
-  // the frame record is written, from `fp`: fewer values are live across the
-  // copy loop, and GCC spills less around it (calls -0.7% instructions).
-#define ENTER_CALLEE(hook_expr, counted, local, graft)                                                  \
-  do {                                                                                                  \
-    frame->ip = next;                                                                                   \
-    ++frame;                                                                                            \
-    frame->func = callee;                                                                               \
-    frame->fp = nfp;                                                                                    \
-    fp = nfp;                                                                                           \
-    init_frame(fp, *code);                                                                              \
-    ip = code->code.data();                                                                             \
-    if (!(local) && callee->instance != inst) {                                                         \
-      inst = callee->instance;                                                                          \
-      LOAD_MEM();                                                                                       \
-    }                                                                                                   \
-    if constexpr (kCounting) {                                                                          \
-      /* `counters` is the caller's, still: its block names the caller's node */                        \
-      if constexpr (graft) {                                                                            \
-        counters =                                                                                      \
-            prof->tree.node(graft_node(*prof, Profiling::block_node(counters), callee, next)).counters; \
-      } else if constexpr (!(counted)) {                                                                \
-        counters = prof->enter_counted(Profiling::block_node(counters), callee, next);                  \
-      } else {                                                                                          \
-        uint64_t* k = counters + kid;                                                                   \
-        if (__builtin_expect(k[0] == reinterpret_cast<uintptr_t>(callee), 1))                           \
-          counters = reinterpret_cast<uint64_t*>(k[1]);                                                 \
-        else counters = prof->enter_call_site(Profiling::block_node(counters), callee, next, k);        \
-      }                                                                                                 \
-      frame->counters = counters;                                                                       \
-    } else {                                                                                            \
-      /* found when needed (node_of); stored unprofiled too: one store per call */                      \
-      frame->node = kUnknownNode;                                                                       \
-      /* a grafted callee's callers are read now, while the memory still holds them */                  \
-      if constexpr (graft)                                                                              \
-        if (profiled) frame->node = graft_node(*prof, node_of(*prof, nc, frame - 1), callee, next);     \
-    }                                                                                                   \
-    if (uint8_t hook = profiled ? (hook_expr) : 0) {                                                    \
-      frame->call_hook = hook;                                                                          \
-      frame->hook_ret = next;                                                                           \
-      frame[-1].ip = kHookedReturnStub;                                                                 \
-      hooked_call(*prof, nc, frame, memory);                                                            \
-    }                                                                                                   \
-    if constexpr (kCounting && (local)) {                                                               \
-      /* the callee's code starts with its segment 0 (CallLocalCounted) */                              \
-      counters[0] += 1;                                                                                 \
-      ip += 3;                                                                                          \
-    } else {                                                                                            \
-      SEGMENT_START();                                                                                  \
-    }                                                                                                   \
-    DISPATCH();                                                                                         \
-  } while (0)
-
-#define CALL(callee_expr, nfp_expr, next_expr, hook_expr, kid_expr, counted, local, graft)      \
-  do {                                                                                          \
-    FuncInst* callee = (callee_expr);                                                           \
-    uint64_t* nfp = (nfp_expr);                                                                 \
-    const uint32_t* next = (next_expr);                                                         \
-    [[maybe_unused]] const uint32_t kid = (kid_expr);                                           \
-    if (!(local) && callee->is_host()) {                                                        \
-      frame->ip = next;                                                                         \
-      th.depth = static_cast<uint32_t>(frame - frames) + 1;                                     \
-      bool ok;                                                                                  \
-      if (profiled) ok = host_boundary_profiled(th, callee, nfp, host_trap, nc, frame);         \
-      else ok = host_boundary(store, th, inst, callee, nfp, host_trap);                         \
-      th.top = saved_top;                                                                       \
-      if (!ok) {                                                                                \
-        trap_in_call = true;                                                                    \
-        goto on_host_trap;                                                                      \
-      }                                                                                         \
-      LOAD_MEM();                                                                               \
-      ip = next;                                                                                \
-      DISPATCH();                                                                               \
-    }                                                                                           \
-    const CompiledFunc* code = callee->code;                                                    \
-    if (__builtin_expect(frame + 1 >= frame_limit || nfp + code->frame_slots > stack_end, 0)) { \
-      trap_in_call = true;                                                                      \
-      frame->ip = next;                                                                         \
-      TRAP(TrapCode::StackExhausted);                                                           \
-    }                                                                                           \
-    ENTER_CALLEE(hook_expr, counted, local, graft);                                             \
-  } while (0)
-
-  // tail-call: wasm function `callee` takes over the current frame, its
-  // arguments (`nargs` slots at `args`) moved down to fp[0..]. The profilers
-  // see the caller replaced: the plain loop finds the node by walking the
-  // frames, the counting loop gives the frame the callee's node under the
-  // caller's parent. Host callees, and hooked ones when profiling, cannot
-  // take over a frame: they are called as usual and resume at `ret_ip`, a
-  // `ret` that returns their results.
-#define TAIL_CALL(callee_expr, args_expr, nargs_expr, ret_ip_expr)                                      \
-  do {                                                                                                  \
-    FuncInst* tcallee = (callee_expr);                                                                  \
-    uint64_t* targs = (args_expr);                                                                      \
-    const uint32_t* ret_ip = (ret_ip_expr);                                                             \
-    if (tcallee->is_host()) CALL(tcallee, targs, ret_ip, 0, kNoKid, false, false, false);               \
-    if (profiled && tcallee->call_hook)                                                                 \
-      CALL(tcallee, targs, ret_ip, tcallee->call_hook, kNoKid, false, false, false);                    \
-    const CompiledFunc* code = tcallee->code;                                                           \
-    if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);                             \
-    std::memmove(fp, targs, (nargs_expr) * sizeof(uint64_t));                                           \
-    init_frame(fp, *code);                                                                              \
-    frame->func = tcallee;                                                                              \
-    ip = code->code.data();                                                                             \
-    if (tcallee->instance != inst) {                                                                    \
-      inst = tcallee->instance;                                                                         \
-      LOAD_MEM();                                                                                       \
-    }                                                                                                   \
-    if constexpr (kCounting) {                                                                          \
-      /* the caller's frame still resumes after the call that entered the */                            \
-      /* replaced frame: the callee shows under that call site */                                       \
-      counters = frame->counters = frame == entry                                                       \
-                                       ? prof->enter_counted(th.entry_node, tcallee, nullptr)           \
-                                       : prof->enter_counted(Profiling::block_node(frame[-1].counters), \
-                                                             tcallee, resume_ip(frame - 1));            \
-    } else if (frame == entry || frame[-1].ip != kHookedReturnStub) {                                   \
-      /* the caller's cached node is not the callee's; a hooked frame keeps its */                      \
-      /* node for the hooked return */                                                                  \
-      frame->node = kUnknownNode;                                                                       \
-    }                                                                                                   \
-    DISPATCH();                                                                                         \
+  // The registers, copied for a call path (Regs).
+#define REGS() (Regs{ip, fp, frame, counters, inst, memory, mem, memsize})
+  // A call op's end: the registers `r` the call path moved go back into the
+  // locals, and the loop goes on at ip, or traps at the call or at the op,
+  // as the call path's CallEnd says.
+#define END_CALL(r, ...)                \
+  do {                                  \
+    const CallEnd end_ = (__VA_ARGS__); \
+    ip = (r).ip;                        \
+    fp = (r).fp;                        \
+    frame = (r).frame;                  \
+    counters = (r).counters;            \
+    inst = (r).inst;                    \
+    memory = (r).memory;                \
+    mem = (r).mem;                      \
+    memsize = (r).memsize;              \
+    switch (end_) {                     \
+      case CallEnd::Entered:            \
+        DISPATCH();                     \
+      case CallEnd::HostReturned:       \
+        DISPATCH();                     \
+      case CallEnd::TookOver:           \
+        DISPATCH();                     \
+      case CallEnd::HostTrap:           \
+        trap_in_call = true;            \
+        goto on_host_trap;              \
+      case CallEnd::StackExhausted:     \
+        trap_in_call = true;            \
+        TRAP(TrapCode::StackExhausted); \
+      case CallEnd::TailStackExhausted: \
+        TRAP(TrapCode::StackExhausted); \
+    }                                   \
+    __builtin_unreachable();            \
   } while (0)
 
 #if defined(WZVM_SWITCH_DISPATCH)
@@ -1164,41 +1292,60 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
-    CASE(CallFunc) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, 0, kNoKid, false, false, false); }
-    CASE(CallHooked) {
-      CALL(inst->funcs[ip[1]], fp + ip[2], ip + 3, callee->call_hook, kNoKid, false, false, false);
+    CASE(CallFunc) {
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
     }
-    CASE(CallFuncCounted) { CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, false, false); }
+    CASE(CallHooked) {
+      Regs r = REGS();
+      END_CALL(r,
+               call<kMode, CallSite{.hooked = true}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
+    }
+    CASE(CallFuncCounted) {
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{.kid = true}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 4, ip[3]));
+    }
     CASE(CallHookedCounted) {
-      CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, callee->call_hook, ip[3], true, false, false);
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{.hooked = true, .kid = true}>(env, r, inst->funcs[ip[1]], fp + ip[2],
+                                                                     ip + 4, ip[3]));
     }
     CASE(CallTable) {
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
       if (!target) TRAP(why);
       // Indirect calls to hooked functions are found here, at run time.
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, false);
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + ip[4], ip + 5, kNoKid));
     }
     CASE(CallTableGraft) {
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
       if (!target) TRAP(why);
-      CALL(target, fp + ip[4], ip + 5, callee->call_hook, kNoKid, false, false, true);
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{.hooked = true, .graft = true}>(env, r, target, fp + ip[4], ip + 5,
+                                                                       kNoKid));
     }
     CASE(CallTableCounted) {
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
       if (!target) TRAP(why);
-      CALL(target, fp + ip[4], ip + 6, callee->call_hook, ip[5], true, false, false);
+      Regs r = REGS();
+      END_CALL(r,
+               call<kMode, CallSite{.hooked = true, .kid = true}>(env, r, target, fp + ip[4], ip + 6, ip[5]));
     }
     // [return_call func base nargs][ret base nres]
-    CASE(ReturnCall) { TAIL_CALL(inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4); }
+    CASE(ReturnCall) {
+      Regs r = REGS();
+      END_CALL(r, tail_call<kMode>(env, r, inst->funcs[ip[1]], fp + ip[2], ip[3], ip + 4));
+    }
     // [return_call_indirect table type elem base nargs][ret base nres]
     CASE(ReturnCallIndirect) {
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
       if (!target) TRAP(why);
-      TAIL_CALL(target, fp + ip[4], ip[5], ip + 6);
+      Regs r = REGS();
+      END_CALL(r, tail_call<kMode>(env, r, target, fp + ip[4], ip[5], ip + 6));
     }
 
     // ---- Variables and references.
@@ -1595,7 +1742,9 @@ dispatch:
       }
 #undef COUNT_EDGE
       CASE_COUNTED(CallLocalCounted) {
-        CALL(inst->funcs[ip[1]], fp + ip[2], ip + 4, 0, ip[3], true, true, false);
+        Regs r = REGS();
+        END_CALL(r, call<kMode, CallSite{.kid = true, .local = true}>(env, r, inst->funcs[ip[1]], fp + ip[2],
+                                                                      ip + 4, ip[3]));
       }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }
@@ -1745,11 +1894,9 @@ on_host_trap:
   return host_trap;
 
 #undef JUMP_BY
-#undef SEGMENT_START
 #undef SAFE_POINT
-#undef TAIL_CALL
-#undef CALL
-#undef ENTER_CALLEE
+#undef END_CALL
+#undef REGS
 #undef CASE
 #undef CASE_COUNTED
 #undef DISPATCH
