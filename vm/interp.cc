@@ -158,7 +158,7 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
   uint64_t* dst = fp + code.param_slots;
   const uint64_t* src = code.frame_init.data();
-  const uint64_t* const end = src + code.frame_init.size();  // even, at least 2 (vm/compile.cc)
+  const uint64_t* const end = src + code.frame_init.size();  // even, at least 2 (vm/lower/function_compiler.cc)
   do {
     std::memcpy(dst, src, 2 * sizeof(uint64_t));
     dst += 2;
@@ -197,22 +197,21 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicRmw
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
-uint32_t slots_of_type(ValType t) { return t == ValType::V128 ? 2 : 1; }
 
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
   out.resize(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
     Value& v = out[i];
     v = Value::zero(types[i]);
-    std::memcpy(v.v128, slots, slots_of_type(types[i]) * 8);
+    std::memcpy(v.v128, slots, slot_count(types[i]) * 8);
     if (types[i] == ValType::I32 || types[i] == ValType::F32) std::memset(v.v128 + 4, 0, 12);
-    slots += slots_of_type(types[i]);
+    slots += slot_count(types[i]);
   }
 }
 
 void values_to_slots(std::span<const Value> values, uint64_t* slots) {
   for (const Value& v : values) {
-    uint32_t n = slots_of_type(v.type);
+    uint32_t n = slot_count(v.type);
     if (v.type == ValType::I32 || v.type == ValType::F32) slots[0] = v.i32;
     else std::memcpy(slots, v.v128, n * 8);
     slots += n;
@@ -1485,7 +1484,7 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
-    // ---- threads: fence, wait and notify (operand layouts in vm/compile.cc).
+    // ---- threads: fence, wait and notify (operand layouts in vm/lower/atomic_ops.cc).
     CASE(AtomicFence) {
       __atomic_thread_fence(__ATOMIC_SEQ_CST);
       ip += 1;
@@ -1570,7 +1569,7 @@ dispatch:
     }
 
     // ---- SIMD (0xFD): the Special rows of vm/opcodes.def (operand layouts in
-    // vm/compile.cc); the others are Unary/Binary/Load/Store rows above.
+    // vm/lower/simd_lanes.cc); the others are Unary/Binary/Load/Store rows above.
     CASE(V128Const) {
       std::memcpy(fp + ip[1], ip + 2, 16);
       ip += 6;
