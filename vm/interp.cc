@@ -158,7 +158,8 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
   uint64_t* dst = fp + code.param_slots;
   const uint64_t* src = code.frame_init.data();
-  const uint64_t* const end = src + code.frame_init.size();  // even, at least 2 (vm/lower/function_compiler.cc)
+  // even, at least 2 (vm/lower/function_compiler.cc)
+  const uint64_t* const end = src + code.frame_init.size();
   do {
     std::memcpy(dst, src, 2 * sizeof(uint64_t));
     dst += 2;
