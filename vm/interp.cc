@@ -198,7 +198,6 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicRmw
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
-
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
   out.resize(types.size());
   for (size_t i = 0; i < types.size(); ++i) {
