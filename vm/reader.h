@@ -60,6 +60,12 @@ class Reader {
   }
 
   bool u32(uint32_t& out) {
+    // One byte: most indices and immediates. Inline here, where the
+    // general loop below is not (lowering calls this per instruction).
+    if (p_ < end_ && *p_ < 0x80) {
+      out = *p_++;
+      return true;
+    }
     out = 0;
     uint64_t v;
     if (!uleb(32, v)) return false;
