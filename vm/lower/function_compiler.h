@@ -86,7 +86,13 @@ class FunctionCompiler {
 
   Status compile(CompiledFunc& out);
 
+  // For tests: how many concerns' lower_* claim Special row `info` (each
+  // asked on a fresh compiler of function `func_index` of `m`, positioned
+  // at its body): one, or the row has no lowering or two.
+  static int concerns_claiming(const Module& m, uint32_t func_index, const OpInfo& info);
+
  private:
+  void begin();
   // ---- the pass (function_compiler.cc)
   bool instruction();
   bool simple(const OpInfo& info);   // rows lowered by their kind alone
@@ -296,7 +302,7 @@ class FunctionCompiler {
 
   std::vector<ValType> local_types_;
   std::vector<uint32_t> local_slot_;
-  uint32_t local_slots_ = 0;
+  uint32_t param_slots_ = 0, local_slots_ = 0, result_slots_ = 0;
   uint32_t max_slot_ = 0;
   std::vector<Operand> vals_;
   std::vector<Ctrl> ctrls_;
