@@ -643,9 +643,10 @@ class DwarfReader {
       case DW_TAG_structure_type:
       case DW_TAG_class_type:
       case DW_TAG_union_type:
-        // A C struct holds only members: walking the members of every
-        // struct of CPython's headers, in each of its units, was a third of
-        // reading them (libdwarf skips a subtree faster than we visit it).
+        // A C struct holds only members, never code: its members need no
+        // visit (libdwarf skips the subtree itself). CPython's units each
+        // hold its headers' structs; reading ~100 of them went from 0.32 s
+        // to 0.26-0.30 s (one noisy run each).
         if (types_hold_code_) walk_children(die, scope, depth);
         return;
       default:

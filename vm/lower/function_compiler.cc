@@ -20,7 +20,7 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
       r_(m.bytes.data() + fn_.body_offset, m.bytes.data() + fn_.body_end, fn_.body_offset),
       multi_memory_(m.features.has(Feature::MultiMemory)),
       e_(counts_instructions(options)),
-      counts_(e_, counts_instructions(options), options.fuel,
+      counts_(e_, options.fuel,
               counts_instructions(options) && !options.fuel && options.probe_dispatch
                   ? options.probe_dispatch(m, func_index)
                   : 0) {}

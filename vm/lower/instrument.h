@@ -28,13 +28,13 @@ namespace wzvm::vm::lower {
 
 class Instrumentation {
  public:
-  Instrumentation(Emitter& e, bool counting, bool fuel, uint32_t probe_min)
-      : e_(e), counting_(counting), fuel_(fuel), probe_min_(probe_min) {}
+  // Counting or not is the Emitter's (its ops carry count marks then).
+  Instrumentation(Emitter& e, bool fuel, uint32_t probe_min) : e_(e), fuel_(fuel), probe_min_(probe_min) {}
 
-  bool counting() const { return counting_; }
+  bool counting() const { return e_.counting; }
   bool fuel() const { return fuel_; }
   // Counted without fuel: jumps count their edges (the body is one segment).
-  bool edges() const { return counting_ && !fuel_; }
+  bool edges() const { return e_.counting && !fuel_; }
 
   // Before lowering: code counted without fuel starts with segment 0's
   // CountInstr, also when the body starts with a label or is empty (a
@@ -90,7 +90,6 @@ class Instrumentation {
   void rest_of_body_edge(bool landing);
 
   Emitter& e_;
-  const bool counting_;
   const bool fuel_;           // segments charge Profiling::fuel (CountFuel)
   const uint32_t probe_min_;  // LoadOptions::probe_dispatch's, or 0
   // Counted instructions' byte offsets, segment by segment (CompiledFunc::seg_offsets).
