@@ -369,13 +369,15 @@ void MemoryProfiler::LiveTable::added() {
 }
 
 uint32_t MemoryProfiler::site_index(uint32_t node, uint32_t python) {
-  uint32_t* index;
   if (python) {
-    index = &site_of_python_[uint64_t{node} << 32 | python];
-  } else {
-    if (node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), node + 1), 0);
-    index = &site_of_node_[node];
+    const uint32_t key[] = {node, python};
+    if (const uint32_t* index = site_of_python_.find(key, 2)) return *index;
+    sites_.push_back(MemSite{node, python});
+    site_of_python_.insert(key, 2, static_cast<uint32_t>(sites_.size() - 1));
+    return static_cast<uint32_t>(sites_.size() - 1);
   }
+  if (node >= site_of_node_.size()) site_of_node_.resize(std::max<size_t>(tree_.size(), node + 1), 0);
+  uint32_t* index = &site_of_node_[node];
   if (*index == 0) {
     sites_.push_back(MemSite{node, python});
     *index = static_cast<uint32_t>(sites_.size());

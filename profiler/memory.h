@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "profiler/span_table.h"
 #include "vm/module.h"
 #include "vm/profiling.h"
 
@@ -180,8 +181,8 @@ class MemoryProfiler {
   std::vector<Pending> pending_;
   std::vector<MemSite> sites_;
   std::vector<GrowEvent> grows_;
-  std::vector<uint32_t> site_of_node_;                     // node -> index in sites_ + 1, 0 if none
-  std::unordered_map<uint64_t, uint32_t> site_of_python_;  // node << 32 | python -> index in sites_ + 1
+  std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
+  SpanTable site_of_python_;            // {node, python} -> index in sites_
   std::function<uint32_t(uint32_t)> python_;
   uint32_t site_index(uint32_t node, uint32_t python);  // creates the site
   LiveTable live_;

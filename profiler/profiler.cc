@@ -190,8 +190,7 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
   // stack's words is cheaper than hashing them.
   if (words == last_words_) return last_id_;
   last_words_ = words;
-  const std::string_view key(reinterpret_cast<const char*>(words.data()), words.size() * 4);
-  if (auto it = python_words_.find(key); it != python_words_.end()) return last_id_ = it->second;
+  if (const uint32_t* id = python_words_.find(words.data(), words.size())) return last_id_ = *id;
   thread_local std::vector<uint32_t> frames;
   frames.clear();
   bool ok = true;
@@ -201,20 +200,22 @@ uint32_t Profiler::python_id(uint32_t node, const vm::FuncInst* func) {
       ++i;
       continue;
     }
-    const std::string_view frame_key(reinterpret_cast<const char*>(&words[i]),
-                                     CPythonModule::kFrameWords * 4);
-    auto it = python_frames_.find(frame_key);
-    if (it == python_frames_.end()) {
+    const uint32_t* frame = &words[i];
+    ok = i + CPythonModule::kFrameWords <= words.size();
+    if (!ok) break;
+    if (const uint32_t* index = python_frames_.find(frame, CPythonModule::kFrameWords)) {
+      frames.push_back(*index);
+    } else {
       PyFrame f;
-      ok = i + CPythonModule::kFrameWords <= words.size() &&
-           py->frame(mem.data, mem.current_size(), &words[i], f);
-      if (ok) it = python_frames_.emplace(std::string(frame_key), intern_frame(std::move(f))).first;
+      ok = py->frame(mem.data, mem.current_size(), frame, f);
+      if (!ok) break;
+      frames.push_back(intern_frame(std::move(f)));
+      python_frames_.insert(frame, CPythonModule::kFrameWords, frames.back());
     }
-    if (ok) frames.push_back(it->second);
     i += CPythonModule::kFrameWords;
   }
   const uint32_t id = ok ? intern_stack(frames) : 0;
-  python_words_.emplace(std::string(key), id);
+  python_words_.insert(words.data(), words.size(), id);
   return last_id_ = id;
 }
 
@@ -234,11 +235,10 @@ uint32_t Profiler::intern_frame(PyFrame f) {
 
 // Stacks by their frames: a loop's samples share a few stacks.
 uint32_t Profiler::intern_stack(const std::vector<uint32_t>& frames) {
-  const std::string_view key(reinterpret_cast<const char*>(frames.data()), frames.size() * 4);
-  if (auto it = python_ids_.find(key); it != python_ids_.end()) return it->second;
+  if (const uint32_t* id = python_ids_.find(frames.data(), frames.size())) return *id;
   python_stacks_.push_back(frames);
   const auto id = static_cast<uint32_t>(python_stacks_.size());
-  python_ids_.emplace(std::string(key), id);
+  python_ids_.insert(frames.data(), frames.size(), id);
   return id;
 }
 

@@ -27,6 +27,7 @@
 #include "profiler/cpython.h"
 #include "profiler/memory.h"
 #include "profiler/sampler.h"
+#include "profiler/span_table.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
 
@@ -282,21 +283,15 @@ class Profiler final : public vm::ProfileSink {
   std::vector<PyFrame> python_frame_list_;
   std::unordered_map<std::string, uint32_t> python_frame_ids_;  // a frame's content -> its index
   std::vector<std::vector<uint32_t>> python_stacks_;
-  // walk_words -> id (0: did not check out); looked up by string_view, so
-  // an allocation whose stack is known allocates nothing.
-  struct WordsHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view v) const { return std::hash<std::string_view>{}(v); }
-  };
-  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_words_;
+  // walk_words -> id (0: did not check out).
+  SpanTable python_words_;
   std::vector<uint32_t> last_words_;  // python_id's last stack, and its id
   uint32_t last_id_ = 0;
-  // A stack's frame indices (as bytes) -> its id.
-  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_ids_;
+  SpanTable python_ids_;                         // a stack's frame indices -> its id
   mutable std::vector<uint32_t> evals_of_node_;  // evals_at's per node, + 1 (0: not yet)
   // A frame's words (CPythonModule::kFrameWords) -> the index of what they
   // describe: the stacks python_id meets differ in a frame or two, not in all of them.
-  std::unordered_map<std::string, uint32_t, WordsHash, std::equal_to<>> python_frames_;
+  SpanTable python_frames_;
   mutable const vm::Module* last_module_ = nullptr;  // evals_at's: the module looked up last
   mutable const CPythonModule* last_python_ = nullptr;
 

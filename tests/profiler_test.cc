@@ -17,11 +17,13 @@
 #include <iterator>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "profiler/instruction_profile.h"
 #include "profiler/output.h"
 #include "profiler/pprof.h"
+#include "profiler/span_table.h"
 #include "profiler/text.h"
 #include "tests/pprof_read.h"
 #include "vm/module.h"
@@ -458,6 +460,54 @@ TEST(InstructionCounts, ReadmeExample) {
   EXPECT_EQ(p->results().at(0).i32, 6765u);
   EXPECT_EQ(p->total(), 291343u);             // every function, every stack
   EXPECT_EQ(p->counts().at("fib"), 291343u);  // per function (self)
+}
+
+// The table behind CPython stacks on every allocation: sequences that share
+// prefixes, differ in length only, or are empty stay apart, through the
+// growths from 1,024 slots to 32,768.
+TEST(SpanTable, KeepsEverySequenceApartThroughGrowth) {
+  SpanTable t;
+  std::vector<std::vector<uint32_t>> keys{{}, {0, 0, 0}};
+  for (uint32_t i = 0; i < 5000; ++i) {  // 7a+b: a, a+1, ..., a+b (prefixes of each other)
+    std::vector<uint32_t> k;
+    for (uint32_t j = 0; j <= i % 7; ++j) k.push_back(i / 7 + j);
+    keys.push_back(k);
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    ASSERT_EQ(t.find(keys[i].data(), keys[i].size()), nullptr) << "key " << i << " found before it was put";
+    t.insert(keys[i].data(), keys[i].size(), static_cast<uint32_t>(i) + 100);
+  }
+  EXPECT_EQ(t.size(), keys.size());
+  for (size_t i = 0; i < keys.size(); ++i) {
+    const uint32_t* found = t.find(keys[i].data(), keys[i].size());
+    ASSERT_NE(found, nullptr) << "key " << i;
+    EXPECT_EQ(*found, i + 100) << "key " << i;
+  }
+  // Sequences whose 32-bit hashes are equal, of one length and of two
+  // (found by the birthday bound among a few hundred thousand) stay apart.
+  std::unordered_map<uint32_t, std::vector<uint32_t>> by_hash;
+  std::vector<std::vector<uint32_t>> same_length, other_length;
+  for (uint32_t i = 0; same_length.empty() || other_length.empty(); ++i) {
+    ASSERT_LT(i, 4'000'000u);
+    std::vector<uint32_t> k{i, 7};
+    k.resize(1 + i % 2);
+    auto [it, fresh] = by_hash.emplace(SpanTable::hash(k.data(), k.size()), k);
+    if (fresh) continue;
+    auto& pair = it->second.size() == k.size() ? same_length : other_length;
+    if (pair.empty()) pair = {it->second, k};
+  }
+  for (const auto* pair : {&same_length, &other_length}) {
+    SpanTable c;
+    c.insert((*pair)[0].data(), (*pair)[0].size(), 1);
+    EXPECT_EQ(c.find((*pair)[1].data(), (*pair)[1].size()), nullptr);
+    c.insert((*pair)[1].data(), (*pair)[1].size(), 2);
+    EXPECT_EQ(*c.find((*pair)[0].data(), (*pair)[0].size()), 1u);
+    EXPECT_EQ(*c.find((*pair)[1].data(), (*pair)[1].size()), 2u);
+  }
+  const uint32_t absent[] = {9999, 1};
+  EXPECT_EQ(t.find(absent, 2), nullptr);
+  const uint32_t longer[] = {0, 1, 2, 3, 4, 5, 6, 7};  // one past the longest made from 0
+  EXPECT_EQ(t.find(longer, 8), nullptr);
 }
 
 }  // namespace
