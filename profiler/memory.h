@@ -23,9 +23,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "profiler/span_table.h"
 #include "vm/module.h"
 #include "vm/profiling.h"
+#include "vm/span_table.h"
 
 namespace wzvm::vm {
 struct MemInst;
@@ -182,7 +182,7 @@ class MemoryProfiler {
   std::vector<MemSite> sites_;
   std::vector<GrowEvent> grows_;
   std::vector<uint32_t> site_of_node_;  // node -> index in sites_ + 1, 0 if none
-  SpanTable site_of_python_;            // {node, python} -> index in sites_
+  vm::SpanTable site_of_python_;        // {node, python} -> index in sites_
   std::function<uint32_t(uint32_t)> python_;
   uint32_t site_index(uint32_t node, uint32_t python);  // creates the site
   LiveTable live_;

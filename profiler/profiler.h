@@ -27,9 +27,9 @@
 #include "profiler/cpython.h"
 #include "profiler/memory.h"
 #include "profiler/sampler.h"
-#include "profiler/span_table.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
+#include "vm/span_table.h"
 
 namespace wzvm::profiler {
 
@@ -284,14 +284,14 @@ class Profiler final : public vm::ProfileSink {
   std::unordered_map<std::string, uint32_t> python_frame_ids_;  // a frame's content -> its index
   std::vector<std::vector<uint32_t>> python_stacks_;
   // walk_words -> id (0: did not check out).
-  SpanTable python_words_;
+  vm::SpanTable python_words_;
   std::vector<uint32_t> last_words_;  // python_id's last stack, and its id
   uint32_t last_id_ = 0;
-  SpanTable python_ids_;                         // a stack's frame indices -> its id
+  vm::SpanTable python_ids_;                     // a stack's frame indices -> its id
   mutable std::vector<uint32_t> evals_of_node_;  // evals_at's per node, + 1 (0: not yet)
   // A frame's words (CPythonModule::kFrameWords) -> the index of what they
   // describe: the stacks python_id meets differ in a frame or two, not in all of them.
-  SpanTable python_frames_;
+  vm::SpanTable python_frames_;
   mutable const vm::Module* last_module_ = nullptr;  // evals_at's: the module looked up last
   mutable const CPythonModule* last_python_ = nullptr;
 

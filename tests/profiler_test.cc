@@ -23,11 +23,11 @@
 #include "profiler/instruction_profile.h"
 #include "profiler/output.h"
 #include "profiler/pprof.h"
-#include "profiler/span_table.h"
 #include "profiler/text.h"
 #include "tests/pprof_read.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
+#include "vm/span_table.h"
 
 namespace wzvm::profiler {
 namespace {
@@ -466,7 +466,7 @@ TEST(InstructionCounts, ReadmeExample) {
 // prefixes, differ in length only, or are empty stay apart, through the
 // growths from 1,024 slots to 32,768.
 TEST(SpanTable, KeepsEverySequenceApartThroughGrowth) {
-  SpanTable t;
+  vm::SpanTable t;
   std::vector<std::vector<uint32_t>> keys{{}, {0, 0, 0}};
   for (uint32_t i = 0; i < 5000; ++i) {  // 7a+b: a, a+1, ..., a+b (prefixes of each other)
     std::vector<uint32_t> k;
@@ -491,13 +491,13 @@ TEST(SpanTable, KeepsEverySequenceApartThroughGrowth) {
     ASSERT_LT(i, 4'000'000u);
     std::vector<uint32_t> k{i, 7};
     k.resize(1 + i % 2);
-    auto [it, fresh] = by_hash.emplace(SpanTable::hash(k.data(), k.size()), k);
+    auto [it, fresh] = by_hash.emplace(vm::SpanTable::hash(k.data(), k.size()), k);
     if (fresh) continue;
     auto& pair = it->second.size() == k.size() ? same_length : other_length;
     if (pair.empty()) pair = {it->second, k};
   }
   for (const auto* pair : {&same_length, &other_length}) {
-    SpanTable c;
+    vm::SpanTable c;
     c.insert((*pair)[0].data(), (*pair)[0].size(), 1);
     EXPECT_EQ(c.find((*pair)[1].data(), (*pair)[1].size()), nullptr);
     c.insert((*pair)[1].data(), (*pair)[1].size(), 2);

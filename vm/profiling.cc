@@ -37,17 +37,19 @@ bool CallTree::on_path(uint32_t node, const FuncInst* func) const {
 }
 
 uint32_t CallTree::child(uint32_t parent, const FuncInst* func, uint32_t site) {
-  auto [it, inserted] = index_.try_emplace(Key{parent, site, func}, static_cast<uint32_t>(nodes_.size()));
-  if (inserted) {
-    Node n;
-    n.parent = parent;
-    n.func = func;
-    n.depth = nodes_[parent].depth + 1;
-    n.site = site;
-    n.path_funcs = nodes_[parent].path_funcs | func_bit(func);
-    nodes_.push_back(n);
-  }
-  return it->second;
+  const auto f = reinterpret_cast<uintptr_t>(func);
+  const uint32_t key[] = {parent, site, static_cast<uint32_t>(f), static_cast<uint32_t>(uint64_t{f} >> 32)};
+  if (const uint32_t* id = index_.find(key, 4)) return *id;
+  const auto id = static_cast<uint32_t>(nodes_.size());
+  index_.insert(key, 4, id);
+  Node n;
+  n.parent = parent;
+  n.func = func;
+  n.depth = nodes_[parent].depth + 1;
+  n.site = site;
+  n.path_funcs = nodes_[parent].path_funcs | func_bit(func);
+  nodes_.push_back(n);
+  return id;
 }
 
 uint64_t* Profiling::alloc_counters(size_t n) {

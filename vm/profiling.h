@@ -19,8 +19,9 @@
 #include <csignal>
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
 #include <vector>
+
+#include "vm/span_table.h"
 
 namespace wzvm::vm {
 
@@ -97,20 +98,8 @@ class CallTree {
  private:
   static uint64_t func_bit(const FuncInst* func);
   bool on_path(uint32_t node, const FuncInst* func) const;
-  struct Key {
-    uint32_t parent;
-    uint32_t site;
-    const FuncInst* func;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return ((static_cast<size_t>(k.parent) << 32 | k.site) * 0x9E3779B97F4A7C15ull) ^
-             reinterpret_cast<uintptr_t>(k.func);
-    }
-  };
   std::vector<Node> nodes_;
-  std::unordered_map<Key, uint32_t, KeyHash> index_;
+  SpanTable index_;  // {parent, site, func's two halves} -> node
 };
 
 struct Profiling;

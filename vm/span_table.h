@@ -1,7 +1,7 @@
 #pragma once
 // SpanTable: short sequences of 32-bit words -> a 32-bit id, for the
 // profilers' per-event lookups (a CPython stack's words on every
-// allocation). Open addressing over one array of 16-byte slots, the
+// allocation, a call-tree node's children). Open addressing over one array of 16-byte slots, the
 // sequences in one arena: a lookup costs a hash of the words, one slot and
 // one arena compare, where std::unordered_map<std::string, ...> cost a
 // bucket, a node and the string's own block (three cache misses; 2.6% of a
@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace wzvm::profiler {
+namespace wzvm::vm {
 
 class SpanTable {
  public:
@@ -65,4 +65,4 @@ class SpanTable {
   size_t count_ = 0;
 };
 
-}  // namespace wzvm::profiler
+}  // namespace wzvm::vm
