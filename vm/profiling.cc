@@ -95,7 +95,16 @@ void Profiling::give_block(uint32_t id) {
 }
 
 uint32_t Profiling::enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret) {
-  uint32_t id = enter_at(parent, f, call_site(tree.node(parent).func, ret));
+  const uint64_t h = (uint64_t{parent} * 0x9E3779B97F4A7C15ull) ^ (reinterpret_cast<uintptr_t>(ret) >> 2) ^
+                     (reinterpret_cast<uintptr_t>(f) * 0xFF51AFD7ED558CCDull);
+  Recent& r = recent_[(h ^ h >> 32) & (kRecent - 1)];
+  uint32_t id;
+  if (r.parent == parent && r.f == f && r.ret == ret) {
+    id = r.child;
+  } else {
+    id = enter_at(parent, f, call_site(tree.node(parent).func, ret));
+    r = Recent{f, ret, parent, id};
+  }
   CallTree::Node& n = tree.node(parent);
   // The older entry goes: the newer one is the likelier to be called again.
   n.cached_func[1] = n.cached_func[0];
