@@ -12,6 +12,7 @@
 
 #include "profiler/cpython.h"
 #include "profiler/demangle.h"
+#include "profiler/dwarf_lines.h"
 #include "profiler/golang.h"
 
 namespace wzvm::profiler {
@@ -402,6 +403,20 @@ class DwarfReader {
     return false;
   }
 
+  // For line_rows_both_ways (profiler/dwarf_lines.h): unit `u`'s rows read
+  // both ways.
+  void both_line_rows(const Unit& u, UnitLineRows& out) {
+    Dwarf_Die cu = nullptr;
+    if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
+      clear();
+      return;
+    }
+    out.own_ok = own_line_rows(cu, out.own);
+    libdwarf_line_rows(cu, out.libdwarf);
+    files_.clear();
+    dwarf_dealloc_die(cu);
+  }
+
   void load(Unit& u) {
     u.loaded = true;
     Dwarf_Die cu = nullptr;
@@ -530,14 +545,74 @@ class DwarfReader {
     walk_children(cu, Symbolizer::kNone, 0);
   }
 
+  // The unit's line table: rows from the own decoder (profiler/dwarf_lines.h)
+  // where it reads the program, else from libdwarf; file names from libdwarf
+  // either way (it joins directories and names as it always has).
   void read_lines(Dwarf_Die cu) {
+    if (!own_line_rows(cu, rows_)) {
+      files_.clear();
+      base_ = 1;
+      if (!libdwarf_line_rows(cu, rows_)) return;
+    }
+    // Each row holds from its address to the next row's; a row with
+    // end_sequence only ends the previous one.
+    bool open = false;
+    LineRange cur{};
+    for (const LineRow& row : rows_) {
+      if (open) {
+        cur.hi = row.address;
+        add_line(cur);
+        open = false;
+      }
+      if (row.end_sequence) continue;
+      cur = {row.address, row.address, file(row.file), static_cast<uint32_t>(row.line), row.column};
+      open = true;
+    }
+  }
+
+ public:
+  // The rows of unit `cu`'s line program as decode_line_rows reads them,
+  // and its file names from libdwarf's header reading; false (nothing
+  // read) where the decoder declines or libdwarf finds no file table.
+  bool own_line_rows(Dwarf_Die cu, std::vector<LineRow>& rows) {
+    if (!debug_line_) return false;
+    Dwarf_Off offset = 0;
+    Dwarf_Half address_size = 0;
+    if (!reference(cu, DW_AT_stmt_list, offset) ||
+        dwarf_get_die_address_size(cu, &address_size, &err_) != DW_DLV_OK) {
+      clear();
+      return false;
+    }
+    unsigned version = 0;
+    if (!decode_line_rows(debug_line_, debug_line_size_, offset, address_size, rows, version)) return false;
+    char** names = nullptr;
+    Dwarf_Signed n = 0;
+    if (dwarf_srcfiles(cu, &names, &n, &err_) != DW_DLV_OK) {
+      clear();
+      return false;
+    }
+    // dwarf_srclines_files_indexes' base: DWARF 5 numbers files from 0.
+    base_ = version >= 5 ? 0 : 1;
+    files_.clear();
+    for (Dwarf_Signed i = 0; i < n; ++i) {
+      files_.push_back(intern(names[i]));
+      dwarf_dealloc(dbg_, names[i], DW_DLA_STRING);
+    }
+    dwarf_dealloc(dbg_, names, DW_DLA_LIST);
+    return true;
+  }
+
+  // The same through libdwarf's line reader (dwarf_srclines_b), which
+  // allocates an object per row; false when it reads no table.
+  bool libdwarf_line_rows(Dwarf_Die cu, std::vector<LineRow>& rows) {
+    rows.clear();
     Dwarf_Unsigned version = 0;
     Dwarf_Small table_count = 0;
     Dwarf_Line_Context ctx = nullptr;
     int rc = dwarf_srclines_b(cu, &version, &table_count, &ctx, &err_);
     if (rc != DW_DLV_OK) {
       if (rc == DW_DLV_ERROR) clear();
-      return;
+      return false;
     }
     // The file table, full paths (include directory + name).
     Dwarf_Signed base = 1, count = 0, end = 0;
@@ -559,38 +634,41 @@ class DwarfReader {
     Dwarf_Line* lines = nullptr;
     Dwarf_Signed nlines = 0;
     if (table_count == 1 && dwarf_srclines_from_linecontext(ctx, &lines, &nlines, &err_) == DW_DLV_OK) {
-      // Each row holds from its address to the next row's; a row with
-      // end_sequence only ends the previous one.
-      bool open = false;
-      LineRange cur{};
       for (Dwarf_Signed i = 0; i < nlines; ++i) {
+        LineRow row;
         Dwarf_Addr addr = 0;
         Dwarf_Bool end_seq = false;
         if (dwarf_lineaddr(lines[i], &addr, &err_) != DW_DLV_OK ||
             dwarf_lineendsequence(lines[i], &end_seq, &err_) != DW_DLV_OK) {
           clear();
-          open = false;
           continue;
         }
-        if (open) {
-          cur.hi = addr;
-          add_line(cur);
-          open = false;
+        row.address = addr;
+        row.end_sequence = end_seq;
+        if (!end_seq) {
+          Dwarf_Unsigned line = 0, column = 0, fileno = 0;
+          if (dwarf_lineno(lines[i], &line, &err_) != DW_DLV_OK) clear();
+          if (dwarf_lineoff_b(lines[i], &column, &err_) != DW_DLV_OK) clear();
+          if (dwarf_line_srcfileno(lines[i], &fileno, &err_) != DW_DLV_OK) clear();
+          row.line = line;
+          row.column = static_cast<uint32_t>(column);
+          row.file = fileno;
         }
-        if (end_seq) continue;
-        Dwarf_Unsigned line = 0, column = 0, fileno = 0;
-        if (dwarf_lineno(lines[i], &line, &err_) != DW_DLV_OK) clear();
-        if (dwarf_lineoff_b(lines[i], &column, &err_) != DW_DLV_OK) clear();
-        if (dwarf_line_srcfileno(lines[i], &fileno, &err_) != DW_DLV_OK) clear();
-        cur = {addr, addr, file(fileno), static_cast<uint32_t>(line), static_cast<uint32_t>(column)};
-        open = true;
+        rows.push_back(row);
       }
     } else if (err_) {
       clear();
     }
     dwarf_srclines_dealloc_b(ctx);
+    return true;
+  }
+  // The .debug_line section for the own decoder (null: libdwarf reads every unit).
+  void use_debug_line(const uint8_t* data, uint64_t size) {
+    debug_line_ = data;
+    debug_line_size_ = size;
   }
 
+ private:
   void add_line(const LineRange& r) {
     // Code that wasm-ld discarded keeps its rows, relocated to a tombstone
     // address past the code section; drop those.
@@ -965,6 +1043,9 @@ class DwarfReader {
   }
   uint64_t base_ = 1;
   std::vector<uint32_t> files_;
+  const uint8_t* debug_line_ = nullptr;
+  uint64_t debug_line_size_ = 0;
+  std::vector<LineRow> rows_;  // the unit's line rows (kept for its capacity)
   // Collected over all units.
   std::unordered_map<std::string_view, uint32_t> index_;
   std::unordered_map<Dwarf_Off, Decl> decls_;
@@ -1047,6 +1128,16 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
     return;
   }
   lazy->reader = std::make_unique<DwarfReader>(*this, lazy->dbg, code_size);
+  // Line programs are decoded by hand (profiler/dwarf_lines.h), except in a
+  // split-DWARF package, whose units' tables libdwarf offsets by its index.
+  const WasmSection* line = nullptr;
+  bool split = false;
+  for (const WasmSection& sec : obj.sections) {
+    const std::string_view name = sec.name;
+    if (name == ".debug_line") line = &sec;
+    split |= name == ".debug_cu_index" || name == ".debug_tu_index";
+  }
+  if (line && !split) lazy->reader->use_debug_line(line->data, line->size);
   std::string why;
   if (!lazy->reader->index(lazy->units, why)) warning_ = "DWARF partly read: " + why;
   lazy->unloaded = lazy->units.size();
@@ -1348,6 +1439,16 @@ SourceFrame Symbolizer::function(uint32_t func_index) const {
   f.function = str(name);
   f.system_name = str(sys);
   return f;
+}
+
+std::vector<UnitLineRows> line_rows_both_ways(const vm::Module& module) {
+  std::vector<UnitLineRows> out;
+  Symbolizer sym(module);
+  if (!sym.lazy_) return out;
+  std::lock_guard libdwarf_lock(libdwarf_mu());
+  for (const DwarfReader::Unit& u : sym.lazy_->units)
+    sym.lazy_->reader->both_line_rows(u, out.emplace_back());
+  return out;
 }
 
 }  // namespace wzvm::profiler

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "profiler/demangle.h"
+#include "profiler/dwarf_lines.h"
 #include "vm/module.h"
 
 namespace wzvm::profiler {
@@ -335,6 +336,79 @@ TEST(Symbolize, UnitsReadOnDemandInAnyOrderAgreeWithAllAtOnce) {
       EXPECT_EQ(wrong, 0u) << program << (order == &backwards ? " backwards" : " strided");
     }
   }
+}
+
+// The line-number programs are decoded by hand (profiler/dwarf_lines.h):
+// every unit's rows must be libdwarf's, for C with DWARF 4 and 5, C++, Rust
+// and CPython (when built). A unit the decoder declines is read by libdwarf
+// instead, so declining is allowed, but not for most units: a decoder that
+// always declined would agree with everything.
+TEST(Symbolize, OwnLineDecoderAgreesWithLibdwarf) {
+  std::vector<std::string> programs;
+  for (const char* p : {"inline.wasm", "inline5.wasm", "geometry.wasm", "hashing.wasm"})
+    programs.push_back(dwarf_program(p));
+  programs.push_back(std::string(WZVM_CPYTHON_DIR) + "/python.wasm");
+  size_t read = 0;
+  for (const std::string& path : programs) {
+    if (!std::filesystem::exists(path)) continue;  // a toolchain or CPython missing
+    std::ifstream in(path, std::ios::binary);
+    auto m = vm::decode_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+    ASSERT_TRUE(m.ok()) << path;
+    const std::vector<UnitLineRows> units = line_rows_both_ways(**m);
+    size_t decoded = 0, rows = 0;
+    for (size_t i = 0; i < units.size(); ++i) {
+      const UnitLineRows& u = units[i];
+      if (!u.own_ok) continue;
+      ++decoded;
+      rows += u.own.size();
+      if (u.own == u.libdwarf) continue;
+      size_t at = 0;
+      while (at < u.own.size() && at < u.libdwarf.size() && u.own[at] == u.libdwarf[at]) ++at;
+      ADD_FAILURE() << path << " unit " << i << ": row " << at << " of " << u.own.size() << " (libdwarf "
+                    << u.libdwarf.size() << ") differs";
+    }
+    EXPECT_GE(decoded * 10, units.size() * 9)
+        << path << ": " << decoded << " of " << units.size() << " decoded";
+    EXPECT_GT(rows, 1000u) << path;
+    ++read;
+  }
+  if (read == 0) GTEST_SKIP() << "no test program built";
+}
+
+// On malformed line programs the decoder declines or agrees with libdwarf
+// (which then reads the unit), and never reads out of bounds (ASan build):
+// single bytes of .debug_line's first units changed.
+TEST(Symbolize, OwnLineDecoderOnMutatedTablesDeclinesOrAgrees) {
+  const std::string path = dwarf_program("inline.wasm");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (toolchain missing)";
+  std::ifstream in(path, std::ios::binary);
+  const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  uint32_t line_at = 0, line_size = 0;
+  {
+    auto m = vm::decode_module(bytes);
+    ASSERT_TRUE(m.ok());
+    for (const vm::CustomSection& c : (*m)->customs)
+      if (c.name == ".debug_line") line_at = c.offset, line_size = c.size;
+  }
+  ASSERT_GT(line_size, 0u);
+  size_t declined = 0, mutations = 0;
+  for (uint32_t i = 0; i < std::min<uint32_t>(line_size, 400); ++i) {
+    for (uint8_t flip : {uint8_t{0xff}, uint8_t{0x01}}) {
+      std::vector<uint8_t> changed = bytes;
+      changed[line_at + i] ^= flip;
+      auto m = vm::decode_module(std::move(changed));
+      ASSERT_TRUE(m.ok());
+      ++mutations;
+      for (const UnitLineRows& u : line_rows_both_ways(**m)) {
+        if (!u.own_ok) {
+          ++declined;
+          continue;
+        }
+        EXPECT_TRUE(u.own == u.libdwarf) << "byte " << i << " ^ " << int(flip);
+      }
+    }
+  }
+  EXPECT_GT(declined, 0u) << mutations << " mutations";
 }
 
 // ---- Rust (testdata/dwarf/hashing.rs), legacy and v0 mangling ----
