@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "profiler/cpython.h"
 #include "profiler/golang.h"
@@ -239,31 +240,44 @@ class Builder {
     return it->second;
   }
 
-  // The compile units every location of these samples is in, read at once
+  // The compile units every location of some samples is in, read at once
   // (Symbolizer::prefetch): the leaves, and each caller's call site or, for
-  // a caller known only as a function, its body.
+  // a caller known only as a function, its body. A writer adds each
+  // sample's leaf (`offset` < 0: none) and node, then calls read().
+  class Prefetch {
+   public:
+    Prefetch(Builder& b, const vm::CallTree& tree) : b_(b), tree_(tree), seen_(tree.size()) {}
+    void add(uint32_t node, const vm::FuncInst* leaf, int64_t offset) {
+      if (offset >= 0) at(leaf, offset);
+      for (uint32_t c = node; c != vm::CallTree::kRoot && !seen_[c]; c = tree_.node(c).parent) {
+        seen_[c] = true;
+        const uint32_t site = tree_.node(c).site;
+        if (site == vm::CallTree::kNoSite) at(tree_.node(tree_.node(c).parent).func, -1);
+        else if (!vm::CallTree::is_context(site)) at(tree_.node(tree_.node(c).parent).func, site);
+      }
+    }
+    void read() {
+      for (auto& [m, a] : addresses_) b_.prof_.symbolizer(m).prefetch(a);
+      addresses_.clear();
+    }
+
+   private:
+    void at(const vm::FuncInst* f, int64_t offset) {
+      if (const vm::Module* m = b_.module_of(f))
+        addresses_[m].push_back(
+            static_cast<uint32_t>(offset >= 0 ? offset : b_.body_offset(*m, f->func_index)));
+    }
+    Builder& b_;
+    const vm::CallTree& tree_;
+    std::vector<bool> seen_;
+    std::map<const vm::Module*, std::vector<uint32_t>> addresses_;
+  };
   void prefetch(const std::vector<CpuSite>& cpu_sites, const std::vector<HostSite>& host_sites,
                 const vm::CallTree& tree) {
-    std::map<const vm::Module*, std::vector<uint32_t>> addresses;
-    std::vector<bool> seen(tree.size());
-    auto add = [&](const vm::FuncInst* f, int64_t offset) {
-      if (const vm::Module* m = module_of(f))
-        addresses[m].push_back(static_cast<uint32_t>(offset >= 0 ? offset : body_offset(*m, f->func_index)));
-    };
-    auto callers = [&](uint32_t c) {
-      for (; c != vm::CallTree::kRoot && !seen[c]; c = tree.node(c).parent) {
-        seen[c] = true;
-        const uint32_t site = tree.node(c).site;
-        if (site == vm::CallTree::kNoSite) add(tree.node(tree.node(c).parent).func, -1);
-        else if (!vm::CallTree::is_context(site)) add(tree.node(tree.node(c).parent).func, site);
-      }
-    };
-    for (const CpuSite& s : cpu_sites) {
-      if (s.offset >= 0) add(s.func, s.offset);
-      callers(s.node);
-    }
-    for (const HostSite& h : host_sites) callers(h.node);
-    for (auto& [m, a] : addresses) prof_.symbolizer(m).prefetch(a);
+    Prefetch pf(*this, tree);
+    for (const CpuSite& s : cpu_sites) pf.add(s.node, s.func, s.offset);
+    for (const HostSite& h : host_sites) pf.add(h.node, nullptr, -1);
+    pf.read();
   }
 
   // Interns the caller Locations of `node`'s stack before any sample's leaf:
@@ -614,6 +628,16 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // Python function at a line: one sample each, its counts summed over
     // the loop's instructions.
     b.use_contexts(prof->has_contexts() ? prof : nullptr);
+    {
+      // A function's instructions are all in its unit: one leaf each.
+      Builder::Prefetch pf(b, tree);
+      std::unordered_set<const vm::FuncInst*> leaf_seen;
+      for (const vm::Profiling::InstructionCount& c : counts) {
+        const vm::FuncInst* f = tree.node(c.node).func;
+        pf.add(c.node, f, leaf_seen.insert(f).second ? c.offset : -1);
+      }
+      pf.read();
+    }
     for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
@@ -681,7 +705,20 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
   // Sampled values are estimates: rounded here, and never below zero (the
   // weights of frees are subtracted in floating point).
   auto value = [](double v) { return v > 0 ? static_cast<int64_t>(std::llround(v)) : int64_t{0}; };
-  for (const MemSite& s : mem ? mem->sites() : std::vector<MemSite>{}) {
+  const std::vector<MemSite> sites = mem ? mem->sites() : std::vector<MemSite>{};
+  const std::vector<GrowEvent> grows = mem ? mem->grows() : std::vector<GrowEvent>{};
+  {
+    // The leaves and callers below, as build_cpu_profile reads them.
+    Builder::Prefetch pf(b, tree);
+    for (const MemSite& s : sites) {
+      const uint32_t leaf = tree.node(s.node).parent;
+      if (leaf == vm::CallTree::kRoot) pf.add(s.node, tree.node(s.node).func, -1);
+      else pf.add(leaf, tree.node(leaf).func, b.site_of(tree, s.node));
+    }
+    for (const GrowEvent& g : grows) pf.add(g.node, tree.node(g.node).func, g.offset);
+    pf.read();
+  }
+  for (const MemSite& s : sites) {
     // The stack starts at the allocator's caller, as in Go's heap profile:
     // `-top` then names who allocates, not malloc. An allocator entered
     // straight from the embedder keeps its own frame.
@@ -705,7 +742,7 @@ pb::Profile build_memory_profile(const Profiler& profiler, const char* default_t
   // One sample per memory.grow, at the instruction, in the order they
   // happened: the memory's size after it and the time are labels, so
   // `-raw` lists the memory's growth over time and `-tags` its sizes.
-  for (const GrowEvent& g : mem ? mem->grows() : std::vector<GrowEvent>{}) {
+  for (const GrowEvent& g : grows) {
     pb::Sample* ps = p.add_sample();
     if (g.python) b.add_python_stack(ps, g.node, tree.node(g.node).func, g.offset, g.python, profiler);
     else b.add_stack(ps, b.location(tree.node(g.node).func, g.offset), g.node);
