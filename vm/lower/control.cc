@@ -371,15 +371,23 @@ bool FunctionCompiler::needs_moves(uint32_t depth, const std::vector<Operand>& v
 
 // `early`: not the body's final `end` (return, br to the function's label).
 void FunctionCompiler::emit_return(std::vector<Operand>& vs, bool early) {
-  // Results must be contiguous: put each in its own stack slot first.
-  uint32_t n = 0;
-  for (Operand& v : vs) {
-    if (v.type != kUnknown) materialize(v);
-    n += v.type == kUnknown ? 1 : slot_count(v.type);
+  // Results must be contiguous: put each in its own stack slot first. One
+  // result is contiguous wherever it is: `ret` reads a local or a
+  // constant's slot in place (a copy before `ret` was 0.8-1.5% of the ops
+  // Lua and SQLite ran).
+  uint32_t n = 0, src = vs.empty() ? 0 : vs.front().slot;
+  if (vs.size() == 1 && vs.front().type != kUnknown) {
+    n = slot_count(vs.front().type);
+    src = vs.front().src;
+  } else {
+    for (Operand& v : vs) {
+      if (v.type != kUnknown) materialize(v);
+      n += v.type == kUnknown ? 1 : slot_count(v.type);
+    }
   }
   if (early) counts_.emit_count_edge(false);
   emit_op(IOp::Ret);
-  slot_word(vs.empty() ? 0 : vs.front().slot);
+  slot_word(src);
   word(n);
 }
 
