@@ -206,6 +206,27 @@
     (local.set $s (i32.add (local.get $s) (i32.const 1006)))
     (local.set $s (i32.add (local.get $s) (i32.const 1007)))
     (i32.add (local.get $s) (i32.div_s (local.get $a) (i32.const 0))))
+;; Loads in a row run as one paired op (vm/mem_pairs.def), both in order.
+  ;; At 1024: 1040, 1020, 1032, 65532; at 1040 a struct: 1, 2, 0x12345678, 0x9abcdef0.
+  (data (i32.const 1024) "\10\04\00\00\fc\03\00\00\08\04\00\00\fc\ff\00\00"
+                         "\01\00\00\00\02\00\00\00\78\56\34\12\f0\de\bc\9a")
+  ;; p->a->b: the second address is the first load's result, a temporary.
+  (func (export "chase") (param i32) (result i32)
+    (i32.load offset=8 (i32.load offset=4 (local.get 0))))
+  ;; the first result kept in a local too, then a byte behind it
+  (func (export "chase_tee") (param i32) (result i32)
+    (local i32)
+    (i32.add (i32.load8_u offset=8 (local.tee 1 (i32.load (local.get 0)))) (local.get 1)))
+  ;; two fields of one struct
+  (func (export "two_fields") (param i32) (result i32)
+    (i32.sub (i32.load offset=4 (local.get 0)) (i32.load offset=12 (local.get 0))))
+  ;; three in a row: two pairs, the second inside the first
+  (func (export "chase3") (param i32) (result i32)
+    (i32.load offset=8 (i32.load offset=4 (i32.load (local.get 0)))))
+  ;; a store, then a load of what it stored
+  (func (export "store_load") (param i32 i32) (result i32)
+    (i32.store offset=4 (local.get 0) (local.get 1))
+    (i32.load offset=2 (local.get 0)))
   ;; resume point 0 jumps to itself for ever: a back edge still, which an
   ;; interrupt stops
   (func (export "go_spin") (param $pc i32) (result i32)

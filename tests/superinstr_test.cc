@@ -204,6 +204,69 @@ TEST(SuperInstructions, TrapKeepsExactCounts) {
   }
 }
 
+// Two loads in a row are one paired op (vm/mem_pairs.def) followed by the
+// second load, whole: results as two loads, a trap in either at its own
+// instruction with exact counts.
+TEST(SuperInstructions, LoadsInARowArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  for (auto [name, pair] :
+       {std::pair{"chase", "i32.load+i32.load"}, std::pair{"chase_tee", "i32.load+i32.load8_u"},
+        std::pair{"two_fields", "i32.load+i32.load"}, std::pair{"chase3", "i32.load+i32.load"},
+        std::pair{"store_load", "i32.store+i32.load"}}) {
+    const vm::CompiledFunc* code = f.inst->exported_func(name)->code;
+    ASSERT_NE(code, nullptr);
+    EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code->code.at(0))), pair) << name;
+    EXPECT_TRUE(
+        std::any_of(code->source_map.begin(), code->source_map.end(), [](auto& e) { return e.first == 4; }))
+        << "the second op whole, at word 4, with its own source offset: " << name;
+  }
+  const vm::CompiledFunc* three = f.inst->exported_func("chase3")->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(three->code.at(4))), "i32.load+i32.load");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(three->code.at(8))), "i32.load");
+  ASSERT_FALSE(f.call("chase3", {Value::from_i32(1028)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x12345678u) << "mem[mem[mem[1028] + 4] + 8]";
+  // The load sees the store: bytes 2-5 at 2048 after 0x11223344 went to 2052.
+  ASSERT_FALSE(f.call("store_load", {Value::from_i32(2048), Value::from_i32(0x11223344u)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x33440000u);
+  ASSERT_FALSE(f.call("chase", {Value::from_i32(1020)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x12345678u) << "mem[mem[1024] + 8]";
+  ASSERT_FALSE(f.call("chase_tee", {Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x78u + 1040) << "the byte at mem[1024] + 8, plus mem[1024]";
+  ASSERT_FALSE(f.call("two_fields", {Value::from_i32(1040)}, r));
+  EXPECT_EQ(r.at(0).i32, 2u - 0x9abcdef0u);
+  struct Case {
+    const char* name;
+    uint32_t arg;
+    int opcode;      // of the trapping load
+    int64_t after;   // its offset past the first load's (0: the first traps)
+    uint64_t count;  // instructions run, the trapping one included
+  };
+  const Case cases[] = {
+      {"chase", 65532, 0x28, 0, 2},            // get load
+      {"chase", 1032, 0x28, 3, 3},             // get load load (at 65532 + 8)
+      {"chase_tee", 65534, 0x28, 0, 2},        // get load
+      {"chase_tee", 1036, 0x2D, 5, 4},         // get load tee load8_u
+      {"two_fields", 65532, 0x28, 0, 2},       // get load
+      {"two_fields", 65536 - 12, 0x28, 5, 4},  // get load get load
+      {"chase3", 1036, 0x28, 3, 3},            // get load load (at 65532 + 4)
+      {"chase3", 1032, 0x28, 6, 4},            // get load load load (at 1032 + 4, then 65532 + 8)
+  };
+  for (const Case& c : cases) {
+    vm::Trap first = f.call(c.name, {Value::from_i32(65534)}, r);  // in the first load
+    vm::Trap t = f.call(c.name, {Value::from_i32(c.arg)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << c.name << " " << c.arg;
+    EXPECT_EQ(f.trap_opcode(t), c.opcode) << c.name << " " << c.arg;
+    ASSERT_FALSE(t.backtrace.empty());
+    ASSERT_FALSE(first.backtrace.empty());
+    EXPECT_EQ(t.backtrace[0].offset - first.backtrace[0].offset, c.after) << c.name << " " << c.arg;
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, {Value::from_i32(c.arg)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds) << c.name << " " << c.arg;
+    EXPECT_EQ(p->total(), c.count) << c.name << " " << c.arg;
+  }
+}
+
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {

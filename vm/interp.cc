@@ -135,6 +135,65 @@ __attribute__((always_inline)) inline TrapCode binary_imm(uint64_t* fp, const ui
   return binary_into<F, R, A, A>(fp, ip[1], rd<A>(fp, ip[2]), b);
 }
 
+// A scalar Load or Store row of vm/opcodes.def as one half of a paired
+// memory access (vm/mem_pairs.def): the value's C type and the memory's.
+template <IOp op>
+struct MemRow;
+#define WZVM_MEMROW_Special(Name, R, P2, T)
+#define WZVM_MEMROW_Unary(Name, R, P2, T)
+#define WZVM_MEMROW_Binary(Name, R, P2, T)
+#define WZVM_MEMROW_AtomicLoad(Name, R, P2, T)
+#define WZVM_MEMROW_AtomicStore(Name, R, P2, T)
+#define WZVM_MEMROW_AtomicRmw(Name, R, P2, T)
+#define WZVM_MEMROW_AtomicCmpxchg(Name, R, P2, T)
+#define WZVM_MEMROW_Load(Name, R, P2, T) \
+  template <>                            \
+  struct MemRow<IOp::Name> {             \
+    static constexpr bool kLoad = true;  \
+    using Val = C_##R;                   \
+    using Mem = T;                       \
+  };
+#define WZVM_MEMROW_Store(Name, R, P2, T) \
+  template <>                             \
+  struct MemRow<IOp::Name> {              \
+    static constexpr bool kLoad = false;  \
+    using Val = C_##P2;                   \
+    using Mem = T;                        \
+  };
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) WZVM_MEMROW_##K(Name, R, P2, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_MEMROW_Special
+#undef WZVM_MEMROW_Unary
+#undef WZVM_MEMROW_Binary
+#undef WZVM_MEMROW_Load
+#undef WZVM_MEMROW_Store
+#undef WZVM_MEMROW_AtomicLoad
+#undef WZVM_MEMROW_AtomicStore
+#undef WZVM_MEMROW_AtomicRmw
+#undef WZVM_MEMROW_AtomicCmpxchg
+
+// Row `op`'s access for its four words at ip ([op dst addr offset] or [op
+// addr value offset]), as its own handler does it. False: out of bounds,
+// nothing read or written.
+template <IOp op>
+__attribute__((always_inline)) inline bool mem_access(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
+                                                      uint64_t memsize) {
+  using Row = MemRow<op>;
+  using T = typename Row::Mem;
+  const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[Row::kLoad ? 2 : 1])) + ip[3];
+  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+  if constexpr (Row::kLoad) {
+    T v;
+    std::memcpy(&v, mem + ea, sizeof(T));
+    wr<typename Row::Val>(fp, ip[1], static_cast<typename Row::Val>(v));
+  } else {
+    T v = static_cast<T>(rd<typename Row::Val>(fp, ip[2]));
+    std::memcpy(mem + ea, &v, sizeof(T));
+  }
+  return true;
+}
+
 // The condition of a fused compare-and-branch (vm/code.h): operands at ip[1], ip[2].
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, const uint32_t* ip, bool& c) {
@@ -1149,6 +1208,23 @@ dispatch:
   }
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+
+    // ---- Paired memory accesses (vm/mem_pairs.def): [op d1 a1 off1]
+    // [Second d2 a2 off2], First's access then Second's. A trap in Second
+    // is at Second's own op word (its source offset and count mark).
+#define WZVM_MEM_PAIR(Name, First, Second, text)                                   \
+  CASE(Name) {                                                                     \
+    if (__builtin_expect(!mem_access<IOp::First>(fp, ip, mem, memsize), 0))        \
+      TRAP(TrapCode::MemoryOutOfBounds);                                           \
+    if (__builtin_expect(!mem_access<IOp::Second>(fp, ip + 4, mem, memsize), 0)) { \
+      ip += 4;                                                                     \
+      TRAP(TrapCode::MemoryOutOfBounds);                                           \
+    }                                                                              \
+    ip += 8;                                                                       \
+    DISPATCH();                                                                    \
+  }
+#include "vm/mem_pairs.def"
+#undef WZVM_MEM_PAIR
 
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).

@@ -10,7 +10,8 @@
 // and instruction counts exact: where it can trap it reports the trapping
 // instruction's offset, and its count mark says what had run (Emitter's
 // retarget_fused, mark_inner_instruction, absorb_last_op).
-// The families are vm/code.h's fused ops, vm/chains.def and vm/internal_ops.def.
+// The families are vm/code.h's fused ops, vm/chains.def, vm/mem_pairs.def and
+// vm/internal_ops.def.
 
 #pragma once
 
@@ -45,6 +46,10 @@ bool merge_copy(Emitter& e, uint32_t dst, uint32_t src);
 // word). `in_loop`: a constant may go to the constant area cheaply.
 bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
                     std::pair<uint32_t, uint32_t>& out);
+// A load or store of memory 0 just emitted right after another (no label
+// between): the first's op word becomes the pair's (vm/mem_pairs.def), both
+// ops staying whole.
+void pair_mem_access(Emitter& e);
 // After a local.set redirected the op just emitted: two i32.adds in a row
 // become i32.add2.
 void merge_add_pair(Emitter& e);

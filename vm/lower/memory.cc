@@ -23,6 +23,7 @@ bool FunctionCompiler::load(const OpInfo& info) {
     src_word(a);
     word(static_cast<uint32_t>(offset));
     mark_dst(here() - 3);
+    if (mem == 0) pair_mem_access(e_);
   }
   restore_memory(mem);
   return true;
@@ -42,6 +43,7 @@ bool FunctionCompiler::store(const OpInfo& info) {
     src_word(a);
     src_word(v.src);
     word(static_cast<uint32_t>(offset));
+    if (mem == 0) pair_mem_access(e_);
   }
   restore_memory(mem);
   return true;
