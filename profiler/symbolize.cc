@@ -12,6 +12,7 @@
 
 #include "profiler/cpython.h"
 #include "profiler/demangle.h"
+#include "profiler/dwarf_info.h"
 #include "profiler/dwarf_lines.h"
 #include "profiler/golang.h"
 
@@ -244,6 +245,7 @@ class DwarfReader {
     Dwarf_Off die = 0;
     std::vector<std::pair<uint64_t, uint64_t>> ranges;  // empty: unknown, read it with the first lookup
     bool loaded = false;
+    uint32_t index = 0;  // in the unit list (InfoReader's too)
   };
   // Lists the units without reading their contents. False with `why` if
   // libdwarf gave up on a unit header (the units before it are kept).
@@ -271,6 +273,7 @@ class DwarfReader {
         continue;
       }
       if (dwarf_dieoffset(cu, &u.die, &err_) == DW_DLV_OK) {
+        u.index = static_cast<uint32_t>(units.size());
         // DWARF 4 range lists count from the unit's base address.
         Dwarf_Addr low = 0;
         cu_base_ = dwarf_lowpc(cu, &low, &err_) == DW_DLV_OK ? low : 0;
@@ -293,6 +296,7 @@ class DwarfReader {
   static constexpr uint64_t kUnknown = UINT64_MAX;
   void scan_definitions(const Unit& u, std::map<std::string, Dwarf_Off, std::less<>>& types,
                         std::map<std::string, uint64_t, std::less<>>& variables) {
+    if (own_scan_definitions(u, types, variables)) return;
     Dwarf_Die cu = nullptr;
     if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
       clear();
@@ -426,7 +430,55 @@ class DwarfReader {
     }
     cu_start_ = u.start;
     cu_end_ = u.end;
-    read_unit(cu);
+    files_.clear();
+    base_ = 1;
+    read_lines(cu);
+    if (!own_walk(u)) libdwarf_walk(cu);
+    dwarf_dealloc_die(cu);
+  }
+
+  // InfoReader for the DIE walk (null: libdwarf walks every unit).
+  void use_info_reader(std::unique_ptr<dwarf::InfoReader> info) { info_ = std::move(info); }
+
+  // For scopes_both_ways (profiler/dwarf_info.h): unit `u`'s scopes read
+  // both ways, each from nothing (no scopes, no cached declarations).
+  void both_scopes(const Unit& u, dwarf::UnitScopes& out) {
+    Dwarf_Die cu = nullptr;
+    if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
+      clear();
+      return;
+    }
+    cu_start_ = u.start;
+    cu_end_ = u.end;
+    files_.clear();
+    base_ = 1;
+    read_lines(cu);
+    lines_.clear();
+    auto take = [&](std::vector<dwarf::ScopeRow>& rows) {
+      for (const Symbolizer::Scope& sc : s_.scopes_) {
+        dwarf::ScopeRow r;
+        r.name = s_.str(sc.name);
+        r.system_name = s_.str(sc.system_name);
+        r.decl_file = s_.str(sc.decl_file);
+        r.call_file = s_.str(sc.call_file);
+        r.decl_line = sc.decl_line;
+        r.call_line = sc.call_line;
+        r.call_column = sc.call_column;
+        r.parent = sc.parent;
+        rows.push_back(std::move(r));
+      }
+      for (const ScopeRange& sr : scope_ranges_) rows[sr.scope].ranges.push_back({sr.lo, sr.hi});
+      s_.scopes_.clear();
+      scope_ranges_.clear();
+      decls_.clear();
+    };
+    s_.scopes_.clear();
+    scope_ranges_.clear();
+    decls_.clear();
+    out.own_ok = own_walk(u);
+    take(out.own);
+    libdwarf_walk(cu);
+    take(out.libdwarf);
     dwarf_dealloc_die(cu);
   }
 
@@ -532,16 +584,14 @@ class DwarfReader {
   }
 
   // ---- one compile unit ----
-  void read_unit(Dwarf_Die cu) {
-    files_.clear();
-    base_ = 1;
+  // Its DIE tree through libdwarf (the line table is read already).
+  void libdwarf_walk(Dwarf_Die cu) {
     cu_base_ = 0;
     Dwarf_Addr low = 0;
     if (dwarf_lowpc(cu, &low, &err_) == DW_DLV_OK) cu_base_ = low;
     else clear();
     uint64_t lang = 0;
     types_hold_code_ = !udata(cu, DW_AT_language, lang) || !is_c(lang);
-    read_lines(cu);
     walk_children(cu, Symbolizer::kNone, 0);
   }
 
@@ -897,7 +947,10 @@ class DwarfReader {
     if (!inserted) return it->second;
     RawDecl raw;
     read_decl(die, raw, 0);
-    Decl& d = it->second;
+    fill_decl(it->second, raw);
+    return it->second;
+  }
+  void fill_decl(Decl& d, const RawDecl& raw) {
     if (raw.linkage) {
       d.system_name = intern(raw.linkage);
       // Demangled linkage names are qualified ("geo::Vec<int>::dot(...)"),
@@ -911,7 +964,6 @@ class DwarfReader {
     }
     d.file = raw.file;
     d.line = raw.line;
-    return d;
   }
 
   uint32_t add_scope(Dwarf_Die die, uint32_t parent) {
@@ -931,6 +983,259 @@ class DwarfReader {
     }
     s_.scopes_.push_back(sc);
     return static_cast<uint32_t>(s_.scopes_.size() - 1);
+  }
+
+  // ---- the DIE tree through InfoReader (profiler/dwarf_info.h) ----
+  // The same walk as walk_children/visit/code_ranges/decl/add_scope above,
+  // on DIEs read in place. Each step returns false where InfoReader
+  // declines; own_walk then takes back what the unit added, and libdwarf
+  // reads the unit.
+  using Got = dwarf::Got;
+
+  // What reading a unit adds, so that a declined unit leaves nothing.
+  struct Mark {
+    size_t scopes, scope_ranges, strings;
+    bool has_inlines;
+  };
+  Mark mark() {
+    decls_added_.clear();
+    return {s_.scopes_.size(), scope_ranges_.size(), s_.strings_.size(), s_.has_inlines_};
+  }
+  void undo(const Mark& m) {
+    s_.scopes_.resize(m.scopes);
+    scope_ranges_.resize(m.scope_ranges);
+    s_.has_inlines_ = m.has_inlines;
+    for (uint64_t key : decls_added_) decls_.erase(key);
+    decls_added_.clear();
+    while (s_.strings_.size() > m.strings) {
+      index_.erase(s_.strings_.back());
+      s_.strings_.pop_back();
+    }
+  }
+
+  // Reads unit `u`'s DIE tree; false (nothing added) when declined.
+  bool own_walk(const Unit& u) {
+    if (!info_ || !dwarf::own_die_reader_enabled()) return false;
+    const dwarf::Unit* unit = info_->unit(u.index);
+    if (!unit) return false;
+    dwarf::Die cu;
+    if (info_->die(*unit, unit->first_die, cu, true) != Got::kOk) return false;
+    uint64_t lang = 0;
+    const Got g = info_->udata(cu, dwarf::kAtLanguage, lang);
+    if (g == Got::kDecline) return false;
+    cu_base_ = unit->has_low_pc ? unit->low_pc : 0;
+    types_hold_code_ = g != Got::kOk || !is_c(lang);
+    const Mark m = mark();
+    uint64_t pos = cu.end;
+    if (cu.children() && !own_walk_children(*unit, pos, Symbolizer::kNone, 0)) {
+      undo(m);
+      return false;
+    }
+    return true;
+  }
+
+  // The children of a DIE from `pos` (its first child) to past the null
+  // entry that ends them; `depth` is the parent's.
+  bool own_walk_children(const dwarf::Unit& u, uint64_t& pos, uint32_t scope, int depth) {
+    // walk_children stops here without an error; the reader does not copy that.
+    if (depth > 200) return false;
+    dwarf::Die d;
+    for (;;) {
+      if (pos >= u.end) return false;
+      Got g = info_->die(u, pos, d, false);
+      // Only functions and inlined calls have attributes read.
+      if (g == Got::kOk && (d.tag() == dwarf::kTagSubprogram || d.tag() == dwarf::kTagInlinedSubroutine))
+        g = info_->die(u, pos, d, true);
+      if (g == Got::kDecline) return false;
+      pos = d.end;
+      if (g == Got::kAbsent) return true;
+      if (!own_visit(d, pos, scope, depth + 1) || !info_->sibling_agrees(d, pos)) return false;
+    }
+  }
+
+  // visit(), and steps `pos` over the DIE's children.
+  bool own_visit(const dwarf::Die& d, uint64_t& pos, uint32_t scope, int depth) {
+    auto children = [&](uint32_t parent) {
+      return !d.children() || own_walk_children(*d.unit, pos, parent, depth);
+    };
+    auto skip = [&] { return !d.children() || info_->skip_children(*d.unit, pos, depth + 1); };
+    switch (d.tag()) {
+      case dwarf::kTagSubprogram:
+      case dwarf::kTagInlinedSubroutine: {
+        std::vector<std::pair<uint64_t, uint64_t>> ranges;
+        if (own_code_ranges(d, ranges) == Got::kDecline) return false;
+        if (ranges.empty()) return children(scope);
+        uint32_t id = 0;
+        if (!own_add_scope(d, d.tag() == dwarf::kTagInlinedSubroutine ? scope : Symbolizer::kNone, id))
+          return false;
+        for (auto [lo, hi] : ranges) scope_ranges_.push_back({lo, hi, id});
+        return children(id);
+      }
+      case dwarf::kTagLexicalBlock:
+      case dwarf::kTagNamespace:
+      case dwarf::kTagModule:
+        return children(scope);
+      case dwarf::kTagStructureType:
+      case dwarf::kTagClassType:
+      case dwarf::kTagUnionType:
+        return types_hold_code_ ? children(scope) : skip();
+      default:
+        return skip();
+    }
+  }
+
+  Got own_code_ranges(const dwarf::Die& d, std::vector<std::pair<uint64_t, uint64_t>>& out) {
+    auto add = [&](uint64_t lo, uint64_t hi) {
+      if (lo < hi && hi <= code_size_) out.push_back({lo, hi});
+    };
+    uint64_t lo = 0;
+    Got g = info_->low_pc(d, lo);
+    if (g == Got::kDecline) return g;
+    if (g == Got::kOk) {
+      uint64_t hi = 0;
+      bool constant = false;
+      g = info_->high_pc(d, hi, constant);
+      if (g == Got::kDecline) return g;
+      if (g == Got::kOk) {
+        add(lo, constant ? lo + hi : hi);
+        return Got::kOk;
+      }
+    }
+    raw_ranges_.clear();
+    g = info_->ranges(d, cu_base_, raw_ranges_);
+    if (g == Got::kDecline) return g;
+    for (auto [a, b] : raw_ranges_) add(a, b);
+    return Got::kOk;
+  }
+
+  Got own_read_decl(const dwarf::Die& die, RawDecl& d, int hops) {
+    Got g = Got::kOk;
+    if (!d.linkage) {
+      if ((g = info_->string(die, dwarf::kAtLinkageName, d.linkage)) == Got::kDecline) return g;
+      if (!d.linkage && (g = info_->string(die, dwarf::kAtMipsLinkageName, d.linkage)) == Got::kDecline)
+        return g;
+    }
+    if (!d.name && (g = info_->string(die, dwarf::kAtName, d.name)) == Got::kDecline) return g;
+    if (d.line == 0) {
+      uint64_t line = 0, fileno = 0;
+      if ((g = info_->udata(die, dwarf::kAtDeclLine, line)) == Got::kDecline) return g;
+      if (g == Got::kOk) {
+        if ((g = info_->udata(die, dwarf::kAtDeclFile, fileno)) == Got::kDecline) return g;
+        // As read_decl: file numbers of this unit's DIEs only.
+        if (g == Got::kOk && die.offset >= cu_start_ && die.offset < cu_end_) {
+          d.line = static_cast<uint32_t>(line);
+          d.file = file(fileno);
+        }
+      }
+    }
+    if ((d.linkage && d.name && d.line) || hops >= 8) return Got::kOk;
+    for (uint16_t ref : {dwarf::kAtAbstractOrigin, dwarf::kAtSpecification}) {
+      uint64_t off = 0;
+      if ((g = info_->reference(die, ref, off)) == Got::kDecline) return g;
+      if (g != Got::kOk) continue;
+      dwarf::Die target;
+      if (info_->die_at(off, target) != Got::kOk) return Got::kDecline;
+      return own_read_decl(target, d, hops + 1);
+    }
+    return Got::kOk;
+  }
+
+  Got own_decl(const dwarf::Die& die, const Decl*& out) {
+    uint64_t key = die.offset, origin = 0;
+    const Got g = info_->reference(die, dwarf::kAtAbstractOrigin, origin);
+    if (g == Got::kDecline) return g;
+    if (g == Got::kOk) key = origin;
+    auto [it, inserted] = decls_.try_emplace(key);
+    out = &it->second;
+    if (!inserted) return Got::kOk;
+    decls_added_.push_back(key);
+    RawDecl raw;
+    if (own_read_decl(die, raw, 0) == Got::kDecline) return Got::kDecline;
+    fill_decl(it->second, raw);
+    return Got::kOk;
+  }
+
+  bool own_add_scope(const dwarf::Die& die, uint32_t parent, uint32_t& id) {
+    const Decl* d = nullptr;
+    if (own_decl(die, d) == Got::kDecline) return false;
+    Symbolizer::Scope sc;
+    sc.name = d->name;
+    sc.system_name = d->system_name;
+    sc.decl_file = d->file;
+    sc.decl_line = d->line;
+    sc.parent = parent;
+    if (parent != Symbolizer::kNone) {
+      s_.has_inlines_ = true;
+      uint64_t v = 0;
+      Got g = info_->udata(die, dwarf::kAtCallFile, v);
+      if (g == Got::kDecline) return false;
+      if (g == Got::kOk) sc.call_file = file(v);
+      if ((g = info_->udata(die, dwarf::kAtCallLine, v)) == Got::kDecline) return false;
+      if (g == Got::kOk) sc.call_line = static_cast<uint32_t>(v);
+      if ((g = info_->udata(die, dwarf::kAtCallColumn, v)) == Got::kDecline) return false;
+      if (g == Got::kOk) sc.call_column = static_cast<uint32_t>(v);
+    }
+    s_.scopes_.push_back(sc);
+    id = static_cast<uint32_t>(s_.scopes_.size() - 1);
+    return true;
+  }
+
+  // scan_definitions over InfoReader; false (the maps as they were) when
+  // it declines the unit.
+  bool own_scan_definitions(const Unit& u, std::map<std::string, Dwarf_Off, std::less<>>& types,
+                            std::map<std::string, uint64_t, std::less<>>& variables) {
+    if (!info_ || !dwarf::own_die_reader_enabled()) return false;
+    const dwarf::Unit* unit = info_->unit(u.index);
+    if (!unit) return false;
+    dwarf::Die d;
+    if (info_->die(*unit, unit->first_die, d, true) != Got::kOk) return false;
+    // What was found, to forget when declined (each was 0 / kUnknown).
+    std::vector<Dwarf_Off*> types_found;
+    std::vector<uint64_t*> variables_found;
+    auto decline = [&] {
+      for (Dwarf_Off* t : types_found) *t = 0;
+      for (uint64_t* v : variables_found) *v = kUnknown;
+      return false;
+    };
+    uint64_t pos = d.end;
+    if (!d.children()) return true;
+    for (;;) {
+      if (pos >= unit->end) return decline();
+      Got g = info_->die(*unit, pos, d, false);
+      const uint16_t tag = g == Got::kOk ? d.tag() : 0;
+      const bool type =
+          tag == dwarf::kTagStructureType || tag == dwarf::kTagUnionType || tag == dwarf::kTagTypedef;
+      if (type || tag == dwarf::kTagVariable) g = info_->die(*unit, pos, d, true);
+      if (g == Got::kDecline) return decline();
+      pos = d.end;
+      if (g == Got::kAbsent) return true;
+      const char* name = nullptr;
+      if ((type || tag == dwarf::kTagVariable) && info_->string(d, dwarf::kAtName, name) == Got::kDecline)
+        return decline();
+      if (name && type) {
+        auto it = types.find(std::string_view(name));
+        if (it != types.end() && !it->second && !info_->has(d, dwarf::kAtDeclaration)) {
+          types_found.push_back(&it->second);
+          it->second = d.offset;
+        }
+      } else if (name) {
+        auto it = variables.find(std::string_view(name));
+        const uint8_t* p = nullptr;
+        uint64_t len = 0;
+        if (it != variables.end() && it->second == kUnknown) {
+          const Got e = info_->exprloc(d, dwarf::kAtLocation, p, len);
+          if (e == Got::kDecline) return decline();
+          // As address(): a location that is one DW_OP_addr.
+          if (e == Got::kOk && len >= 2 && len <= 9 && p[0] == DW_OP_addr) {
+            variables_found.push_back(&it->second);
+            it->second = 0;
+            for (uint64_t i = len - 1; i >= 1; --i) it->second = it->second << 8 | p[i];
+          }
+        }
+      }
+      if (d.children() && !info_->skip_children(*unit, pos, 2)) return decline();
+      if (!info_->sibling_agrees(d, pos)) return decline();
+    }
   }
 
   // ---- the lookup table ----
@@ -1050,6 +1355,9 @@ class DwarfReader {
   std::unordered_map<std::string_view, uint32_t> index_;
   std::unordered_map<Dwarf_Off, Decl> decls_;
   std::vector<ScopeRange> scope_ranges_;
+  std::unique_ptr<dwarf::InfoReader> info_;
+  std::vector<uint64_t> decls_added_;  // by the unit being read through info_
+  std::vector<std::pair<uint64_t, uint64_t>> raw_ranges_;
   std::vector<LineRange> lines_;
 };
 
@@ -1140,6 +1448,27 @@ Symbolizer::Symbolizer(const vm::Module& module) : module_(module) {
   if (line && !split) lazy->reader->use_debug_line(line->data, line->size);
   std::string why;
   if (!lazy->reader->index(lazy->units, why)) warning_ = "DWARF partly read: " + why;
+  // The DIE trees are walked by InfoReader (profiler/dwarf_info.h) where it
+  // can, over the units libdwarf listed; not in a split-DWARF package.
+  if (!split) {
+    dwarf::Sections sections;
+    for (const WasmSection& sec : obj.sections) {
+      const std::string_view name = sec.name;
+      dwarf::Section* to = name == ".debug_info"          ? &sections.info
+                           : name == ".debug_abbrev"      ? &sections.abbrev
+                           : name == ".debug_str"         ? &sections.str
+                           : name == ".debug_line_str"    ? &sections.line_str
+                           : name == ".debug_str_offsets" ? &sections.str_offsets
+                           : name == ".debug_addr"        ? &sections.addr
+                           : name == ".debug_ranges"      ? &sections.ranges
+                           : name == ".debug_rnglists"    ? &sections.rnglists
+                                                          : nullptr;
+      if (to) *to = {sec.data, sec.size};
+    }
+    std::vector<dwarf::UnitBounds> bounds;
+    for (const DwarfReader::Unit& u : lazy->units) bounds.push_back({u.start, u.end, u.die});
+    lazy->reader->use_info_reader(std::make_unique<dwarf::InfoReader>(sections, std::move(bounds)));
+  }
   lazy->unloaded = lazy->units.size();
   lazy->index_spans();
   lazy_ = std::move(lazy);
@@ -1439,6 +1768,15 @@ SourceFrame Symbolizer::function(uint32_t func_index) const {
   f.function = str(name);
   f.system_name = str(sys);
   return f;
+}
+
+std::vector<dwarf::UnitScopes> dwarf::scopes_both_ways(const vm::Module& module) {
+  std::vector<UnitScopes> out;
+  Symbolizer sym(module);
+  if (!sym.lazy_) return out;
+  std::lock_guard libdwarf_lock(libdwarf_mu());
+  for (const DwarfReader::Unit& u : sym.lazy_->units) sym.lazy_->reader->both_scopes(u, out.emplace_back());
+  return out;
 }
 
 std::vector<UnitLineRows> line_rows_both_ways(const vm::Module& module) {

@@ -39,6 +39,10 @@ namespace wzvm::profiler {
 class GoModule;
 class CPythonModule;
 struct UnitLineRows;
+namespace dwarf {
+struct UnitScopes;
+std::vector<UnitScopes> scopes_both_ways(const vm::Module& module);
+}  // namespace dwarf
 
 // One frame of source: a function and where in it execution is. Views point
 // into the Symbolizer (or the Module) and live as long as they do.
@@ -159,6 +163,7 @@ class Symbolizer {
  private:
   friend class DwarfReader;
   friend std::vector<UnitLineRows> line_rows_both_ways(const vm::Module& module);  // profiler/dwarf_lines.h
+  friend std::vector<dwarf::UnitScopes> dwarf::scopes_both_ways(const vm::Module& module);  // dwarf_info.h
   SourceFrame scope_frame(uint32_t scope) const;
   std::vector<SourceFrame> lookup(uint32_t address, std::optional<uint32_t> func_index) const;
   std::string_view str(uint32_t index) const { return index == kNone ? std::string_view() : strings_[index]; }

@@ -11,12 +11,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "profiler/demangle.h"
+#include "profiler/dwarf_info.h"
 #include "profiler/dwarf_lines.h"
 #include "vm/module.h"
 
@@ -409,6 +411,164 @@ TEST(Symbolize, OwnLineDecoderOnMutatedTablesDeclinesOrAgrees) {
     }
   }
   EXPECT_GT(declined, 0u) << mutations << " mutations";
+}
+
+// The DIE trees are walked by InfoReader (profiler/dwarf_info.h), not
+// libdwarf: every unit's scopes (names, declarations, calls, parents,
+// ranges) must be libdwarf's, and every unit of these producers must be
+// read by it (a reader that always declined would agree with everything).
+// Then whole Symbolizers, one each way, must answer every lookup alike.
+void expect_scopes_both_ways(const std::string& path, size_t lookup_stride) {
+  std::ifstream in(path, std::ios::binary);
+  auto m = vm::decode_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  ASSERT_TRUE(m.ok()) << path;
+  const std::vector<dwarf::UnitScopes> units = dwarf::scopes_both_ways(**m);
+  size_t scopes = 0, inlined = 0, declined = 0;
+  for (size_t i = 0; i < units.size(); ++i) {
+    const dwarf::UnitScopes& u = units[i];
+    if (!u.own_ok) {
+      ++declined;
+      continue;
+    }
+    scopes += u.own.size();
+    for (const dwarf::ScopeRow& r : u.own) inlined += r.parent != UINT32_MAX && !r.call_file.empty();
+    if (u.own == u.libdwarf) continue;
+    size_t at = 0;
+    while (at < u.own.size() && at < u.libdwarf.size() && u.own[at] == u.libdwarf[at]) ++at;
+    std::string what = at < u.own.size() ? u.own[at].name : "(none)";
+    std::string want = at < u.libdwarf.size() ? u.libdwarf[at].name : "(none)";
+    ADD_FAILURE() << path << " unit " << i << ": scope " << at << " of " << u.own.size() << " (libdwarf "
+                  << u.libdwarf.size() << ") differs: " << what << " / libdwarf " << want;
+  }
+  EXPECT_EQ(declined, 0u) << path << ": " << declined << " of " << units.size() << " units declined";
+  EXPECT_GT(scopes, 10u) << path;
+  EXPECT_GT(inlined, 0u) << path;
+
+  // Whole tables: lookups through one Symbolizer read each way.
+  dwarf::set_own_die_reader(false);
+  Symbolizer theirs(**m);
+  dwarf::set_own_die_reader(true);
+  Symbolizer ours(**m);
+  auto text = [](const std::vector<SourceFrame>& fs) {
+    std::string d;
+    for (const SourceFrame& f : fs)
+      d.append(f.function).append("|").append(f.system_name).append("|").append(f.function_file) +=
+          ":" + std::to_string(f.start_line) + "|" + std::string(f.file) + ":" + std::to_string(f.line) +
+          ":" + std::to_string(f.column) + (f.inlined ? " inlined\n" : "\n");
+    return d;
+  };
+  std::vector<uint32_t> addrs;
+  for (const vm::Function& f : (*m)->functions)
+    for (uint32_t a = f.body_offset; a < f.body_end; a += a == f.body_offset ? 1 : lookup_stride)
+      addrs.push_back(a);
+  ours.prefetch(addrs);
+  theirs.prefetch(addrs);
+  size_t wrong = 0;
+  for (uint32_t a : addrs)
+    if (text(ours.lookup(a)) != text(theirs.lookup(a)) && ++wrong < 5)
+      ADD_FAILURE() << path << " at " << a << ":\n"
+                    << text(ours.lookup(a)) << "libdwarf:\n"
+                    << text(theirs.lookup(a));
+  EXPECT_EQ(wrong, 0u) << path << ", " << addrs.size() << " addresses";
+  EXPECT_EQ(ours.has_inline_frames(), theirs.has_inline_frames());
+  EXPECT_EQ(ours.warning(), theirs.warning());
+}
+
+TEST(Symbolize, OwnDieReaderAgreesWithLibdwarf) {
+  size_t read = 0;
+  for (const char* p : {"inline.wasm", "inline5.wasm", "geometry.wasm", "hashing.wasm", "hashing-v0.wasm"}) {
+    const std::string path = dwarf_program(p);
+    if (!std::filesystem::exists(path)) continue;  // its toolchain missing
+    expect_scopes_both_ways(path, 1);
+    ++read;
+  }
+  if (read == 0) GTEST_SKIP() << "no test program built";
+}
+
+TEST(Symbolize, OwnDieReaderAgreesWithLibdwarfOnCPython) {
+  const std::string path = std::string(WZVM_CPYTHON_DIR) + "/python.wasm";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (bash scripts/build-cpython.sh)";
+  expect_scopes_both_ways(path, 61);
+  // The data layout the CPython profiler reads (Symbolizer::layout, the
+  // top-level scan) is the same both ways too.
+  std::ifstream in(path, std::ios::binary);
+  auto m = vm::decode_module({std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()});
+  ASSERT_TRUE(m.ok());
+  auto layout = [&](bool own, std::string& out) {
+    dwarf::set_own_die_reader(own);
+    Symbolizer sym(**m);
+    dwarf::set_own_die_reader(true);
+    // Some of what profiler/cpython.cc asks for.
+    std::map<std::string, Symbolizer::Field> fields;
+    for (const char* p :
+         {"pyruntimestate.interpreters.main", "_is.threads.head", "_ts.cframe", "_PyInterpreterFrame.f_code",
+          "PyCodeObject.co_firstlineno", "PyBytesObject.ob_sval", "PyASCIIObject", "PyASCIIObject.state.kind",
+          "PyASCIIObject.state.ascii"})
+      fields[p];
+    std::map<std::string, uint64_t> variables = {{"_PyRuntime", 0}, {"Py_Version", 0}, {"PyBytes_Type", 0}};
+    std::string why;
+    const bool ok = sym.layout(fields, variables, why);
+    out = why;
+    for (const auto& [k, f] : fields)
+      out += k + "=" + std::to_string(f.offset) + "/" + std::to_string(f.bit_offset) + "/" +
+             std::to_string(f.bit_size) + "/" + std::to_string(f.size) + ";";
+    for (const auto& [k, v] : variables) out += k + "@" + std::to_string(v) + ";";
+    return ok;
+  };
+  std::string ours, theirs;
+  const bool ok = layout(true, ours);
+  EXPECT_EQ(ok, layout(false, theirs));
+  EXPECT_EQ(ours, theirs);
+}
+
+// On malformed DIE trees InfoReader declines or agrees with libdwarf (which
+// then reads the unit), and never reads out of bounds (ASan build): single
+// bytes of .debug_info and .debug_abbrev changed, across both sections.
+TEST(Symbolize, OwnDieReaderOnMutatedSectionsDeclinesOrAgrees) {
+  size_t declined = 0, agreed = 0, mutations = 0;
+  for (const char* program : {"inline.wasm", "inline5.wasm"}) {
+    const std::string path = dwarf_program(program);
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not built (toolchain missing)";
+    std::ifstream in(path, std::ios::binary);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::vector<std::pair<uint32_t, uint32_t>> sections;  // offset, size
+    {
+      auto m = vm::decode_module(bytes);
+      ASSERT_TRUE(m.ok());
+      for (const vm::CustomSection& c : (*m)->customs)
+        if (c.name == ".debug_info" || c.name == ".debug_abbrev") sections.push_back({c.offset, c.size});
+    }
+    ASSERT_EQ(sections.size(), 2u) << path;
+    for (auto [at, size] : sections) {
+      // About 150 places per section, the start (headers, the first
+      // abbreviations) densely.
+      std::vector<uint32_t> places;
+      for (uint32_t i = 0; i < std::min<uint32_t>(size, 60); ++i) places.push_back(i);
+      for (uint32_t i = 60; i < size; i += std::max<uint32_t>(1, size / 90)) places.push_back(i);
+      for (uint32_t i : places) {
+        for (uint8_t flip : {uint8_t{0xff}, uint8_t{0x01}, uint8_t{0x40}}) {
+          std::vector<uint8_t> changed = bytes;
+          changed[at + i] ^= flip;
+          auto m = vm::decode_module(std::move(changed));
+          ASSERT_TRUE(m.ok());
+          ++mutations;
+          const std::vector<dwarf::UnitScopes> units = dwarf::scopes_both_ways(**m);
+          for (size_t k = 0; k < units.size(); ++k) {
+            const dwarf::UnitScopes& u = units[k];
+            if (!u.own_ok) {
+              ++declined;
+              continue;
+            }
+            ++agreed;
+            EXPECT_TRUE(u.own == u.libdwarf) << program << " byte " << i << " of section at " << at << " ^ "
+                                             << int(flip) << ", unit " << k;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(declined, 0u) << mutations << " mutations";
+  EXPECT_GT(agreed, declined) << mutations << " mutations";
 }
 
 // ---- Rust (testdata/dwarf/hashing.rs), legacy and v0 mangling ----
