@@ -243,10 +243,51 @@ InfoReader::InfoReader(const Sections& sections, std::vector<UnitBounds> units)
     : s_(sections), bounds_(std::move(units)), units_(bounds_.size()), unit_read_(bounds_.size()) {}
 InfoReader::~InfoReader() = default;
 
-const AbbrevTable* InfoReader::abbrev_table(uint64_t offset) {
-  auto [it, fresh] = abbrevs_.try_emplace(offset);
+// The size of a value of `form` that always has one, else -1.
+static int fixed_size(uint16_t form, const Unit& u) {
+  switch (form) {
+    case kAddr:
+      return static_cast<int>(u.address_size);
+    case kRefAddr:
+      return u.version == 2 ? static_cast<int>(u.address_size) : 4;
+    case kData1:
+    case kFlag:
+    case kRef1:
+    case kStrx1:
+    case kAddrx1:
+      return 1;
+    case kData2:
+    case kRef2:
+    case kStrx2:
+    case kAddrx2:
+      return 2;
+    case kData4:
+    case kRef4:
+    case kStrx4:
+    case kAddrx4:
+    case kStrp:
+    case kLineStrp:
+    case kSecOffset:
+      return 4;
+    case kData8:
+    case kRef8:
+    case kRefSig8:
+      return 8;
+    case kData16:
+      return 16;
+    case kFlagPresent:
+    case kImplicitConst:
+      return 0;
+    default:
+      return -1;
+  }
+}
+
+const AbbrevTable* InfoReader::abbrev_table(uint64_t offset, const Unit& u) {
+  if (offset >= s_.abbrev.size || offset >> 40) return nullptr;
+  const uint64_t key = offset | static_cast<uint64_t>(u.address_size) << 40 | uint64_t(u.version == 2) << 48;
+  auto [it, fresh] = abbrevs_.try_emplace(key);
   if (!fresh) return it->second.get();
-  if (offset >= s_.abbrev.size) return nullptr;
   auto table = std::make_unique<AbbrevTable>();
   Cursor c{s_.abbrev.data + offset, s_.abbrev.data + s_.abbrev.size};
   // A table ends with a 0 code. libdwarf reads it lazily, up to the code it
@@ -277,6 +318,13 @@ const AbbrevTable* InfoReader::abbrev_table(uint64_t offset) {
       table->specs.push_back(spec);
     }
     a.count = static_cast<uint32_t>(table->specs.size() - a.first);
+    // Most DIEs (members, parameters, types) are stepped over by this size.
+    int size = 0;
+    for (uint32_t i = a.first; i < a.first + a.count && size >= 0; ++i) {
+      const int n = fixed_size(table->specs[i].form, u);
+      size = n < 0 ? -1 : size + n;
+    }
+    a.size = size;
   }
   it->second = std::move(table);
   return it->second.get();
@@ -311,7 +359,7 @@ const Unit* InfoReader::unit(size_t index) {
   u->address_size = static_cast<unsigned>(address_size);
   u->first_die = static_cast<uint64_t>(c.p - s_.info.data);
   if (u->first_die != b.die) return nullptr;
-  u->abbrevs = abbrev_table(abbrev_offset);
+  u->abbrevs = abbrev_table(abbrev_offset, *u);
   if (!u->abbrevs) return nullptr;
 
   Die d;
@@ -373,6 +421,11 @@ Got InfoReader::die_values(const Unit& u, const uint8_t* p, Die& d, bool values)
   }
   if (code >= u.abbrevs->by_code.size() || !u.abbrevs->by_code[code].defined) return Got::kDecline;
   d.abbrev = &u.abbrevs->by_code[code];
+  if (!values && d.abbrev->size >= 0) {
+    if (!c.skip(static_cast<uint64_t>(d.abbrev->size))) return Got::kDecline;
+    d.end = static_cast<uint64_t>(c.p - s_.info.data);
+    return Got::kOk;
+  }
   if (values && d.abbrev->count > Die::kMaxAttrs) return Got::kDecline;
   const AttrSpec* spec = u.abbrevs->specs.data() + d.abbrev->first;
   for (uint32_t i = 0; i < d.abbrev->count; ++i) {

@@ -105,9 +105,11 @@ struct Abbrev {
   bool defined = false;
   bool sibling = false;           // has a DW_AT_sibling
   uint32_t first = 0, count = 0;  // its specs in AbbrevTable::specs
+  int32_t size = -1;              // of its attributes when every form has a fixed size, else -1
 };
 // One table of .debug_abbrev, whole (libdwarf parses as far as it needs; a
-// table that is malformed anywhere is declined).
+// table that is malformed anywhere is declined), for units of one address
+// size and one DW_FORM_ref_addr size (sizes depend on both).
 struct AbbrevTable {
   std::vector<Abbrev> by_code;  // index: abbreviation code
   std::vector<AttrSpec> specs;
@@ -182,7 +184,7 @@ class InfoReader {
  private:
   struct RnglistsTable;
   int find(const Die& d, uint16_t name) const;  // index in the abbreviation, -1 if absent
-  const AbbrevTable* abbrev_table(uint64_t offset);
+  const AbbrevTable* abbrev_table(uint64_t offset, const Unit& u);
   Got die_values(const Unit& u, const uint8_t* p, Die& d, bool values);
   bool address_at(const Unit& u, uint64_t index, uint64_t& out) const;  // .debug_addr
   bool string_at(const Section& s, uint64_t offset, const char*& out) const;
@@ -193,7 +195,8 @@ class InfoReader {
   std::vector<UnitBounds> bounds_;
   std::vector<std::unique_ptr<Unit>> units_;
   std::vector<bool> unit_read_;
-  std::unordered_map<uint64_t, std::unique_ptr<AbbrevTable>> abbrevs_;  // null: declined
+  // By offset, address size and DWARF 2 or not; null: declined.
+  std::unordered_map<uint64_t, std::unique_ptr<AbbrevTable>> abbrevs_;
   std::vector<RnglistsTable> rnglists_;
   int rnglists_state_ = 0;  // 0 unread, 1 read, -1 malformed
 };

@@ -451,10 +451,12 @@ void expect_scopes_both_ways(const std::string& path, size_t lookup_stride) {
   Symbolizer ours(**m);
   auto text = [](const std::vector<SourceFrame>& fs) {
     std::string d;
-    for (const SourceFrame& f : fs)
-      d.append(f.function).append("|").append(f.system_name).append("|").append(f.function_file) +=
-          ":" + std::to_string(f.start_line) + "|" + std::string(f.file) + ":" + std::to_string(f.line) +
-          ":" + std::to_string(f.column) + (f.inlined ? " inlined\n" : "\n");
+    for (const SourceFrame& f : fs) {
+      d.append(f.function).append("|").append(f.system_name).append("|").append(f.function_file).append(":");
+      d.append(std::to_string(f.start_line)).append("|").append(f.file).append(":");
+      d.append(std::to_string(f.line)).append(":").append(std::to_string(f.column));
+      d.append(f.inlined ? " inlined\n" : "\n");
+    }
     return d;
   };
   std::vector<uint32_t> addrs;
