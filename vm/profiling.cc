@@ -1,6 +1,7 @@
 #include "vm/profiling.h"
 
 #include <algorithm>
+#include <new>
 
 #include "vm/code.h"
 #include "vm/runtime.h"
@@ -55,7 +56,9 @@ uint32_t CallTree::child(uint32_t parent, const FuncInst* func, uint32_t site) {
 uint64_t* Profiling::alloc_counters(size_t n) {
   if (n > chunk_left_) {
     size_t size = std::max(n, kChunk);
-    chunks_.push_back(std::make_unique<uint64_t[]>(size));  // zeroed
+    auto* chunk = static_cast<uint64_t*>(std::calloc(size, sizeof(uint64_t)));
+    if (!chunk) throw std::bad_alloc();
+    chunks_.emplace_back(chunk);
     chunk_next_ = chunks_.back().get();
     chunk_left_ = size;
   }
