@@ -453,8 +453,7 @@ class DwarfReader {
     files_.clear();
     base_ = 1;
     read_lines(cu);
-    lines_.clear();
-    line_runs_.clear();
+    unit_lines_.clear();
     auto take = [&](std::vector<dwarf::ScopeRow>& rows) {
       for (const Symbolizer::Scope& sc : s_.scopes_) {
         dwarf::ScopeRow r;
@@ -600,12 +599,17 @@ class DwarfReader {
   // where it reads the program, else from libdwarf; file names from libdwarf
   // either way (it joins directories and names as it always has).
   void read_lines(Dwarf_Die cu) {
-    line_runs_.push_back(lines_.size());
     if (!own_line_rows(cu, rows_)) {
       files_.clear();
       base_ = 1;
       if (!libdwarf_line_rows(cu, rows_)) return;
     }
+    // A vector per unit, sized by its rows: growing one vector for the
+    // whole batch a row at a time reallocated it (copies, and fresh pages
+    // to fault in) often enough to cost a tenth of reading CPython's units
+    // for a profile. finish() puts them together once.
+    std::vector<LineRange>& out = unit_lines_.emplace_back();
+    out.reserve(rows_.size());
     // Each row holds from its address to the next row's; a row with
     // end_sequence only ends the previous one.
     bool open = false;
@@ -613,7 +617,9 @@ class DwarfReader {
     for (const LineRow& row : rows_) {
       if (open) {
         cur.hi = row.address;
-        add_line(cur);
+        // Code that wasm-ld discarded keeps its rows, relocated to a
+        // tombstone address past the code section; drop those.
+        if (cur.lo < cur.hi && cur.hi <= code_size_) out.push_back(cur);
         open = false;
       }
       if (row.end_sequence) continue;
@@ -721,12 +727,6 @@ class DwarfReader {
   }
 
  private:
-  void add_line(const LineRange& r) {
-    // Code that wasm-ld discarded keeps its rows, relocated to a tombstone
-    // address past the code section; drop those.
-    if (r.lo < r.hi && r.hi <= code_size_) lines_.push_back(r);
-  }
-
   // ---- the DIE tree ----
   void walk_children(Dwarf_Die parent, uint32_t scope, int depth) {
     // Deep nesting only comes from malformed DWARF; stop before the stack does.
@@ -1255,9 +1255,9 @@ class DwarfReader {
 
     // Usually in order already: a unit's sequences follow its functions.
     auto by_start = [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; };
-    if (!std::is_sorted(lines_.begin(), lines_.end(), by_start) && !order_line_runs())
+    gather_lines();
+    if (!std::is_sorted(lines_.begin(), lines_.end(), by_start))
       std::stable_sort(lines_.begin(), lines_.end(), by_start);
-    line_runs_.clear();
     // Sequences should not overlap; if they do, the later start wins.
     for (size_t i = 0; i + 1 < lines_.size(); ++i) lines_[i].hi = std::min(lines_[i].hi, lines_[i + 1].lo);
 
@@ -1311,32 +1311,33 @@ class DwarfReader {
     merge(entries);
   }
 
-  // Units read together cover separate code: sorting each unit's rows
+  // The units' rows into lines_, in address order where that is cheap:
+  // units read together cover separate code, so sorting each unit's rows
   // (most are in order already) and putting the units in order sorts them
   // all (sorting every row at once was a tenth of writing CPython's
-  // profile). False when two units' rows share an address; then lines_
-  // still stable_sorts to the same order as before.
-  bool order_line_runs() {
+  // profile). Where two units' rows share an address they stay in reading
+  // order, for finish() to stable_sort as before.
+  void gather_lines() {
     auto by_start = [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; };
-    std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) in lines_
-    for (size_t i = 0; i < line_runs_.size(); ++i) {
-      const size_t end = i + 1 < line_runs_.size() ? line_runs_[i + 1] : lines_.size();
-      if (line_runs_[i] == end) continue;
-      if (!std::is_sorted(lines_.begin() + line_runs_[i], lines_.begin() + end, by_start))
-        std::stable_sort(lines_.begin() + line_runs_[i], lines_.begin() + end, by_start);
-      runs.push_back({line_runs_[i], end});
+    size_t total = 0;
+    std::vector<const std::vector<LineRange>*> runs;
+    for (std::vector<LineRange>& u : unit_lines_) {
+      if (u.empty()) continue;
+      if (!std::is_sorted(u.begin(), u.end(), by_start)) std::stable_sort(u.begin(), u.end(), by_start);
+      runs.push_back(&u);
+      total += u.size();
     }
-    auto first = [&](const auto& a, const auto& b) { return lines_[a.first].lo < lines_[b.first].lo; };
-    const bool in_place = std::is_sorted(runs.begin(), runs.end(), first);  // units in address order
-    if (!in_place) std::sort(runs.begin(), runs.end(), first);
-    for (size_t i = 0; i + 1 < runs.size(); ++i)
-      if (lines_[runs[i].second - 1].lo >= lines_[runs[i + 1].first].lo) return false;
-    if (in_place) return true;
-    std::vector<LineRange> sorted;
-    sorted.reserve(lines_.size());
-    for (auto [begin, end] : runs) sorted.insert(sorted.end(), lines_.begin() + begin, lines_.begin() + end);
-    lines_.swap(sorted);
-    return true;
+    std::vector<const std::vector<LineRange>*> ordered = runs;
+    auto first = [](const auto* a, const auto* b) { return a->front().lo < b->front().lo; };
+    std::sort(ordered.begin(), ordered.end(), first);
+    bool apart = true;
+    for (size_t i = 0; i + 1 < ordered.size(); ++i)
+      apart &= ordered[i]->back().lo < ordered[i + 1]->front().lo;
+    lines_.clear();
+    lines_.reserve(total);
+    for (const std::vector<LineRange>* u : apart ? ordered : runs)
+      lines_.insert(lines_.end(), u->begin(), u->end());
+    unit_lines_.clear();
   }
 
   // Adds `fresh` to the table. Where an entry of each starts at the same
@@ -1390,7 +1391,7 @@ class DwarfReader {
   std::vector<uint64_t> decls_added_;  // by the unit being read through info_
   std::vector<std::pair<uint64_t, uint64_t>> raw_ranges_;
   std::vector<LineRange> lines_;
-  std::vector<size_t> line_runs_;  // where each unit's rows start in lines_
+  std::vector<std::vector<LineRange>> unit_lines_;  // each unit's, read since the last finish()
 };
 
 // libdwarf stays open for the units not read yet.
@@ -1566,14 +1567,16 @@ void Symbolizer::load_all() const {
 template <class Pred>
 void Symbolizer::read_units(Pred wanted) const {
   if (!lazy_ || lazy_->unloaded == 0) return;
-  std::unique_lock libdwarf_lock(libdwarf_mu(), std::defer_lock);
-  for (auto& u : lazy_->units) {
-    if (u.loaded || !wanted(u)) continue;
-    if (!libdwarf_lock) libdwarf_lock.lock();
-    lazy_->reader->load(u);
+  std::vector<DwarfReader::Unit*> batch;
+  for (auto& u : lazy_->units)
+    if (!u.loaded && wanted(u)) batch.push_back(&u);
+  if (batch.empty()) return;
+  std::lock_guard libdwarf_lock(libdwarf_mu());
+  for (DwarfReader::Unit* u : batch) {
+    lazy_->reader->load(*u);
     --lazy_->unloaded;
   }
-  if (libdwarf_lock) lazy_->reader->finish();  // once for all the units just read
+  lazy_->reader->finish();  // once for all the units just read
 }
 
 bool Symbolizer::layout(std::map<std::string, Field>& fields, std::map<std::string, uint64_t>& variables,
