@@ -1262,21 +1262,25 @@ class DwarfReader {
     for (size_t i = 0; i + 1 < lines_.size(); ++i) lines_[i].hi = std::min(lines_[i].hi, lines_[i + 1].lo);
 
     // Both lists run in address order (the scopes are disjoint, the line
-    // rows were just cut at the next one's start), so their bounds merge.
-    std::vector<uint64_t> scope_cuts, line_cuts, cuts;
-    scope_cuts.reserve(2 * sc.size());
-    line_cuts.reserve(2 * lines_.size());
-    for (const ScopeRange& r : sc) scope_cuts.insert(scope_cuts.end(), {r.lo, r.hi});
-    for (const LineRange& r : lines_) line_cuts.insert(line_cuts.end(), {r.lo, r.hi});
-    cuts.reserve(scope_cuts.size() + line_cuts.size());
-    std::merge(scope_cuts.begin(), scope_cuts.end(), line_cuts.begin(), line_cuts.end(),
-               std::back_inserter(cuts));
-    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    // rows were just cut at the next one's start), so their bounds merge,
+    // each taken once, as they are visited (three vectors of them were
+    // memory to fault in for nothing).
+    const size_t scope_cuts = 2 * sc.size(), line_cuts = 2 * lines_.size();
+    auto scope_cut = [&](size_t k) { return k % 2 ? sc[k / 2].hi : sc[k / 2].lo; };
+    auto line_cut = [&](size_t k) { return k % 2 ? lines_[k / 2].hi : lines_[k / 2].lo; };
+    size_t next_scope = 0, next_line = 0;
+    uint64_t prev = 0;
 
     std::vector<Symbolizer::Entry> entries;
-    entries.reserve(cuts.size());
+    entries.reserve(scope_cuts + line_cuts);
     size_t si = 0, li = 0;
-    for (uint64_t at : cuts) {
+    for (bool first = true; next_scope < scope_cuts || next_line < line_cuts; first = false) {
+      uint64_t at = 0;
+      if (next_line >= line_cuts || (next_scope < scope_cuts && scope_cut(next_scope) <= line_cut(next_line)))
+        at = scope_cut(next_scope++);
+      else at = line_cut(next_line++);
+      if (!first && at == prev) continue;
+      prev = at;
       while (si < sc.size() && sc[si].hi <= at) ++si;
       while (li < lines_.size() && lines_[li].hi <= at) ++li;
       Symbolizer::Entry e;
@@ -1308,7 +1312,7 @@ class DwarfReader {
     }
     scope_ranges_.clear();
     lines_.clear();
-    merge(entries);
+    merge(std::move(entries));
   }
 
   // The units' rows into lines_, in address order where that is cheap:
@@ -1343,10 +1347,10 @@ class DwarfReader {
   // Adds `fresh` to the table. Where an entry of each starts at the same
   // address, one unit's code ends where another's begins: the one that
   // says something wins over the other's empty end.
-  void merge(const std::vector<Symbolizer::Entry>& fresh) {
+  void merge(std::vector<Symbolizer::Entry>&& fresh) {
     auto& table = s_.entries_;
     if (table.empty()) {
-      table = fresh;
+      table = std::move(fresh);
       return;
     }
     std::vector<Symbolizer::Entry> all;
