@@ -11,8 +11,11 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <vector>
 
 #include "vm/atomics.h"
 #include "vm/numerics.h"
@@ -593,6 +596,55 @@ __attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table,
 // --profile=cpu").
 enum class Mode { Plain, Counted };
 
+#if defined(WZVM_COUNT_OP_PAIRS)
+// Measurement builds (WZVM_COUNT_OP_PAIRS, vm/CMakeLists.txt): every dispatch
+// counts the op it goes to and the pair (op before, op); the table is
+// written at exit to the file WZVM_OP_PAIRS names, else to stderr. An op
+// that goes on into another op's code without a dispatch (copy+call_func)
+// counts as one op. One process-wide table, not synchronised: for
+// single-threaded guests.
+struct OpPairCounts {
+  static constexpr size_t kN = static_cast<size_t>(IOp::Count);
+  std::vector<uint64_t> ops = std::vector<uint64_t>(kN), pairs = std::vector<uint64_t>(kN * kN);
+  uint32_t prev = static_cast<uint32_t>(kN);
+  void count(uint32_t op) {
+    ++ops[op];
+    if (prev < kN) ++pairs[size_t{prev} * kN + op];
+    prev = op;
+  }
+  ~OpPairCounts() {
+    const char* path = std::getenv("WZVM_OP_PAIRS");
+    FILE* out = path ? std::fopen(path, "w") : stderr;
+    if (!out) return;
+    uint64_t total = 0;
+    for (uint64_t n : ops) total += n;
+    const double pct = total ? 100.0 / static_cast<double>(total) : 0;
+    auto top = [&](const std::vector<uint64_t>& v, size_t n) {
+      std::vector<size_t> idx;
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i]) idx.push_back(i);
+      std::sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return v[a] > v[b]; });
+      if (idx.size() > n) idx.resize(n);
+      return idx;
+    };
+    std::fprintf(out, "total %llu\n== ops\n", static_cast<unsigned long long>(total));
+    for (size_t i : top(ops, 60))
+      std::fprintf(out, "%6.2f%% %12llu %s\n", static_cast<double>(ops[i]) * pct,
+                   static_cast<unsigned long long>(ops[i]), iop_name(static_cast<IOp>(i)));
+    std::fprintf(out, "== pairs\n");
+    for (size_t i : top(pairs, 120))
+      std::fprintf(out, "%6.2f%% %12llu %s -> %s\n", static_cast<double>(pairs[i]) * pct,
+                   static_cast<unsigned long long>(pairs[i]), iop_name(static_cast<IOp>(i / kN)),
+                   iop_name(static_cast<IOp>(i % kN)));
+    if (out != stderr) std::fclose(out);
+  }
+};
+OpPairCounts op_pair_counts;
+#define WZVM_COUNT_OP_(op) op_pair_counts.count(op)
+#else
+#define WZVM_COUNT_OP_(op) static_cast<void>(0)
+#endif
+
 // ---- The call paths: call and tail call (a return is the Ret op's few lines).
 //
 // The loop keeps its registers in locals of run(): ip, fp, the top frame,
@@ -974,6 +1026,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   if constexpr (!kCounting) goto unlowered_op;
 #define DISPATCH() goto dispatch
 dispatch:
+  WZVM_COUNT_OP_(*ip);
   if (profiled) SAFE_POINT();
   switch (*ip) {
 #else
@@ -982,7 +1035,15 @@ dispatch:
   // Through `labels`: kLabels when nothing profiles, else the loop's table in
   // Profiling::dispatch, which raise() may change at any time (an atomic
   // load: a plain move on x86-64).
+#if defined(WZVM_COUNT_OP_PAIRS)
+#define DISPATCH()                                         \
+  do {                                                     \
+    WZVM_COUNT_OP_(*ip);                                   \
+    goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED); \
+  } while (0)
+#else
 #define DISPATCH() goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED)
+#endif
   static const void* const kLabels[] = {
 #define WZVM_COUNTED_LABEL_(Name) &&L_Else
 #include "vm/interp_labels.inc"
