@@ -129,12 +129,20 @@ __attribute__((always_inline)) inline TrapCode binary(uint64_t* fp, const uint32
   return binary_into<F, R, A, B>(fp, ip[1], rd<A>(fp, ip[2]), rd<B>(fp, ip[3]));
 }
 
+// A 64-bit immediate: two code words at p, low first. One 8-byte load: as
+// `p[0] | p[1] << 32`, GCC merged the two loads in some builds of the loop
+// and not in others (three instructions more per const64, callgrind).
+__attribute__((always_inline)) inline uint64_t imm64(const uint32_t* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
 // [Imm_X dst a imm] (vm/code.h): the second operand is in the code, one word
 // for 32-bit types, two (low first) for 64-bit ones.
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode binary_imm(uint64_t* fp, const uint32_t* ip) {
-  const A b =
-      sizeof(A) == 8 ? static_cast<A>(ip[3] | static_cast<uint64_t>(ip[4]) << 32) : static_cast<A>(ip[3]);
+  const A b = sizeof(A) == 8 ? static_cast<A>(imm64(ip + 3)) : static_cast<A>(ip[3]);
   return binary_into<F, R, A, A>(fp, ip[1], rd<A>(fp, ip[2]), b);
 }
 
@@ -176,22 +184,24 @@ struct MemRow;
 #undef WZVM_MEMROW_AtomicRmw
 #undef WZVM_MEMROW_AtomicCmpxchg
 
-// Row `op`'s access for its four words at ip ([op dst addr offset] or [op
-// addr value offset]), as its own handler does it. False: out of bounds,
-// nothing read or written.
-template <IOp op>
+// Row `op`'s access for its four words at ip + kAt ([op dst addr offset] or
+// [op addr value offset]), as its own handler does it. False: out of bounds,
+// nothing read or written. The words are read as ip[kAt + i]: given ip + 4
+// as a pointer, GCC kept that pointer in a register in some builds of the
+// loop and not in others (one instruction per pair, callgrind).
+template <IOp op, size_t kAt>
 __attribute__((always_inline)) inline bool mem_access(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
                                                       uint64_t memsize) {
   using Row = MemRow<op>;
   using T = typename Row::Mem;
-  const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[Row::kLoad ? 2 : 1])) + ip[3];
+  const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[kAt + (Row::kLoad ? 2 : 1)])) + ip[kAt + 3];
   if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
   if constexpr (Row::kLoad) {
     T v;
     std::memcpy(&v, mem + ea, sizeof(T));
-    wr<typename Row::Val>(fp, ip[1], static_cast<typename Row::Val>(v));
+    wr<typename Row::Val>(fp, ip[kAt + 1], static_cast<typename Row::Val>(v));
   } else {
-    T v = static_cast<T>(rd<typename Row::Val>(fp, ip[2]));
+    T v = static_cast<T>(rd<typename Row::Val>(fp, ip[kAt + 2]));
     std::memcpy(mem + ea, &v, sizeof(T));
   }
   return true;
@@ -1272,17 +1282,16 @@ dispatch:
 
     // ---- Paired memory accesses (vm/mem_pairs.def): [op d1 a1 off1]
     // [Second d2 a2 off2], First's access then Second's. A trap in Second
-    // is at Second's own op word (its source offset and count mark).
-#define WZVM_MEM_PAIR(Name, First, Second, text)                                   \
-  CASE(Name) {                                                                     \
-    if (__builtin_expect(!mem_access<IOp::First>(fp, ip, mem, memsize), 0))        \
-      TRAP(TrapCode::MemoryOutOfBounds);                                           \
-    if (__builtin_expect(!mem_access<IOp::Second>(fp, ip + 4, mem, memsize), 0)) { \
-      ip += 4;                                                                     \
-      TRAP(TrapCode::MemoryOutOfBounds);                                           \
-    }                                                                              \
-    ip += 8;                                                                       \
-    DISPATCH();                                                                    \
+    // is at Second's own op word (its source offset and count mark), where
+    // one block shared by the pairs steps ip.
+#define WZVM_MEM_PAIR(Name, First, Second, text)                                \
+  CASE(Name) {                                                                  \
+    if (__builtin_expect(!mem_access<IOp::First, 0>(fp, ip, mem, memsize), 0))  \
+      TRAP(TrapCode::MemoryOutOfBounds);                                        \
+    if (__builtin_expect(!mem_access<IOp::Second, 4>(fp, ip, mem, memsize), 0)) \
+      goto second_access_out_of_bounds;                                         \
+    ip += 8;                                                                    \
+    DISPATCH();                                                                 \
   }
 #include "vm/mem_pairs.def"
 #undef WZVM_MEM_PAIR
@@ -1336,7 +1345,7 @@ dispatch:
       DISPATCH();
     }
     CASE(Const64) {
-      fp[ip[1]] = static_cast<uint64_t>(ip[2]) | (static_cast<uint64_t>(ip[3]) << 32);
+      fp[ip[1]] = imm64(ip + 2);
       ip += 4;
       DISPATCH();
     }
@@ -2001,6 +2010,12 @@ done:
     if (saved_depth == 0 && prof->cpu && final_sample(*prof, nc, frame, ip)) prof->raise();
   }
   return {};
+
+second_access_out_of_bounds:
+  // The second access of a paired op (vm/mem_pairs.def) is out of bounds:
+  // the trap is at its own op word.
+  ip += 4;
+  TRAP(TrapCode::MemoryOutOfBounds);
 
 on_trap:
   // threads: another thread may have grown a shared memory since this one
