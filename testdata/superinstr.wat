@@ -227,6 +227,37 @@
   (func (export "store_load") (param i32 i32) (result i32)
     (i32.store offset=4 (local.get 0) (local.get 1))
     (i32.load offset=2 (local.get 0)))
+  ;; Arguments copied from locals right before a call: copy+call_func and
+  ;; copy2+call_func (vm/internal_ops.def), the call whole after the copy.
+  (func $load_at (param i32) (result i32)
+    (i32.load (local.get 0)))
+  (func $sub3 (param i32 i32 i32) (result i32)
+    (i32.sub (i32.sub (local.get 0) (local.get 1)) (local.get 2)))
+  (func (export "call_one") (param i32) (result i32)
+    (call $load_at (local.get 0)))
+  (func $sub2 (param i32 i32) (result i32)
+    (i32.sub (local.get 0) (local.get 1)))
+  (func (export "call_two") (param i32 i32) (result i32)
+    (call $sub2 (local.get 1) (local.get 0)))
+  ;; copy2 copy call_func: the single copy is the one paired
+  (func (export "call_three") (param i32 i32 i32) (result i32)
+    (call $sub3 (local.get 1) (local.get 2) (local.get 0)))
+  ;; n levels deep, each call's argument a local: a stack overflow traps at
+  ;; the paired call
+  (func $deep (export "call_deep") (param i32) (result i32)
+    (local i32)
+    (if (result i32) (local.get 0)
+      (then
+        (local.set 1 (i32.sub (local.get 0) (i32.const 1)))
+        (i32.add (call $deep (local.get 1)) (i32.const 2)))
+      (else (i32.const 0))))
+  ;; the block's result is copied into its slot, the call's argument, on the
+  ;; way in: the branch lands between that copy and the call, which stay apart
+  (func (export "call_after_label") (param i32 i32 i32) (result i32)
+    (call $load_at
+      (block (result i32)
+        (drop (br_if 0 (local.get 0) (local.get 1)))
+        (local.get 2))))
   ;; resume point 0 jumps to itself for ever: a back edge still, which an
   ;; interrupt stops
   (func (export "go_spin") (param $pc i32) (result i32)

@@ -267,6 +267,73 @@ TEST(SuperInstructions, LoadsInARowArePaired) {
   }
 }
 
+// An argument's copy right before a call_func is a paired op followed by
+// the call, whole (vm/internal_ops.def, copy+call_func): the callee gets its
+// arguments, a trap in it or a stack overflow at the call is reported at
+// the call, counts are exact, and a branch target between the two keeps
+// them apart.
+TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  EXPECT_STREQ(op_at("call_one", 0), "copy+call_func");
+  EXPECT_STREQ(op_at("call_one", 3), "call_func");
+  EXPECT_STREQ(op_at("call_two", 0), "copy2+call_func");
+  EXPECT_STREQ(op_at("call_two", 5), "call_func");
+  EXPECT_STREQ(op_at("call_three", 0), "copy2");
+  EXPECT_STREQ(op_at("call_three", 5), "copy+call_func");
+  EXPECT_STREQ(op_at("call_three", 8), "call_func");
+  ASSERT_FALSE(f.call("call_one", {Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 1040u);
+  ASSERT_FALSE(f.call("call_two", {Value::from_i32(5), Value::from_i32(100)}, r));
+  EXPECT_EQ(r.at(0).i32, 100u - 5);
+  ASSERT_FALSE(f.call("call_three", {Value::from_i32(1), Value::from_i32(100), Value::from_i32(10)}, r));
+  EXPECT_EQ(r.at(0).i32, 100u - 10 - 1);
+  ASSERT_FALSE(f.call("call_deep", {Value::from_i32(1000)}, r));
+  EXPECT_EQ(r.at(0).i32, 2000u);
+  // A trap in the callee: the load there, then the paired call in the caller.
+  vm::Trap t = f.call("call_one", {Value::from_i32(65534)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  ASSERT_EQ(t.backtrace.size(), 2u);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  EXPECT_EQ(f.module->bytes.at(static_cast<size_t>(t.backtrace[1].offset)), 0x10) << "call";
+  // The stack overflows at a paired call: the trap is the call's.
+  t = f.call("call_deep", {Value::from_i32(100000000)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::StackExhausted);
+  EXPECT_EQ(f.trap_opcode(t), 0x10) << "call";
+  // The branch lands on the call, after the block's result was copied into
+  // the argument's slot on the other way: no pair across the label.
+  const std::vector<uint32_t>& code = f.inst->exported_func("call_after_label")->code->code;
+  EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::CopyCallFunc)), 0);
+  EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::CallFunc)), 1);
+  ASSERT_FALSE(
+      f.call("call_after_label", {Value::from_i32(1040), Value::from_i32(1), Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 1u) << "branch taken: mem[1040]";
+  ASSERT_FALSE(
+      f.call("call_after_label", {Value::from_i32(1040), Value::from_i32(0), Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 1040u) << "not taken: mem[1024]";
+  // Counted code calls with call_func.counted: the same counts either way.
+  struct Case {
+    const char* name;
+    std::vector<Value> args;
+    uint64_t count;
+    vm::TrapCode trap;
+  };
+  const Case cases[] = {
+      {"call_three", {Value::from_i32(1), Value::from_i32(2), Value::from_i32(3)}, 9, vm::TrapCode::None},
+      {"call_one", {Value::from_i32(65534)}, 4, vm::TrapCode::MemoryOutOfBounds},  // get call get load
+      {"call_deep", {Value::from_i32(5)}, 53, vm::TrapCode::None},  // 10 per level (if, call, ...), then 3
+  };
+  for (const Case& c : cases) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args);
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, c.trap) << c.name;
+    EXPECT_EQ(p->total(), c.count) << c.name;
+  }
+}
+
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {

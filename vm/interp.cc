@@ -1437,7 +1437,21 @@ dispatch:
       frame->ip = ip;
       DISPATCH();
     }
+    // [copy+call_func d s][call_func f base]: the copy, then call_func's own
+    // code below, without a dispatch between (vm/internal_ops.def).
+    CASE(CopyCallFunc) {
+      fp[ip[1]] = fp[ip[2]];
+      ip += 3;
+      goto call_func;
+    }
+    CASE(Copy2CallFunc) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      ip += 5;
+      goto call_func;
+    }
     CASE(CallFunc) {
+    call_func:
       Regs r = REGS();
       END_CALL(r, call<kMode, CallSite{}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
     }

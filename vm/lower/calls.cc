@@ -98,6 +98,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       else emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
       word(index);
       slot_word(base);
+      pair_copy_call(e_);
     }
     if (counting && !graft) counts_.call_site_word();
   }

@@ -50,6 +50,10 @@ bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
 // between): the first's op word becomes the pair's (vm/mem_pairs.def), both
 // ops staying whole.
 void pair_mem_access(Emitter& e);
+// A call_func just emitted right after a copy or copy2 (no label between):
+// the copy's op word becomes copy+call_func or copy2+call_func, both ops
+// staying whole.
+void pair_copy_call(Emitter& e);
 // After a local.set redirected the op just emitted: two i32.adds in a row
 // become i32.add2.
 void merge_add_pair(Emitter& e);
