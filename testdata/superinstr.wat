@@ -258,6 +258,25 @@
       (block (result i32)
         (drop (br_if 0 (local.get 0) (local.get 1)))
         (local.get 2))))
+  ;; Constants past the constant area (four outside loops): one the area
+  ;; holds is named in place; a load's or store's constant address goes into
+  ;; its offset, its address slot a zero of the area (no const32 left).
+  (func (export "const_full") (param i32) (result i32)
+    (local i32)
+    (local.set 1 (i32.add (local.get 0) (i32.const 1000)))
+    (local.set 1 (i32.xor (local.get 1) (i32.const 2000)))
+    (local.set 1 (i32.sub (local.get 1) (i32.const 3000)))
+    (local.set 1 (i32.or (local.get 1) (i32.const 0)))
+    (local.set 1 (i32.add (local.get 1) (i32.const 2000)))
+    (i32.store offset=8 (i32.const 4096) (local.get 1))
+    (i32.add (i32.load offset=4 (i32.const 1036)) (i32.load (i32.const 4104))))
+  (func (export "const_addr_trap") (param i32) (result i32)
+    (i32.add (i32.add (i32.add (i32.add (local.get 0) (i32.const 1)) (i32.const 2)) (i32.const 3)) (i32.const 0))
+    (i32.load offset=2 (i32.const 65532))
+    (i32.add))
+  (func (export "const_store_trap") (param i32)
+    (drop (i32.add (i32.add (i32.add (i32.add (local.get 0) (i32.const 1)) (i32.const 2)) (i32.const 3)) (i32.const 0)))
+    (i32.store offset=8 (i32.const 65528) (local.get 0)))
   ;; resume point 0 jumps to itself for ever: a back edge still, which an
   ;; interrupt stops
   (func (export "go_spin") (param $pc i32) (result i32)

@@ -334,6 +334,38 @@ TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
   }
 }
 
+// Past a function's constant area, a constant it holds is named in place,
+// and a constant address of a load or store goes into the access's offset
+// (vm/lower/fusion.cc, fuse_const_address): no const32 is left, results are
+// those of the constants, and a trap is the access's, with exact counts.
+TEST(SuperInstructions, ConstantAddressesGoIntoTheOffset) {
+  Fixture f;
+  std::vector<Value> r;
+  for (const char* name : {"const_full", "const_addr_trap", "const_store_trap"}) {
+    const std::vector<uint32_t>& code = f.inst->exported_func(name)->code->code;
+    EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::Const32)), 0) << name;
+  }
+  ASSERT_FALSE(f.call("const_full", {Value::from_i32(12345)}, r));
+  EXPECT_EQ(r.at(0).i32, ((((12345u + 1000) ^ 2000) - 3000) | 0) + 2000 + 1)
+      << "stored at 4104, plus mem[1040]";
+  vm::Trap t = f.call("const_addr_trap", {Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  t = f.call("const_store_trap", {Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x36) << "i32.store";
+  for (auto [name, count] : {std::pair{"const_addr_trap", 11u}, std::pair{"const_store_trap", 13u}}) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), name, {Value::from_i32(1)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(p->total(), count) << name;
+  }
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "const_full", {Value::from_i32(7)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::None);
+  EXPECT_EQ(p->total(), 28u);  // 5 x (get const op set), const get store, const load const load add
+}
+
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {

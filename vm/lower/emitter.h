@@ -93,6 +93,10 @@ class Emitter {
   bool want_const_slot(bool in_loop) const {
     return consts.size() < kMaxConsts && (in_loop || consts.size() < kConstsOutsideLoops);
   }
+  // `value` has a slot in the constant area already: naming it costs nothing more.
+  bool has_const(uint64_t value) const {
+    return std::find(consts.begin(), consts.end(), value) != consts.end();
+  }
   uint32_t const_ref(uint64_t value) {
     for (size_t i = 0; i < consts.size(); ++i)
       if (consts[i] == value) return kConstTag | static_cast<uint32_t>(i);

@@ -36,6 +36,12 @@ void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots);
 // A load from memory 0 whose address the op just emitted computed (LoadAdd_X,
 // LoadShlAdd_X); `mem64`: memory 0 is 64-bit.
 bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t offset, bool mem64);
+// A load (`dst` set) or store (value `v`) of 32-bit memory 0 whose address
+// is the const32 just emitted: the access itself, its address a zero from
+// the constant area and the constant added to its offset. `in_loop`: the
+// zero may be added to the constant area cheaply.
+bool fuse_const_address(Emitter& e, IOp access, uint32_t dst, const Operand& addr, const Operand* v,
+                        uint64_t offset, bool in_loop);
 // An f64.store to 32-bit memory 0 of the f64 binary just emitted
 // (StoreBin_X, StoreBinLoad_X).
 bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);

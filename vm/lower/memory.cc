@@ -15,6 +15,11 @@ bool FunctionCompiler::load(const OpInfo& info) {
   if (!pop(addr_type(mem), addr)) return false;
   uint32_t dst = push(info.result);
   if (emitting() && mem == 0 && fuse_load(e_, info.op, dst, addr, offset, is64(mem))) return true;
+  if (emitting() && mem == 0 && !is64(mem) &&
+      fuse_const_address(e_, info.op, dst, addr, nullptr, offset, loop_depth_ > 0)) {
+    pair_mem_access(e_);
+    return true;
+  }
   use_memory(mem);
   uint32_t a = address(mem, addr, offset);
   if (emitting()) {
@@ -36,6 +41,11 @@ bool FunctionCompiler::store(const OpInfo& info) {
   Operand addr, v;
   if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
   if (emitting() && mem == 0 && !is64(mem) && fuse_f64_store(e_, info.op, addr, v, offset)) return true;
+  if (emitting() && mem == 0 && !is64(mem) &&
+      fuse_const_address(e_, info.op, 0, addr, &v, offset, loop_depth_ > 0)) {
+    pair_mem_access(e_);
+    return true;
+  }
   use_memory(mem);
   uint32_t a = address(mem, addr, offset);
   if (emitting()) {

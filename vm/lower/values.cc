@@ -50,14 +50,16 @@ bool FunctionCompiler::numeric(const OpInfo& info) {
   return true;
 }
 
-// Constants go to the constant area when it has room (Emitter::const_ref):
-// then the value is a virtual operand naming its slot, and nothing is emitted.
+// Constants go to the constant area when it has room (Emitter::const_ref),
+// or when it holds them already: then the value is a virtual operand naming
+// its slot, and nothing is emitted. (A full area used to send a constant it
+// held to a const32 op too.)
 bool FunctionCompiler::op_const(const OpInfo& info) {
   switch (info.op) {
     case IOp::I32Const: {
       int32_t v;
       if (!r_.s32(v)) return false;
-      if (emitting() && want_const_slot()) {
+      if (emitting() && (want_const_slot() || e_.has_const(static_cast<uint32_t>(v)))) {
         push_virtual(ValType::I32, e_.const_ref(static_cast<uint32_t>(v)));
         return true;
       }
@@ -80,7 +82,7 @@ bool FunctionCompiler::op_const(const OpInfo& info) {
       } else if (!r_.f64(bits)) {
         return false;
       }
-      if (emitting() && want_const_slot()) {
+      if (emitting() && (want_const_slot() || e_.has_const(bits))) {
         push_virtual(info.op == IOp::I64Const ? ValType::I64 : ValType::F64, e_.const_ref(bits));
         return true;
       }
@@ -97,7 +99,7 @@ bool FunctionCompiler::op_const(const OpInfo& info) {
     case IOp::F32Const: {
       uint32_t bits;
       if (!r_.f32(bits)) return false;
-      if (emitting() && want_const_slot()) {
+      if (emitting() && (want_const_slot() || e_.has_const(bits))) {
         push_virtual(ValType::F32, e_.const_ref(bits));
         return true;
       }
