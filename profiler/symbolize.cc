@@ -1316,35 +1316,47 @@ class DwarfReader {
   }
 
   // The units' rows into lines_, in address order where that is cheap.
-  // Units read together cover separate code, and a unit's sequences each
-  // run in address order: cut every unit's rows where the address goes
-  // back, and if those runs do not share an address, putting them in order
-  // of their first row is what stable_sort gives (stable_sort of every row
-  // at once was a tenth of writing CPython's profile). Else the rows stay in
-  // reading order for finish() to sort as before.
+  // Units read together cover separate code, and so do most of a unit's
+  // sequences: cut a unit's rows where the address goes back (or, if those
+  // pieces share addresses, stable_sort the unit), and if the pieces of all
+  // units share no address, putting them in order of their first row is
+  // what stable_sort of every row gives (that sort was a tenth of writing
+  // CPython's profile). Else the rows stay in reading order for finish() to
+  // sort as before (each unit's sorted or not: the same result).
   void gather_lines() {
     struct Run {
       const LineRange *begin, *end;
     };
+    auto by_first = [](const Run& a, const Run& b) { return a.begin->lo < b.begin->lo; };
+    auto apart = [](const std::vector<Run>& runs, size_t from) {
+      for (size_t i = from; i + 1 < runs.size(); ++i)
+        if ((runs[i].end - 1)->lo >= runs[i + 1].begin->lo) return false;
+      return true;
+    };
     std::vector<Run> runs;
     size_t total = 0;
-    for (const std::vector<LineRange>& u : unit_lines_) {
+    for (std::vector<LineRange>& u : unit_lines_) {
+      if (u.empty()) continue;
       total += u.size();
+      const size_t from = runs.size();
       for (size_t i = 0; i < u.size();) {
         size_t j = i + 1;
         while (j < u.size() && u[j].lo >= u[j - 1].lo) ++j;
         runs.push_back({u.data() + i, u.data() + j});
         i = j;
       }
+      if (runs.size() - from == 1) continue;
+      std::stable_sort(runs.begin() + from, runs.end(), by_first);
+      if (apart(runs, from)) continue;
+      runs.resize(from);
+      std::stable_sort(u.begin(), u.end(),
+                       [](const LineRange& a, const LineRange& b) { return a.lo < b.lo; });
+      runs.push_back({u.data(), u.data() + u.size()});
     }
-    std::stable_sort(runs.begin(), runs.end(),
-                     [](const Run& a, const Run& b) { return a.begin->lo < b.begin->lo; });
-    bool apart = true;
-    for (size_t i = 0; i + 1 < runs.size() && apart; ++i)
-      apart = (runs[i].end - 1)->lo < runs[i + 1].begin->lo;
+    std::stable_sort(runs.begin(), runs.end(), by_first);
     lines_.clear();
     lines_.reserve(total);
-    if (apart)
+    if (apart(runs, 0))
       for (const Run& r : runs) lines_.insert(lines_.end(), r.begin, r.end);
     else
       for (const std::vector<LineRange>& u : unit_lines_) lines_.insert(lines_.end(), u.begin(), u.end());
