@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstring>
 
+#include "profiler/dwarf_cursor.h"
+
 namespace wzvm::profiler::dwarf {
 namespace {
 
@@ -110,122 +112,73 @@ bool known_form(uint64_t form) {
   }
 }
 
-uint64_t read_le(const uint8_t* p, unsigned n) {
-  uint64_t v = 0;
-  for (unsigned i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
+// profiler/dwarf_cursor.h. LEB128s over 10 bytes go to libdwarf, which
+// reads them by rules of its own (padding up to 24 bytes).
+using Cursor = BoundedCursor<10>;
 
-// A bounded little-endian reader; every read fails rather than pass `end`.
-// LEB128s longer than 10 bytes (64 bits) are refused: libdwarf reads those
-// by rules of its own (padding up to 24 bytes), which the unit is left to.
-struct Cursor {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool fixed(unsigned n, uint64_t& v) {
-    if (static_cast<uint64_t>(end - p) < n) return false;
-    v = read_le(p, n);
-    p += n;
-    return true;
-  }
-  bool skip(uint64_t n) {
-    if (static_cast<uint64_t>(end - p) < n) return false;
-    p += n;
-    return true;
-  }
-  bool uleb(uint64_t& v) {
-    v = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-      if (p >= end) return false;
-      const uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
+// Steps over one value of `form` (not indirect) in a unit of this
+// version and address size, 32-bit DWARF.
+bool skip_value(Cursor& c, uint16_t form, const Unit& u) {
+  uint64_t v = 0;
+  switch (form) {
+    case kAddr:
+      return c.skip(u.address_size);
+    case kBlock2:
+      return c.fixed(2, v) && c.skip(v);
+    case kBlock4:
+      return c.fixed(4, v) && c.skip(v);
+    case kBlock:
+    case kExprloc:
+      return c.uleb(v) && c.skip(v);
+    case kBlock1:
+      return c.fixed(1, v) && c.skip(v);
+    case kData1:
+    case kFlag:
+    case kRef1:
+    case kStrx1:
+    case kAddrx1:
+      return c.skip(1);
+    case kData2:
+    case kRef2:
+    case kStrx2:
+    case kAddrx2:
+      return c.skip(2);
+    case kData4:
+    case kRef4:
+    case kStrx4:
+    case kAddrx4:
+    case kStrp:
+    case kLineStrp:
+    case kSecOffset:
+      return c.skip(4);
+    case kData8:
+    case kRef8:
+    case kRefSig8:
+      return c.skip(8);
+    case kData16:
+      return c.skip(16);
+    case kRefAddr:  // DWARF 2 wrote it address-sized
+      return c.skip(u.version == 2 ? u.address_size : 4);
+    case kString:
+      return c.cstring();
+    case kSdata: {
+      int64_t s = 0;
+      return c.sleb(s);
     }
-    return false;
+    case kUdata:
+    case kRefUdata:
+    case kStrx:
+    case kAddrx:
+    case kLoclistx:
+    case kRnglistx:
+      return c.uleb(v);
+    case kFlagPresent:
+    case kImplicitConst:
+      return true;
+    default:
+      return false;
   }
-  bool sleb(int64_t& v) {
-    uint64_t u = 0;
-    for (unsigned shift = 0; shift < 70; shift += 7) {
-      if (p >= end) return false;
-      const uint8_t b = *p++;
-      u |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        shift += 7;
-        if ((b & 0x40) && shift < 64) u |= ~uint64_t(0) << shift;
-        v = static_cast<int64_t>(u);
-        return true;
-      }
-    }
-    return false;
-  }
-  // Steps over one value of `form` (not indirect) in a unit of this
-  // version and address size, 32-bit DWARF.
-  bool value(uint16_t form, const Unit& u) {
-    uint64_t v = 0;
-    switch (form) {
-      case kAddr:
-        return skip(u.address_size);
-      case kBlock2:
-        return fixed(2, v) && skip(v);
-      case kBlock4:
-        return fixed(4, v) && skip(v);
-      case kBlock:
-      case kExprloc:
-        return uleb(v) && skip(v);
-      case kBlock1:
-        return fixed(1, v) && skip(v);
-      case kData1:
-      case kFlag:
-      case kRef1:
-      case kStrx1:
-      case kAddrx1:
-        return skip(1);
-      case kData2:
-      case kRef2:
-      case kStrx2:
-      case kAddrx2:
-        return skip(2);
-      case kData4:
-      case kRef4:
-      case kStrx4:
-      case kAddrx4:
-      case kStrp:
-      case kLineStrp:
-      case kSecOffset:
-        return skip(4);
-      case kData8:
-      case kRef8:
-      case kRefSig8:
-        return skip(8);
-      case kData16:
-        return skip(16);
-      case kRefAddr:  // DWARF 2 wrote it address-sized
-        return skip(u.version == 2 ? u.address_size : 4);
-      case kString: {
-        const void* nul = memchr(p, 0, end - p);
-        if (!nul) return false;
-        p = static_cast<const uint8_t*>(nul) + 1;
-        return true;
-      }
-      case kSdata: {
-        int64_t s = 0;
-        return sleb(s);
-      }
-      case kUdata:
-      case kRefUdata:
-      case kStrx:
-      case kAddrx:
-      case kLoclistx:
-      case kRnglistx:
-        return uleb(v);
-      case kFlagPresent:
-      case kImplicitConst:
-        return true;
-      default:
-        return false;
-    }
-  }
-};
+}
 
 constexpr uint64_t kMaxCode = 1 << 16;  // abbreviation codes beyond this are declined
 constexpr int kMaxDepth = 200;
@@ -439,7 +392,7 @@ Got InfoReader::die_values(const Unit& u, const uint8_t* p, Die& d, bool values)
       d.at[i] = static_cast<uint32_t>(c.p - start);
       d.form[i] = form;
     }
-    if (!c.value(form, u)) return Got::kDecline;
+    if (!skip_value(c, form, u)) return Got::kDecline;
   }
   d.end = static_cast<uint64_t>(c.p - s_.info.data);
   return Got::kOk;
@@ -485,7 +438,7 @@ bool InfoReader::sibling_agrees(const Die& d, uint64_t next) {
     for (uint32_t j = 0; j < i; ++j) {
       uint16_t form = spec[j].form;
       if (form == kIndirect && c.uleb(v)) form = static_cast<uint16_t>(v);
-      if (!c.value(form, u)) return false;
+      if (!skip_value(c, form, u)) return false;
     }
     uint16_t form = spec[i].form;
     if (form == kIndirect) {

@@ -1,5 +1,7 @@
 #include "profiler/dwarf_lines.h"
 
+#include "profiler/dwarf_cursor.h"
+
 namespace wzvm::profiler {
 namespace {
 
@@ -23,105 +25,62 @@ enum : uint8_t { kEndSequence = 1, kSetAddress = 2, kSetDiscriminator = 4 };
 // Operand counts of the standard opcodes, as every producer declares them.
 constexpr uint8_t kStandardLengths[kOpcodeBase - 1] = {0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1};
 
-// A bounded little-endian reader; every read fails rather than pass `end`.
-// LEB128s longer than 8 bytes are refused: libdwarf's limits on them are
-// its own, so the decoder leaves such input to it.
-struct Cursor {
-  const uint8_t* p;
-  const uint8_t* end;
-  bool fixed(unsigned n, uint64_t& v) {
-    if (static_cast<uint64_t>(end - p) < n) return false;
-    v = 0;
-    for (unsigned i = 0; i < n; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-    p += n;
-    return true;
+// profiler/dwarf_cursor.h; LEB128s over 8 bytes go to libdwarf.
+using Cursor = dwarf::BoundedCursor<8>;
+
+// Skips one value of an entry of a DWARF 5 directory or file table: the
+// forms section 6.2.4.1 allows there (DWARF 5, section 7.5.6 codes).
+bool skip_form(Cursor& c, uint64_t form, unsigned offset_size) {
+  enum : uint8_t {
+    kData2 = 0x05,
+    kData4 = 0x06,
+    kData8 = 0x07,
+    kString = 0x08,
+    kBlock = 0x09,
+    kData1 = 0x0b,
+    kStrp = 0x0e,
+    kUdata = 0x0f,
+    kSecOffset = 0x17,
+    kStrx = 0x1a,
+    kData16 = 0x1e,
+    kLineStrp = 0x1f,
+    kStrx1 = 0x25,
+    kStrx2 = 0x26,
+    kStrx3 = 0x27,
+    kStrx4 = 0x28,
+  };
+  uint64_t v = 0;
+  switch (form) {
+    case kString:
+      return c.cstring();
+    case kStrp:
+    case kLineStrp:
+    case kSecOffset:
+      return c.fixed(offset_size, v);
+    case kUdata:
+    case kStrx:
+      return c.uleb(v);
+    case kData1:
+    case kStrx1:
+      return c.fixed(1, v);
+    case kData2:
+    case kStrx2:
+      return c.fixed(2, v);
+    case kStrx3:
+      return c.fixed(3, v);
+    case kData4:
+    case kStrx4:
+      return c.fixed(4, v);
+    case kData8:
+      return c.fixed(8, v);
+    case kData16:  // an MD5
+      return c.fixed(8, v) && c.fixed(8, v);
+    case kBlock:
+      return c.uleb(v) && c.skip(v);
+    default:
+      return false;
   }
-  bool uleb(uint64_t& v) {
-    v = 0;
-    for (unsigned shift = 0; shift < 56; shift += 7) {
-      if (p >= end) return false;
-      const uint8_t b = *p++;
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return true;
-    }
-    return false;
-  }
-  bool sleb(int64_t& v) {
-    uint64_t u = 0;
-    for (unsigned shift = 0; shift < 56; shift += 7) {
-      if (p >= end) return false;
-      const uint8_t b = *p++;
-      u |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) {
-        shift += 7;
-        if (b & 0x40) u |= ~uint64_t(0) << shift;  // sign-extend
-        v = static_cast<int64_t>(u);
-        return true;
-      }
-    }
-    return false;
-  }
-  bool cstring() {
-    while (p < end)
-      if (*p++ == 0) return true;
-    return false;
-  }
-  // Skips one value of an entry of a DWARF 5 directory or file table: the
-  // forms section 6.2.4.1 allows there (DWARF 5, section 7.5.6 codes).
-  bool form(uint64_t form, unsigned offset_size) {
-    enum : uint8_t {
-      kData2 = 0x05,
-      kData4 = 0x06,
-      kData8 = 0x07,
-      kString = 0x08,
-      kBlock = 0x09,
-      kData1 = 0x0b,
-      kStrp = 0x0e,
-      kUdata = 0x0f,
-      kSecOffset = 0x17,
-      kStrx = 0x1a,
-      kData16 = 0x1e,
-      kLineStrp = 0x1f,
-      kStrx1 = 0x25,
-      kStrx2 = 0x26,
-      kStrx3 = 0x27,
-      kStrx4 = 0x28,
-    };
-    uint64_t v = 0;
-    switch (form) {
-      case kString:
-        return cstring();
-      case kStrp:
-      case kLineStrp:
-      case kSecOffset:
-        return fixed(offset_size, v);
-      case kUdata:
-      case kStrx:
-        return uleb(v);
-      case kData1:
-      case kStrx1:
-        return fixed(1, v);
-      case kData2:
-      case kStrx2:
-        return fixed(2, v);
-      case kStrx3:
-        return fixed(3, v);
-      case kData4:
-      case kStrx4:
-        return fixed(4, v);
-      case kData8:
-        return fixed(8, v);
-      case kData16:  // an MD5
-        return fixed(8, v) && fixed(8, v);
-      case kBlock:
-        if (!uleb(v) || static_cast<uint64_t>(end - p) < v) return false;
-        p += v;
-        return true;
-      default:
-        return false;
-    }
-  }
-};
+}
 
 // Skips the directory and file tables that follow a header's opcode
 // lengths: libdwarf starts the program where they end, so they must end
@@ -157,7 +116,7 @@ bool skip_file_tables(Cursor& c, unsigned version, unsigned offset_size) {
     if (!c.uleb(count)) return false;
     for (uint64_t e = 0; e < count; ++e)
       for (uint64_t i = 0; i < format_count; ++i)
-        if (!c.form(forms[i], offset_size)) return false;
+        if (!skip_form(c, forms[i], offset_size)) return false;
   }
   return true;
 }
