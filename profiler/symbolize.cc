@@ -421,18 +421,26 @@ class DwarfReader {
     dwarf_dealloc_die(cu);
   }
 
-  void load(Unit& u) {
-    u.loaded = true;
+  // Unit `u`'s DIE with its bounds and line rows read (null: libdwarf has no
+  // such DIE); the caller deallocates it. load() and both_scopes() start so.
+  Dwarf_Die open_unit(const Unit& u) {
     Dwarf_Die cu = nullptr;
     if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
       clear();
-      return;
+      return nullptr;
     }
     cu_start_ = u.start;
     cu_end_ = u.end;
     files_.clear();
     base_ = 1;
     read_lines(cu);
+    return cu;
+  }
+
+  void load(Unit& u) {
+    u.loaded = true;
+    Dwarf_Die cu = open_unit(u);
+    if (!cu) return;
     if (!own_walk(u)) libdwarf_walk(cu);
     dwarf_dealloc_die(cu);
   }
@@ -443,16 +451,8 @@ class DwarfReader {
   // For scopes_both_ways (profiler/dwarf_info.h): unit `u`'s scopes read
   // both ways, each from nothing (no scopes, no cached declarations).
   void both_scopes(const Unit& u, dwarf::UnitScopes& out) {
-    Dwarf_Die cu = nullptr;
-    if (dwarf_offdie_b(dbg_, u.die, true, &cu, &err_) != DW_DLV_OK) {
-      clear();
-      return;
-    }
-    cu_start_ = u.start;
-    cu_end_ = u.end;
-    files_.clear();
-    base_ = 1;
-    read_lines(cu);
+    Dwarf_Die cu = open_unit(u);
+    if (!cu) return;
     unit_lines_.clear();
     auto take = [&](std::vector<dwarf::ScopeRow>& rows) {
       for (const Symbolizer::Scope& sc : s_.scopes_) {
