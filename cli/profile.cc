@@ -1,7 +1,6 @@
 #include "cli/profile.h"
 
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -219,7 +218,7 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   profiler_->add_module(&module, path);
   // The live profiler sits between the VM and the Profiler (profiler/live.h):
   // it counts samples for the progress line and serves --pprof-addr.
-  live_ = std::make_unique<profiler::LiveProfiler>(*profiler_, static_cast<pid_t>(syscall(SYS_gettid)));
+  live_ = std::make_unique<profiler::LiveProfiler>(*profiler_);
   if (!flags.pprof_addr.empty()) {
     live_->enable_windows();
     server_ = std::make_unique<profiler::PprofServer>(*live_);

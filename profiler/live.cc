@@ -16,9 +16,7 @@ namespace wzvm::profiler {
 
 namespace pb = perftools::profiles;
 
-LiveProfiler::LiveProfiler(Profiler& profiler, pid_t tid) : profiler_(profiler), tid_(tid) {
-  profiler_.profiling().sink = this;
-}
+LiveProfiler::LiveProfiler(Profiler& profiler) : profiler_(profiler) { profiler_.profiling().sink = this; }
 
 LiveProfiler::~LiveProfiler() {
   ticker_.stop();
@@ -204,7 +202,7 @@ void LiveProfiler::ticks(bool on) {
     std::string why;
     // A failure leaves the window without samples; the profile says so by
     // being empty, which is all an HTTP client could be told anyway.
-    ticker_.start(profiler_.profiling(), profiler_.options().cpu_hz, why, tid_);
+    ticker_.start(profiler_.profiling(), profiler_.options().cpu_hz, why);
   } else if (!on && --tick_users_ == 0) {
     ticker_.stop();
   }

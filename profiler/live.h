@@ -52,9 +52,8 @@ struct LiveFrame {
 
 class LiveProfiler final : public vm::ProfileSink {
  public:
-  // `profiler` must not have started yet; `tid` is the interpreter thread
-  // (the one that will call Profiler::start). Installs itself as the sink.
-  LiveProfiler(Profiler& profiler, pid_t tid);
+  // `profiler` must not have started yet. Installs itself as the sink.
+  explicit LiveProfiler(Profiler& profiler);
   ~LiveProfiler() override;
   LiveProfiler(const LiveProfiler&) = delete;
   LiveProfiler& operator=(const LiveProfiler&) = delete;
@@ -160,7 +159,6 @@ class LiveProfiler final : public vm::ProfileSink {
   std::unique_ptr<Profiler> replay_profiler(bool instructions) const;
 
   Profiler& profiler_;
-  const pid_t tid_;
   std::atomic<uint64_t> samples_{0};
   // Fast-path flags: read on every callback, relaxed. The data is under mu_.
   std::atomic<bool> cpu_open_{false};

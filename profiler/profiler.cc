@@ -1,5 +1,7 @@
 #include "profiler/profiler.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <tuple>
 
@@ -95,6 +97,11 @@ bool Profiler::start(vm::Store& store, std::string& why) {
   profiling_.guest_cpu = 0;
   profiling_.tick_in_host = false;
   profiling_.cpu_mark = thread_cpu_ns();
+  // This is the interpreter thread (the live endpoint and wasi-threads
+  // start their Profilers on it too): the clock its sampler reads.
+  if (pthread_getcpuclockid(pthread_self(), &profiling_.cpu_clock) != 0)
+    profiling_.cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  __atomic_store_n(&profiling_.tick_cpu, 0, __ATOMIC_RELAXED);
   start_unix_ns_ = unix_ns();
   start_mono_ns_ = monotonic_ns();
   duration_ns_ = 0;

@@ -1,84 +1,66 @@
 #include "profiler/sampler.h"
 
-#include <signal.h>
-#include <sys/syscall.h>
-#include <unistd.h>
+#include <time.h>
 
-#include <cerrno>
-#include <cstring>
-#include <mutex>
+#include <chrono>
+#include <system_error>
 
 namespace wzvm::profiler {
-namespace {
 
-// SIGPROF: the signal profilers conventionally own. Each timer carries the
-// address of its Profiling in si_value, so several threads can be sampled at
-// once with one process-wide handler.
-constexpr int kSignal = SIGPROF;
-
-void on_tick(int, siginfo_t* info, void*) {
-  // Only our timers' signals carry a Profiling: a SIGPROF from elsewhere
-  // (setitimer, kill) has SI_KERNEL/SI_USER and is ignored.
-  if (info->si_code != SI_TIMER) return;
-  if (auto* p = static_cast<vm::Profiling*>(info->si_value.sival_ptr)) p->raise();
-}
-
-bool install_handler(std::string& why) {
-  static std::once_flag once;
-  static int error = 0;
-  std::call_once(once, [] {
-    struct sigaction sa;
-    std::memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_tick;
-    // SA_RESTART: host functions blocked in read(2) and the like resume
-    // instead of failing with EINTR 1000 times a second.
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    if (sigaction(kSignal, &sa, nullptr) != 0) error = errno;
-  });
-  if (error) why = std::string("cannot install the SIGPROF handler: ") + std::strerror(error);
-  return error == 0;
-}
-
-}  // namespace
-
-bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why, pid_t tid) {
+bool CpuSampler::start(vm::Profiling& profiling, unsigned hz, std::string& why) {
   stop();
   if (hz == 0 || hz > 1000000) {
     why = "sampling rate must be between 1 and 1000000 Hz, got " + std::to_string(hz);
     return false;
   }
-  if (!install_handler(why)) return false;
-  struct sigevent sev;
-  std::memset(&sev, 0, sizeof sev);
-  // SIGEV_THREAD_ID: the signal goes to the interpreter thread itself, not to
-  // any thread of the process.
-  sev.sigev_notify = SIGEV_THREAD_ID;
-  sev._sigev_un._tid = tid ? tid : static_cast<pid_t>(syscall(SYS_gettid));
-  sev.sigev_signo = kSignal;
-  sev.sigev_value.sival_ptr = &profiling;
-  if (timer_create(CLOCK_MONOTONIC, &sev, &timer_) != 0) {
-    why = std::string("cannot create the sampling timer: ") + std::strerror(errno);
+  stopping_ = false;
+  try {
+    thread_ = std::thread(&CpuSampler::tick, this, std::ref(profiling),
+                          std::chrono::nanoseconds(1000000000ull / hz));
+  } catch (const std::system_error& e) {
+    why = std::string("cannot start the sampling thread: ") + e.what();
     return false;
   }
-  const long period_ns = static_cast<long>(1000000000ull / hz);
-  struct itimerspec its;
-  its.it_interval.tv_sec = period_ns / 1000000000;
-  its.it_interval.tv_nsec = period_ns % 1000000000;
-  its.it_value = its.it_interval;
-  if (timer_settime(timer_, 0, &its, nullptr) != 0) {
-    why = std::string("cannot start the sampling timer: ") + std::strerror(errno);
-    timer_delete(timer_);
-    return false;
-  }
-  running_ = true;
   return true;
 }
 
+void CpuSampler::tick(vm::Profiling& profiling, std::chrono::nanoseconds period) {
+  using clock = std::chrono::steady_clock;
+  std::unique_lock lock(mu_);
+  // Absolute deadlines, so the rate does not drift by the wake-up latency.
+  auto next = clock::now() + period;
+  while (!cv_.wait_until(lock, next, [this] { return stopping_; })) {
+    // A request not yet taken (the guest is in a long host call, or the
+    // loop has not reached a safe point) needs no second patch of the table.
+    if (!vm::flag_set(profiling.sample_pending)) {
+      // The interpreter thread's CPU time now, which the sample it takes
+      // will be weighed with (Profiling::tick_cpu): read here, on this
+      // thread, so that sampling makes no system call on that one.
+      // (CLOCK_THREAD_CPUTIME_ID would be this thread's: no reading then,
+      // and the sample reads the clock itself.)
+      timespec ts;
+      if (profiling.cpu_clock != CLOCK_THREAD_CPUTIME_ID && clock_gettime(profiling.cpu_clock, &ts) == 0)
+        __atomic_store_n(&profiling.tick_cpu,
+                         static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec),
+                         __ATOMIC_RELEASE);
+      profiling.raise();
+    }
+    next += period;
+    // Behind by more than a period (the thread was not scheduled): skip the
+    // missed ticks rather than raise them back to back.
+    const auto now = clock::now();
+    if (next < now) next = now + period;
+  }
+}
+
 void CpuSampler::stop() {
-  if (!running_) return;
-  timer_delete(timer_);
-  running_ = false;
+  if (!thread_.joinable()) return;
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
 }
 
 }  // namespace wzvm::profiler

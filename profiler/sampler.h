@@ -1,20 +1,30 @@
 #pragma once
-// The CPU sampler's clock: a POSIX timer that raises Profiling::sample_pending
-// `hz` times a second on one thread (the interpreter's). The signal handler
-// only sets that flag; the interpreter takes the sample at its next safe point
-// and weighs it with the thread CPU clock (vm/profiling.h).
+// The CPU sampler's clock: a thread of its own that raises
+// Profiling::sample_pending `hz` times a second for the interpreter thread
+// (Profiling::raise(): the flag and the loop's dispatch table, plain stores).
+// The interpreter takes the sample at its next safe point and weighs it with
+// its own thread CPU clock (vm/profiling.h).
 //
-// The timer runs on CLOCK_MONOTONIC, not CLOCK_THREAD_CPUTIME_ID: thread-CPU
-// timers advance on the kernel tick (~250 Hz on these machines, whatever rate
-// is asked), while sample weights come from the thread CPU clock anyway, so a
-// wall-clock timer gives the asked rate without making weights less exact.
-// Ticks that arrive while the guest sits in a host call just leave the flag
-// raised; that time is never charged to the guest.
+// A thread, not a timer signal to the interpreter thread: on the VMs measured
+// here every signal delivered to a busy thread cost it 25-55 us of its own
+// CPU time (interrupt, signal frame, sigreturn under the hypervisor), so 1000
+// signals a second made a run 3-6% slower, while the same ticks from a
+// sleeping thread, which wakes on the other core and only stores to memory,
+// cost the interpreter nothing measurable (docs/RATIONALE.md, "Profiling
+// overhead"). It also keeps host functions blocked in read(2) and the like
+// from being interrupted at all.
+//
+// The clock is CLOCK_MONOTONIC (steady_clock): CPU-time timers advance on the
+// kernel tick (~250 Hz on these machines, whatever rate is asked), while
+// sample weights come from the thread CPU clock anyway, so a wall-clock tick
+// gives the asked rate without making weights less exact. Ticks that arrive
+// while the guest sits in a host call just leave the flag raised; that time
+// is never charged to the guest.
 
-#include <sys/types.h>
-#include <time.h>
-
+#include <condition_variable>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "vm/profiling.h"
 
@@ -27,19 +37,22 @@ class CpuSampler {
   CpuSampler(const CpuSampler&) = delete;
   CpuSampler& operator=(const CpuSampler&) = delete;
 
-  // Starts ticking at `hz` (1..1000000) for thread `tid` (0: the calling
-  // thread), which must be the one that runs the interpreter; the live pprof
-  // endpoint starts ticks from its own thread for the interpreter's. False
-  // with `why` when the system refuses (no timers, bad rate).
-  bool start(vm::Profiling& profiling, unsigned hz, std::string& why, pid_t tid = 0);
-  // Stops the timer; a tick already queued is discarded by the kernel with
-  // the timer. Call it on the thread that started it.
+  // Starts ticking at `hz` (1..1000000) for `profiling`, which the
+  // interpreter thread polls. Any thread may start and stop it (the live
+  // pprof endpoint starts ticks from its own). False with `why` when the
+  // rate is out of range or no thread can be started.
+  bool start(vm::Profiling& profiling, unsigned hz, std::string& why);
+  // Stops ticking and joins the thread: no tick is raised after it returns.
   void stop();
-  bool running() const { return running_; }
+  bool running() const { return thread_.joinable(); }
 
  private:
-  timer_t timer_{};
-  bool running_ = false;
+  void tick(vm::Profiling& profiling, std::chrono::nanoseconds period);
+
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
 };
 
 }  // namespace wzvm::profiler

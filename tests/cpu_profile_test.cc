@@ -26,14 +26,16 @@ namespace wzvm::profiler {
 namespace {
 
 // The prof_cpu module with env.sleep_ms as a host function that blocks
-// (clock_nanosleep to an absolute deadline, so the sampler's signals cannot
-// shorten it).
+// (clock_nanosleep to an absolute deadline, so no signal can shorten it).
+// With `one_relative_sleep`, sleep_ms is one plain relative nanosleep(2)
+// instead, and counts in `cut_short` the calls it returned early from.
 struct CpuFixture {
   std::shared_ptr<const vm::Module> module;
   vm::Store store;
   vm::Instance* inst = nullptr;
+  int cut_short = 0;
 
-  CpuFixture() {
+  explicit CpuFixture(bool one_relative_sleep = false) {
     std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_cpu.wasm", std::ios::binary);
     std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     auto m = vm::load_module(std::move(bytes));
@@ -43,7 +45,14 @@ struct CpuFixture {
     t.params = {vm::ValType::I32};
     vm::Extern sleep;
     sleep.func = store.add_host_func(
-        "env", "sleep_ms", t, [](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value>) {
+        "env", "sleep_ms", t,
+        [this, one_relative_sleep](vm::HostContext&, std::span<const vm::Value> args, std::span<vm::Value>) {
+          if (one_relative_sleep) {
+            const uint64_t ns = uint64_t{args[0].i32} * 1000000;
+            timespec d{static_cast<time_t>(ns / 1000000000), static_cast<long>(ns % 1000000000)};
+            if (nanosleep(&d, nullptr) != 0) ++cut_short;
+            return vm::Trap{};
+          }
           timespec deadline;
           clock_gettime(CLOCK_MONOTONIC, &deadline);
           uint64_t ns = deadline.tv_nsec + uint64_t{args[0].i32} * 1000000;
@@ -140,6 +149,30 @@ TEST(CpuProfile, TicksDuringHostCallsAreNotGuestSamples) {
   // perhaps a tick that came while the guest itself ran.
   EXPECT_GE(samples, 1u);
   EXPECT_LE(samples, 3u) << "guest cpu " << cpu << " ns";
+}
+
+// The sampler ticks from a thread of its own, never by a signal to the
+// interpreter thread: a host function's blocking call (here nanosleep(2),
+// which SA_RESTART would not restart) is not cut short a thousand times a
+// second, and the guest still gets its samples.
+TEST(CpuProfile, SamplingNeverInterruptsHostCalls) {
+  CpuFixture fx(/*one_relative_sleep=*/true);
+  const uint32_t n = fx.calibrate(0.1);
+  Profiler prof({.cpu = true, .cpu_hz = 2000});
+  std::string why;
+  ASSERT_TRUE(prof.start(fx.store, why)) << why;
+  std::vector<vm::Value> results;
+  vm::Trap t = fx.store.invoke(fx.inst->exported_func("sleep_then_work"),
+                               {{vm::Value::from_i32(200), vm::Value::from_i32(n)}}, results);
+  prof.stop();
+  ASSERT_FALSE(t) << t.message;
+  EXPECT_EQ(fx.cut_short, 0);
+  std::vector<HostSite> host = prof.host_sites();
+  ASSERT_EQ(host.size(), 1u);
+  EXPECT_GE(seconds(host[0].wall_ns), 0.2);
+  uint64_t samples = 0;
+  for (const CpuSite& s : prof.cpu_sites()) samples += s.count;
+  EXPECT_GT(samples, 20u);  // ~0.1 s of work at 2 kHz
 }
 
 TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {

@@ -425,9 +425,12 @@ uint64_t clock_ns(clockid_t clock) {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-// Guest CPU time since the last mark goes to the running total.
-void charge_guest_cpu(Profiling& p) {
-  uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+// Guest CPU time since the last mark goes to the running total, up to `now`
+// (the thread CPU clock; 0: read it here). A sampler's reading can be older
+// than a mark set since (a host call returned in between): that is no time.
+void charge_guest_cpu(Profiling& p, uint64_t now = 0) {
+  if (!now) now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+  if (now <= p.cpu_mark) return;
   p.guest_cpu += now - p.cpu_mark;
   p.cpu_mark = now;
 }
@@ -493,7 +496,9 @@ __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, 
   // sample_pending) would have its flag cleared and its interrupt missed.
   __atomic_exchange_n(&p.sample_pending, 0, __ATOMIC_SEQ_CST);
   if (!p.cpu) return flag_set(p.interrupt_requested);
-  charge_guest_cpu(p);
+  // The sampler's reading of this thread's CPU clock (Profiling::tick_cpu):
+  // no system call here.
+  charge_guest_cpu(p, __atomic_exchange_n(&p.tick_cpu, 0, __ATOMIC_ACQUIRE));
   if (p.tick_in_host) {
     p.tick_in_host = false;
     return flag_set(p.interrupt_requested);
@@ -510,6 +515,8 @@ __attribute__((noinline)) bool take_sample(Profiling& p, const NodeContext& nc, 
 // tick that raised the flag last came during a host call.
 bool final_sample(Profiling& p, const NodeContext& nc, Frame* frame, const uint32_t* ip) {
   p.tick_in_host = false;
+  // Up to now, not to the last tick's reading: the clock is read here.
+  __atomic_store_n(&p.tick_cpu, 0, __ATOMIC_RELAXED);
   set_flag(p.sample_pending, 1);
   return take_sample(p, nc, frame, ip);
 }

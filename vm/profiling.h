@@ -19,6 +19,7 @@
 #include <csignal>
 #include <cstdint>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <vector>
 
@@ -172,11 +173,12 @@ class ProfileSink {
   virtual void on_reentry(bool entering) { (void)entering; }
 };
 
-// The sampling and interrupt flags below are raised by a signal handler on
-// the interpreter's own thread and, to stop it, by other threads (--timeout,
-// wasi-threads): every access goes through these, atomic (a plain move on
-// x86-64, so the loop pays nothing) and ordered so that a reader who sees
-// sample_pending raised also sees the interrupt_requested raised before it.
+// The sampling and interrupt flags below are raised by other threads (the
+// CPU sampler's, and to stop the guest --timeout's and wasi-threads'), and
+// stay safe to raise from a signal handler: every access goes through these,
+// atomic (a plain move on x86-64, so the loop pays nothing) and ordered so
+// that a reader who sees sample_pending raised also sees the
+// interrupt_requested raised before it.
 inline void set_flag(volatile std::sig_atomic_t& f, std::sig_atomic_t v) {
   __atomic_store_n(&f, v, __ATOMIC_RELEASE);
 }
@@ -230,8 +232,9 @@ struct Profiling {
   // Report successful memory.grow to the sink (memory profiling). Tested
   // only in memory.grow's handler of the profiling loops.
   bool memory_grow = false;
-  // Set by the profiler's timer signal (through raise()). The handler does
-  // nothing else; the loop takes the sample before the next instruction.
+  // Set by the CPU sampler's thread (through raise()), which does nothing
+  // else to this thread; the loop takes the sample before the next
+  // instruction.
   volatile std::sig_atomic_t sample_pending = 0;
   // How the profiling loops notice it without testing it anywhere: with
   // computed-goto dispatch they jump through a table of their own here, and
@@ -248,8 +251,8 @@ struct Profiling {
   };
   DispatchTable dispatch[2];  // the plain loop's, the counting loop's
   // Asks the interpreter to stop before its next instruction (a sample;
-  // with interrupt_requested raised first, an interrupt). From the timer's
-  // signal handler or any thread: atomic stores only. A table being filled
+  // with interrupt_requested raised first, an interrupt). From any thread
+  // or a signal handler: atomic stores only. A table being filled
   // meanwhile is not yet published (`poll` null); its loop tests the flag
   // once it is.
   void raise() {
@@ -286,6 +289,16 @@ struct Profiling {
   // Guest CPU accounting (thread CPU clock, ns): time since `cpu_mark` is
   // guest time unless a host call is running.
   uint64_t cpu_mark = 0;
+  // The interpreter thread's CPU clock (set by whoever attaches on that
+  // thread), and its reading by the sampler thread right before it raised
+  // the request being served (0: none; written before the flag, taken back
+  // with an atomic exchange). A sample weighs itself with that reading
+  // instead of reading the clock itself: on the VMs measured here every
+  // system call flushes the TLB (page-table isolation without PCID), which
+  // made each sample cost the interpreter tens of microseconds of page walks
+  // afterwards (docs/RATIONALE.md, "Profiling overhead").
+  clockid_t cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  uint64_t tick_cpu = 0;
   uint64_t guest_cpu = 0;  // accumulated since the last sample
   // A tick found raised when a host call returned came while the host
   // function ran: that time is the host call's (its own sample), so the
