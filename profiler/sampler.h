@@ -21,6 +21,7 @@
 // while the guest sits in a host call just leave the flag raised; that time
 // is never charged to the guest.
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <string>
