@@ -99,8 +99,10 @@ bool Profiler::start(vm::Store& store, std::string& why) {
   profiling_.cpu_mark = thread_cpu_ns();
   // This is the interpreter thread (the live endpoint and wasi-threads
   // start their Profilers on it too): the clock its sampler reads.
-  if (pthread_getcpuclockid(pthread_self(), &profiling_.cpu_clock) != 0)
-    profiling_.cpu_clock = CLOCK_THREAD_CPUTIME_ID;
+  // Atomic: the live endpoint's server thread may start ticks at any time.
+  clockid_t clock;
+  if (pthread_getcpuclockid(pthread_self(), &clock) != 0) clock = CLOCK_THREAD_CPUTIME_ID;
+  __atomic_store_n(&profiling_.cpu_clock, clock, __ATOMIC_RELEASE);
   __atomic_store_n(&profiling_.tick_cpu, 0, __ATOMIC_RELAXED);
   start_unix_ns_ = unix_ns();
   start_mono_ns_ = monotonic_ns();

@@ -39,7 +39,8 @@ void CpuSampler::tick(vm::Profiling& profiling, std::chrono::nanoseconds period)
       // (CLOCK_THREAD_CPUTIME_ID would be this thread's: no reading then,
       // and the sample reads the clock itself.)
       timespec ts;
-      if (profiling.cpu_clock != CLOCK_THREAD_CPUTIME_ID && clock_gettime(profiling.cpu_clock, &ts) == 0)
+      const clockid_t cpu_clock = __atomic_load_n(&profiling.cpu_clock, __ATOMIC_ACQUIRE);
+      if (cpu_clock != CLOCK_THREAD_CPUTIME_ID && clock_gettime(cpu_clock, &ts) == 0)
         __atomic_store_n(&profiling.tick_cpu,
                          static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec),
                          __ATOMIC_RELEASE);
