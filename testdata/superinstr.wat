@@ -258,6 +258,51 @@
       (block (result i32)
         (drop (br_if 0 (local.get 0) (local.get 1)))
         (local.get 2))))
+  ;; A br_table on x - k (clang's `switch` over cases numbered from k: Lua's
+  ;; and CPython's bytecode loops) switches on x, its table k entries longer
+  ;; in front, to the default; the add goes (vm/lower/fusion.cc,
+  ;; rebase_switch_index). Here k = 2 from the constant area, then an
+  ;; immediate k = 1 past it, a table carrying a value, and an add a branch
+  ;; target separates from the switch.
+  (func (export "switch_rebased") (param i32) (result i32)
+    (block $d
+      (block $c
+        (block $b
+          (block $a
+            (br_table $a $b $c $d (i32.add (local.get 0) (i32.const -2))))
+          (return (i32.const 10)))
+        (return (i32.const 11)))
+      (return (i32.const 12)))
+    (unreachable))
+  (func (export "switch_rebased_imm") (param i32) (result i32)
+    (local i32)
+    (local.set 1 (i32.add (local.get 0) (i32.const 1000)))
+    (local.set 1 (i32.xor (local.get 1) (i32.const 2000)))
+    (local.set 1 (i32.sub (local.get 1) (i32.const 3000)))
+    (local.set 1 (i32.or (local.get 1) (i32.const 4000)))
+    (block $c
+      (block $b
+        (block $a
+          (br_table $a $b $c (i32.add (local.get 0) (i32.const -1))))
+        (return (i32.const 20)))
+      (return (i32.const 21)))
+    (i32.const 29))
+  (func (export "switch_rebased_value") (param i32) (result i32)
+    (block $d (result i32)
+      (block $a (result i32)
+        (br_table $a $d (i32.mul (local.get 0) (i32.const 3)) (i32.add (local.get 0) (i32.const -1))))
+      (i32.add (i32.const 100))))
+  (func (export "switch_after_label") (param i32 i32) (result i32)
+    (block $d
+      (block $b
+        (block $a
+          (br_table $a $b $d
+            (block (result i32)
+              (drop (br_if 0 (local.get 0) (local.get 1)))
+              (i32.add (local.get 0) (i32.const -2)))))
+        (return (i32.const 10)))
+      (return (i32.const 11)))
+    (i32.const 99))
   ;; Constants past the constant area (four outside loops): one the area
   ;; holds is named in place; a load's or store's constant address goes into
   ;; its offset, its address slot a zero of the area (no const32 left).

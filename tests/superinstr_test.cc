@@ -366,6 +366,70 @@ TEST(SuperInstructions, ConstantAddressesGoIntoTheOffset) {
   EXPECT_EQ(p->total(), 28u);  // 5 x (get const op set), const get store, const load const load add
 }
 
+// A br_table on x - k switches on x with k more entries in front of its
+// table, to the default (vm/lower/fusion.cc, rebase_switch_index): the add
+// is gone, every x goes where x - k went (the k below it wrapped past the
+// table), a branch target between the add and the br_table keeps the add,
+// and counted code, unchanged, counts what ran.
+TEST(SuperInstructions, SwitchOnXMinusKSwitchesOnX) {
+  Fixture f;
+  std::vector<Value> r;
+  auto adds = [&](const char* name) {
+    const std::vector<uint32_t>& code = f.inst->exported_func(name)->code->code;
+    return std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::I32Add)) +
+           std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::Imm_I32Add));
+  };
+  EXPECT_EQ(adds("switch_rebased"), 0);
+  EXPECT_EQ(adds("switch_rebased_value"), 1) << "the target's own add";
+  EXPECT_EQ(adds("switch_after_label"), 1);
+  const vm::CompiledFunc* imm = f.inst->exported_func("switch_rebased_imm")->code;
+  EXPECT_EQ(std::count(imm->code.begin(), imm->code.end(), static_cast<uint32_t>(vm::IOp::Imm_I32Add)), 0)
+      << "past the constant area, the add's -1 was an immediate";
+  EXPECT_EQ(adds("switch_rebased_imm"), 1) << "the first local.set's";
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  const std::pair<uint32_t, uint32_t> rebased[] = {
+      {2, 10}, {3, 11}, {4, 12}, {5, 0}, {1, 0}, {0xFFFFFFFFu, 0}, {0x80000001u, 0}, {0x80000003u, 0}};
+  for (auto [x, want] : rebased) {
+    if (want == 0) {
+      vm::Trap t = f.call("switch_rebased", {Value::from_i32(x)}, r);
+      EXPECT_EQ(t.code, vm::TrapCode::Unreachable) << x;
+      EXPECT_EQ(f.trap_opcode(t), 0x00) << "unreachable, for " << x;
+    } else {
+      EXPECT_EQ(call("switch_rebased", {Value::from_i32(x)}), want) << x;
+    }
+  }
+  const std::pair<uint32_t, uint32_t> imm_cases[] = {{0, 29}, {1, 20}, {2, 21}, {3, 29}, {0xFFFFFFFFu, 29}};
+  for (auto [x, want] : imm_cases) EXPECT_EQ(call("switch_rebased_imm", {Value::from_i32(x)}), want) << x;
+  EXPECT_EQ(call("switch_rebased_value", {Value::from_i32(1)}), 103u);
+  EXPECT_EQ(call("switch_rebased_value", {Value::from_i32(2)}), 6u);
+  EXPECT_EQ(call("switch_rebased_value", {Value::from_i32(0)}), 0u);
+  EXPECT_EQ(call("switch_after_label", {Value::from_i32(2), Value::from_i32(0)}), 10u) << "x - 2";
+  EXPECT_EQ(call("switch_after_label", {Value::from_i32(2), Value::from_i32(1)}), 99u) << "x, branched";
+  EXPECT_EQ(call("switch_after_label", {Value::from_i32(1), Value::from_i32(1)}), 11u) << "x, branched";
+  struct Case {
+    const char* name;
+    uint32_t x;
+    uint64_t count;
+    vm::TrapCode trap;
+  };
+  const Case cases[] = {
+      {"switch_rebased", 3, 6, vm::TrapCode::None},         // get const add br_table, const return
+      {"switch_rebased", 1, 5, vm::TrapCode::Unreachable},  // get const add br_table, unreachable
+      {"switch_rebased_imm", 2, 22, vm::TrapCode::None},    // 4 x (get const op set), 4, const return
+  };
+  for (const Case& c : cases) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, {Value::from_i32(c.x)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, c.trap) << c.name;
+    EXPECT_EQ(p->total(), c.count) << c.name << " " << c.x;
+  }
+}
+
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {

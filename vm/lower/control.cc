@@ -181,15 +181,20 @@ bool FunctionCompiler::op_br_table() {
   if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
   if (emitting()) {
     if (counts_.wants_probe(n)) counts_.emit_probe(index, local_types_, local_slot_);
+    // An index computed as x - k switches on x, its table k entries longer
+    // in front, to the default (rebase_switch_index).
+    Operand x = index;
+    uint32_t k = counts_.counting() ? UINT32_MAX : rebase_switch_index(e_, index, x);
+    if (k == UINT32_MAX) k = 0;
     uint32_t op = emit_op(IOp::Switch);
-    src_word(index.src);
-    word(n);
+    src_word(x.src);
+    word(n + k);
     note_head_switch(op, index, static_cast<uint32_t>(arity));
     uint32_t table = here();
-    for (uint32_t i = 0; i <= n; ++i) word(0);
-    counts_.add_switch_edges(op, n);
-    for (uint32_t i = 0; i <= n; ++i) {
-      uint32_t depth = depths[i];
+    for (uint32_t i = 0; i <= n + k; ++i) word(0);
+    counts_.add_switch_edges(op, n + k);
+    for (uint32_t i = 0; i <= n + k; ++i) {
+      uint32_t depth = i < k ? depths[n] : depths[i - k];
       Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
       if (!needs_moves(depth, vs)) {
         if (target.kind == BlockKind::Loop) patch_to_loop(target, op, table + i);

@@ -60,6 +60,12 @@ void pair_mem_access(Emitter& e);
 // the copy's op word becomes copy+call_func or copy2+call_func, both ops
 // staying whole.
 void pair_copy_call(Emitter& e);
+// A br_table on `index` that the i32.add just emitted computed as x - k for a
+// constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's
+// index, whose table then needs k more entries in front going to the
+// default. Returns k, or UINT32_MAX changing nothing. Uncounted code only.
+constexpr uint32_t kMaxSwitchRebase = 64;
+uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x);
 // After a local.set redirected the op just emitted: two i32.adds in a row
 // become i32.add2.
 void merge_add_pair(Emitter& e);
