@@ -303,6 +303,16 @@
         (return (i32.const 10)))
       (return (i32.const 11)))
     (i32.const 99))
+  ;; A load at a constant below a pointer, the constant past the constant
+  ;; area (an immediate of the add): one op (vm/lower/fusion.cc, fuse_load),
+  ;; the address wrapping to 32 bits before the offset is added.
+  (func (export "load_add_imm") (param i32) (result i32)
+    (local i32)
+    (local.set 1 (i32.add (local.get 0) (i32.const 1000)))
+    (local.set 1 (i32.xor (local.get 1) (i32.const 2000)))
+    (local.set 1 (i32.sub (local.get 1) (i32.const 3000)))
+    (local.set 1 (i32.or (local.get 1) (i32.const 4000)))
+    (i32.load offset=4 (i32.add (local.get 0) (i32.const -8))))
   ;; Constants past the constant area (four outside loops): one the area
   ;; holds is named in place; a load's or store's constant address goes into
   ;; its offset, its address slot a zero of the area (no const32 left).

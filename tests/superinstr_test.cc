@@ -430,6 +430,28 @@ TEST(SuperInstructions, SwitchOnXMinusKSwitchesOnX) {
   }
 }
 
+// An i32.load whose address is an add of an immediate (a constant past the
+// constant area) is one op: the sum wraps to 32 bits before the offset is
+// added, as the add's result did, and a trap is the load's, with exact counts.
+TEST(SuperInstructions, LoadAtAnImmediateFromAPointer) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("load_add_imm")->code->code;
+  EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::LoadAddImm_I32Load)), 1);
+  EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::Imm_I32Add)), 0);
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(64), f64(2.5)}, r));
+  ASSERT_FALSE(f.call("load_add_imm", {Value::from_i32(72)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x40040000u) << "bits of 2.5 at 64: high word, at 72 - 8 + 4";
+  // 4 - 8 wraps to 0xFFFFFFFC, and 0xFFFFFFFC + 4 is past the memory (not 0).
+  vm::Trap t = f.call("load_add_imm", {Value::from_i32(4)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "load_add_imm", {Value::from_i32(4)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(p->total(), 4u * 4 + 4) << "4 x (get const op set), then get const add load";
+}
+
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
 // half. Every way an i32 is used must see only that half.
 TEST(GoShapes, WrapReadsTheLowHalf) {

@@ -1226,6 +1226,8 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_LOADADD_
+    // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
+    CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
 #undef WZVM_LOAD_AT_
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):

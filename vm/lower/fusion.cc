@@ -132,7 +132,8 @@ void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots) {
 bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t offset, bool mem64) {
   // The op just emitted computed the address: the load takes it over,
   // [i32.add t x y] [load dst t offset] -> [load_add dst x y offset],
-  // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset].
+  // [i32.shl+add t x k c] [load dst t offset] -> [load_shl_add dst x k c offset],
+  // [imm(i32.add) t x imm] [i32.load dst t offset] -> [load_add_imm dst x imm offset].
   // An i32 address that is an i64.add's slot was wrapped from it, and
   // the low half of a sum is the sum of the low halves:
   // [i64.add t x y] i32.wrap_i64 [load dst t offset] -> [load_add dst x y offset].
@@ -140,6 +141,9 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   if (e.last_op_is(IOp::I32Add, 4, addr) || (!mem64 && e.last_op_is(IOp::I64Add, 4, addr)))
     fused = op_tables().load_add[static_cast<size_t>(load)];
   else if (e.last_op_is(IOp::I32ShlAdd, 5, addr)) fused = op_tables().load_shl_add[static_cast<size_t>(load)];
+  // [imm(i32.add) t x imm] [i32.load dst t offset] -> [load_add_imm(I32Load)
+  // dst x imm offset]: the same words, the immediate in place of y.
+  else if (load == IOp::I32Load && e.last_op_is(IOp::Imm_I32Add, 4, addr)) fused = IOp::LoadAddImm_I32Load;
   if (fused == IOp::Count) return false;
   uint32_t p = e.last_op;
   e.code[p] = static_cast<uint32_t>(fused);
