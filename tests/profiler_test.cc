@@ -345,6 +345,54 @@ TEST(ProfilerOutput, GzipIsReproducible) {
   EXPECT_EQ(gunzip(a), data);
 }
 
+// zlib's output does not depend on how its input was split: a file written
+// in pieces holds gzip()'s bytes for the whole.
+TEST(ProfilerOutput, GzipFileWriterWritesGzipsBytesOrNothing) {
+  std::string data;
+  uint32_t x = 1;
+  for (int i = 0; i < 3'000'000; ++i) {
+    x = x * 1103515245u + 12345u;
+    data += static_cast<char>(i % 1000 < 700 ? 'a' + i % 7 : static_cast<char>(x >> 24));
+  }
+  std::string gz, why;
+  ASSERT_TRUE(gzip(data, gz, why)) << why;
+  TempDir dir;
+  const std::string path = dir.path() + "/x.gz";
+  {
+    GzipFileWriter w(path);
+    size_t at = 0;
+    for (size_t piece : {size_t{1}, size_t{7}, size_t{65536}, size_t{1} << 20, size_t{0}, size_t{3}}) {
+      w.write(std::string_view(data).substr(at, piece));
+      at += piece;
+    }
+    w.write(std::string_view(data).substr(at));
+    const std::vector<std::string> during = dir.entries();
+    EXPECT_EQ(std::count(during.begin(), during.end(), "x.gz"), 0) << "visible before finish()";
+    ASSERT_TRUE(w.finish(why)) << why;
+  }
+  const std::vector<uint8_t> file = read_bytes(path);
+  EXPECT_TRUE(std::string(file.begin(), file.end()) == gz) << "not gzip()'s bytes";
+  // Nothing written at all: an empty member, as gzip("") gives.
+  ASSERT_TRUE(gzip("", gz, why)) << why;
+  {
+    GzipFileWriter w(dir.path() + "/empty.gz");
+    ASSERT_TRUE(w.finish(why)) << why;
+  }
+  const std::vector<uint8_t> empty = read_bytes(dir.path() + "/empty.gz");
+  EXPECT_TRUE(std::string(empty.begin(), empty.end()) == gz);
+  // Not finished (an error elsewhere): the temporary file goes.
+  {
+    GzipFileWriter w(dir.path() + "/y.gz");
+    w.write(data);
+  }
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"empty.gz", "x.gz"}));
+  // A directory that does not exist: the error names the file.
+  GzipFileWriter w(dir.path() + "/missing/z.gz");
+  w.write(data);
+  EXPECT_FALSE(w.finish(why));
+  EXPECT_NE(why.find("missing/z.gz"), std::string::npos) << why;
+}
+
 // --- exact counts through the interpreter (InstructionProfile) --------------
 
 std::string counts_path() { return std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm"; }
