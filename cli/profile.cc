@@ -313,13 +313,15 @@ void ProfileSession::finish() {
   std::cout.flush();
   std::set<std::string> without_lines;  // one note per module, however many profiles
   bool wrote = false;
-  // `raw`: the profile already serialized (then `p` is not used).
-  auto write = [&](const Output& o, const perftools::profiles::Profile& p, const std::string* raw) {
+  // `stream`: an instructions profile written as it is made (then `p` is not used).
+  auto write = [&](const Output& o, const perftools::profiles::Profile& p, bool stream) {
     std::string why, data;
     bool ok;
     const Format* f = find_format(o.format);
-    if (raw) {
-      ok = profiler::write_serialized_profile(*raw, o.path, why);
+    if (stream) {
+      std::vector<std::string> wl;
+      ok = profiler::write_instructions_profile(*profiler_, o.path, why, &wl);
+      without_lines.insert(wl.begin(), wl.end());
     } else if (o.format == "pprof") {
       for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
       ok = profiler::write_profile(p, o.path, why);
@@ -340,24 +342,19 @@ void ProfileSession::finish() {
     }
   };
   // Each profile is built once, for all its formats and the summary. An
-  // instructions profile wanted only as pprof is serialized as it is built
-  // instead (profiler::serialize_instructions_profile): deep recursions make
-  // it large, and as a message it took 14 ms of the 26 that writing
-  // `calls`' took.
+  // instructions profile wanted only as pprof is serialized and gzipped into
+  // its file as it is built instead (profiler::write_instructions_profile):
+  // deep recursions make it large (as a message it took 14 ms of the 26
+  // that writing `calls`' took; Go's encoding/json tests' is 217 MB before
+  // gzip, which held whole made the run's peak memory).
   std::string built_kind, summaries;
   perftools::profiles::Profile built;
-  std::string raw_instructions;
-  bool instructions_raw = !flags_.summary;
+  bool instructions_streamed = !flags_.summary;
   for (const Output& o : outputs_)
-    if (o.kind == "instructions" && o.format != "pprof") instructions_raw = false;
+    if (o.kind == "instructions" && o.format != "pprof") instructions_streamed = false;
   for (const Output& o : outputs_) {
-    if (o.kind == "instructions" && instructions_raw) {
-      if (raw_instructions.empty()) {
-        std::vector<std::string> wl;
-        raw_instructions = profiler::serialize_instructions_profile(*profiler_, &wl);
-        without_lines.insert(wl.begin(), wl.end());
-      }
-      write(o, built, &raw_instructions);
+    if (o.kind == "instructions" && instructions_streamed) {
+      write(o, built, true);
       continue;
     }
     if (o.kind != built_kind) {
@@ -368,7 +365,7 @@ void ProfileSession::finish() {
       if (flags_.summary)
         summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
     }
-    write(o, built, nullptr);
+    write(o, built, false);
   }
   std::cerr << summaries;
   // The notes are about the profiles: none when every file failed to be

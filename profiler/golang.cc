@@ -490,6 +490,19 @@ uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
   return offset == f.region_call[r] ? offset : f.region_start[r];
 }
 
+void GoModule::representative_offsets(uint32_t func, uint32_t* offsets, size_t n) const {
+  if (func >= funcs_.size()) return;
+  const Func& f = funcs_[func];
+  if (f.region_start.empty()) return;
+  size_t r = 0;  // the last region starting at or before the offset, as representative_offset finds it
+  for (size_t i = 0; i < n; ++i) {
+    const uint32_t offset = offsets[i];
+    while (r + 1 < f.region_start.size() && f.region_start[r + 1] <= offset) ++r;
+    if (offset < f.region_start[0]) offsets[i] = f.region_start[0];  // the dispatch at entry
+    else if (offset != f.region_call[r]) offsets[i] = f.region_start[r];
+  }
+}
+
 bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
   uint32_t k = 0;
   if (!func_of(ret_pc, k)) return false;

@@ -61,6 +61,9 @@ class GoModule {
   // is that of the instruction at `offset` (pc_at): its resume point's start,
   // or the call itself.
   uint32_t representative_offset(uint32_t func, uint32_t offset) const;
+  // representative_offset of every one of `offsets`, ascending, in place:
+  // one walk over the function's resume points instead of a search each.
+  void representative_offsets(uint32_t func, uint32_t* offsets, size_t n) const;
   // The frames at `pc`, innermost (inlined) first, the physical function
   // last. For a return PC (a caller on the stack) pass pc - 1. Empty when
   // `pc` is in no function.

@@ -101,7 +101,7 @@ uint64_t InstructionProfile::count(const std::string& function) const {
 }
 
 bool InstructionProfile::write_pprof(const std::string& path, std::string& why) const {
-  return write_serialized_profile(serialize_instructions_profile(*state_->profiler), path, why);
+  return write_instructions_profile(*state_->profiler, path, why);
 }
 
 std::string InstructionProfile::text() const { return instruction_text(*state_->profiler); }

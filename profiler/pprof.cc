@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -53,10 +54,14 @@ class Builder {
   // recursion's instruction profile has thousands of samples of hundreds of
   // frames each (calls 37: 12 000 samples, 2 M location ids, which as a
   // message are 16 MB of 8-byte ids to allocate, size, serialize and free).
-  // One Sample is reused; the bytes are those of Profile.sample fields.
-  void stream_samples(int weight_index) {
+  // One Sample is reused; the bytes are those of Profile.sample fields, given
+  // to `out` a buffer at a time (Go's encoding/json tests: 217 MB of them,
+  // which held whole and then gzipped whole made the run's peak memory).
+  using Out = std::function<void(std::string_view)>;
+  void stream_samples(int weight_index, Out out) {
     streaming_ = true;
     weight_index_ = weight_index;
+    out_ = std::move(out);
   }
   pb::Sample* new_sample() {
     if (!streaming_) return p_.add_sample();
@@ -72,8 +77,9 @@ class Builder {
       const pb::Location& leaf = p_.location(static_cast<int>(s->location_id(0) - 1));
       if (leaf.mapping_id()) weigh_lines(weights_[leaf.mapping_id()], leaf, s->value(weight_index_));
     }
+    write_head();
     // The field: tag, length, the Sample. Written in place at the end of
-    // samples_ (which grows by doubling), at most 10 bytes of tag and length.
+    // samples_, at most 10 bytes of tag and length.
     using WFL = google::protobuf::internal::WireFormatLite;
     const size_t size = s->ByteSizeLong();
     const size_t at = samples_.size();
@@ -84,17 +90,19 @@ class Builder {
     p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
     p = s->SerializeWithCachedSizesToArray(p);
     samples_.resize(static_cast<size_t>(p - base));
+    if (samples_.size() >= kOutBuffer) {
+      out_(samples_);
+      samples_.clear();
+    }
   }
-  // What p_ serializes to with the streamed samples in place: field 1
-  // (sample_type) comes before them and the rest after, as in the
-  // serialization of the whole message. Then p_ is spent.
-  std::string take_serialized() {
-    pb::Profile head;
-    head.mutable_sample_type()->Swap(p_.mutable_sample_type());
-    std::string out = head.SerializeAsString();
-    out += samples_;
-    p_.AppendToString(&out);
-    return out;
+  // Gives `out` the rest of what p_ serializes to with the streamed samples
+  // in place: field 1 (sample_type) comes before them and the rest after, as
+  // in the serialization of the whole message. Then p_ is spent.
+  void finish_stream() {
+    write_head();
+    out_(samples_);
+    samples_.clear();
+    out_(p_.SerializeAsString());
   }
   const LineWeights& line_weights() const { return weights_; }
 
@@ -503,7 +511,19 @@ class Builder {
   bool streaming_ = false;
   int weight_index_ = 0;
   pb::Sample scratch_;
-  std::string samples_;
+  static constexpr size_t kOutBuffer = size_t{1} << 20;
+  std::string samples_;  // serialized samples not yet given to out_
+  Out out_;
+  bool head_written_ = false;
+  // Field 1 (sample_type), before the first sample: the sample types are
+  // all added before it and moved out of p_, which serializes the rest.
+  void write_head() {
+    if (head_written_) return;
+    head_written_ = true;
+    pb::Profile head;
+    head.mutable_sample_type()->Swap(p_.mutable_sample_type());
+    out_(head.SerializeAsString());
+  }
   LineWeights weights_;
 };
 
@@ -579,40 +599,49 @@ namespace {
 // first, profiler/golang.h) become one sample at one offset, not one per wasm
 // instruction with identical frames: a Go test binary's profile had tens of
 // times more samples than it has lines, and pprof takes seconds per million.
-// Counts of other modules stay per instruction.
-std::vector<vm::Profiling::InstructionCount> go_pcs(std::vector<vm::Profiling::InstructionCount> counts,
-                                                    const vm::CallTree& tree, const Profiler& profiler) {
-  const vm::Module* last_module = nullptr;
-  const GoModule* go = nullptr;
-  bool any = false;
-  for (vm::Profiling::InstructionCount& c : counts) {
-    const vm::FuncInst* f = tree.node(c.node).func;
-    if (!f || !f->instance) continue;
-    const vm::Module* m = f->instance->module.get();
-    if (m != last_module) {
-      last_module = m;
-      go = profiler.symbolizer(m).go();
-    }
-    if (!go || f->func_index < m->num_imported_funcs) continue;
-    c.offset = go->representative_offset(f->func_index - m->num_imported_funcs, c.offset);
-    any = true;
-  }
-  if (!any) return counts;
-  // Still sorted by node; within a node, merge equal offsets.
-  std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
-    return a.node != b.node ? a.node < b.node : a.offset < b.offset;
-  });
-  size_t out = 0;
+// Counts of other modules stay per instruction. `counts` are one node's,
+// sorted by offset; so are the counts returned (in `scratch`, or `counts`
+// itself when they are not Go's).
+const std::vector<vm::Profiling::InstructionCount>& go_pcs(
+    const std::vector<vm::Profiling::InstructionCount>& counts,
+    std::vector<vm::Profiling::InstructionCount>& scratch, const vm::CallTree& tree,
+    const Profiler& profiler) {
+  const vm::FuncInst* f = tree.node(counts.front().node).func;
+  if (!f || !f->instance) return counts;
+  const vm::Module* m = f->instance->module.get();
+  const GoModule* go = profiler.symbolizer(m).go();
+  if (!go || f->func_index < m->num_imported_funcs) return counts;
+  // The offsets map to their blocks' firsts in order, but a call keeps its
+  // own, after its block's first, and the block's instructions after the
+  // call map back to the first: each is merged into the last or the one
+  // before it, and a merge that is still out of order is sorted.
+  std::vector<uint32_t> offsets(counts.size());
+  for (size_t i = 0; i < counts.size(); ++i) offsets[i] = counts[i].offset;
+  go->representative_offsets(f->func_index - m->num_imported_funcs, offsets.data(), offsets.size());
+  scratch.clear();
   for (size_t i = 0; i < counts.size(); ++i) {
-    if (out && counts[out - 1].node == counts[i].node && counts[out - 1].offset == counts[i].offset)
-      counts[out - 1].count += counts[i].count;
-    else counts[out++] = counts[i];
+    const size_t n = scratch.size();
+    if (n && scratch[n - 1].offset == offsets[i]) scratch[n - 1].count += counts[i].count;
+    else if (n > 1 && scratch[n - 2].offset == offsets[i]) scratch[n - 2].count += counts[i].count;
+    else scratch.push_back({counts[i].node, offsets[i], counts[i].count});
   }
-  counts.resize(out);
-  return counts;
+  auto by_offset = [](const auto& a, const auto& b) { return a.offset < b.offset; };
+  if (std::is_sorted(scratch.begin(), scratch.end(), by_offset)) return scratch;
+  std::sort(scratch.begin(), scratch.end(), by_offset);
+  size_t out = 0;
+  for (size_t i = 0; i < scratch.size(); ++i) {
+    if (out && scratch[out - 1].offset == scratch[i].offset) scratch[out - 1].count += scratch[i].count;
+    else scratch[out++] = scratch[i];
+  }
+  scratch.resize(out);
+  return scratch;
 }
 
 // build_instructions_profile's, into `b` (streaming its samples or not).
+// The counts are made node by node, twice (a deep recursion's, held whole,
+// were most of the memory and time of writing its profile): first to read
+// the symbols every sample needs and intern their callers, then for the
+// samples.
 void instructions_profile(Builder& b, const Profiler& profiler) {
   pb::Profile& p = b.profile();
   b.value_type(p.add_sample_type(), "instructions", "count");
@@ -620,49 +649,60 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   // (-lines, -list) or per function.
   // Thread by thread in tid order (the order they were spawned): the
   // profile stays deterministic wherever each thread's work is.
+  std::vector<vm::Profiling::InstructionCount> scratch;
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const vm::CallTree& tree = prof->tree();
-    const std::vector<vm::Profiling::InstructionCount> counts =
-        go_pcs(prof->instruction_counts(), tree, profiler);
     // CPython's context nodes (profiler/python_counts.cc) stand for a
     // Python function at a line: one sample each, its counts summed over
     // the loop's instructions.
     b.use_contexts(prof->has_contexts() ? prof : nullptr);
+    std::vector<uint32_t> nodes;  // those with counts, in order
     {
       // A function's instructions are all in its unit: one leaf each.
       Builder::Prefetch pf(b, tree);
       std::unordered_set<const vm::FuncInst*> leaf_seen;
-      for (const vm::Profiling::InstructionCount& c : counts) {
-        const vm::FuncInst* f = tree.node(c.node).func;
-        pf.add(c.node, f, leaf_seen.insert(f).second ? c.offset : -1);
-      }
+      prof->for_each_node_counts([&](const std::vector<vm::Profiling::InstructionCount>& node) {
+        const uint32_t n = node.front().node;
+        const vm::FuncInst* f = tree.node(n).func;
+        if (leaf_seen.insert(f).second) pf.add(n, f, go_pcs(node, scratch, tree, profiler).front().offset);
+        else pf.add(n, f, -1);
+        nodes.push_back(n);
+      });
       pf.read();
     }
-    for (const vm::Profiling::InstructionCount& c : counts) b.intern_callers(c.node, tree);
+    for (const uint32_t node : nodes) b.intern_callers(node, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
     std::vector<std::pair<uint64_t, uint64_t>> leaves;  // Location id, count
-    std::unordered_map<uint64_t, size_t> leaf_index;
-    for (size_t i = 0; i < counts.size();) {
-      const uint32_t node = counts[i].node;
+    // Per Location id: 1 + its index in `leaves`, 0 for none; put back to 0
+    // after each node, entry by entry (a hash map's clear() costs all its
+    // buckets, as many as the largest node ever needed, at every node).
+    std::vector<uint32_t> leaf_slot;
+    prof->for_each_node_counts([&](const std::vector<vm::Profiling::InstructionCount>& node_counts) {
+      const std::vector<vm::Profiling::InstructionCount>& counts =
+          go_pcs(node_counts, scratch, tree, profiler);
+      const uint32_t node = counts.front().node;
       const PyFrame* pf = b.context_of(tree, node);
       leaves.clear();
-      leaf_index.clear();
-      for (; i < counts.size() && counts[i].node == node; ++i) {
-        const uint64_t loc =
-            pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, counts[i].offset);
-        auto [it, inserted] = leaf_index.try_emplace(loc, leaves.size());
-        if (inserted) leaves.emplace_back(loc, 0);
-        leaves[it->second].second += counts[i].count;
+      for (const vm::Profiling::InstructionCount& c : counts) {
+        const uint64_t loc = pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, c.offset);
+        if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+        uint32_t& slot = leaf_slot[loc];
+        if (!slot) {
+          leaves.emplace_back(loc, 0);
+          slot = static_cast<uint32_t>(leaves.size());
+        }
+        leaves[slot - 1].second += c.count;
       }
       for (const auto& [loc, count] : leaves) {
+        leaf_slot[loc] = 0;
         pb::Sample* ps = b.new_sample();
         b.add_stack(ps, loc, node, tree);
         ps->add_value(static_cast<int64_t>(count));
         b.thread_label(ps, tid);
         b.end_sample(ps);
       }
-    }
+    });
     b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.
@@ -679,13 +719,32 @@ pb::Profile build_instructions_profile(const Profiler& profiler) {
   return std::move(b.profile());
 }
 
-std::string serialize_instructions_profile(const Profiler& profiler,
-                                           std::vector<std::string>* modules_without_lines) {
+namespace {
+
+// The instructions profile's bytes, given to `out` as they are made.
+void stream_instructions_profile(const Profiler& profiler, std::vector<std::string>* modules_without_lines,
+                                 const std::function<void(std::string_view)>& out) {
   Builder b(profiler);
-  b.stream_samples(0);  // the one sample type, instructions
+  b.stream_samples(0, out);  // the one sample type, instructions
   instructions_profile(b, profiler);
   if (modules_without_lines) *modules_without_lines = without_lines(b.line_weights(), b.profile());
-  return b.take_serialized();
+  b.finish_stream();
+}
+
+}  // namespace
+
+std::string serialize_instructions_profile(const Profiler& profiler,
+                                           std::vector<std::string>* modules_without_lines) {
+  std::string raw;
+  stream_instructions_profile(profiler, modules_without_lines, [&](std::string_view s) { raw += s; });
+  return raw;
+}
+
+bool write_instructions_profile(const Profiler& profiler, const std::string& path, std::string& why,
+                                std::vector<std::string>* modules_without_lines) {
+  GzipFileWriter file(path);
+  stream_instructions_profile(profiler, modules_without_lines, [&](std::string_view s) { file.write(s); });
+  return file.finish(why);
 }
 
 pb::Profile build_memory_profile(const Profiler& profiler, const char* default_type) {

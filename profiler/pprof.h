@@ -41,6 +41,10 @@ perftools::profiles::Profile build_instructions_profile(const Profiler& profiler
 // `*modules_without_lines`, if given, to modules_without_lines() of it.
 std::string serialize_instructions_profile(const Profiler& profiler,
                                            std::vector<std::string>* modules_without_lines = nullptr);
+// The same bytes gzipped into `path` (atomically, as write_profile does) as
+// they are made: neither they nor their gzip are held whole.
+bool write_instructions_profile(const Profiler& profiler, const std::string& path, std::string& why,
+                                std::vector<std::string>* modules_without_lines = nullptr);
 
 // alloc_objects/count, alloc_space/bytes, inuse_objects/count,
 // inuse_space/bytes (default), like Go's heap profile: per allocating stack

@@ -384,6 +384,19 @@ std::vector<vm::Profiling::InstructionCount> Profiler::instruction_counts() cons
   return has_replay_counts_ ? replay_counts_ : profiling_.instruction_counts();
 }
 
+void Profiler::for_each_node_counts(
+    const std::function<void(const std::vector<vm::Profiling::InstructionCount>&)>& each) const {
+  if (!has_replay_counts_) return profiling_.for_each_node_counts(each);
+  std::vector<vm::Profiling::InstructionCount> node;
+  for (size_t i = 0; i < replay_counts_.size();) {
+    node.clear();
+    for (const uint32_t n = replay_counts_[i].node; i < replay_counts_.size() && replay_counts_[i].node == n;
+         ++i)
+      node.push_back(replay_counts_[i]);
+    each(node);
+  }
+}
+
 std::vector<uint64_t> Profiler::instruction_totals() const {
   if (!has_replay_counts_) return profiling_.instruction_totals();
   std::vector<uint64_t> totals(profiling_.tree.size(), 0);

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -125,6 +126,9 @@ class Profiler final : public vm::ProfileSink {
   // offset (vm::Profiling::instruction_counts), or the counts given to
   // set_instruction_counts (a live window's replay, tests).
   std::vector<vm::Profiling::InstructionCount> instruction_counts() const;
+  // The same, one node at a time (vm::Profiling::for_each_node_counts).
+  void for_each_node_counts(
+      const std::function<void(const std::vector<vm::Profiling::InstructionCount>&)>& each) const;
   // Executed instructions per node id (0 beyond the counted range).
   std::vector<uint64_t> instruction_totals() const;
   void set_instruction_counts(std::vector<vm::Profiling::InstructionCount> counts) {

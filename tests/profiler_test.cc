@@ -305,6 +305,43 @@ TEST(ProfilerWriter, StreamedInstructionsProfileIsTheMessagesBytes) {
   EXPECT_EQ(message.sample(static_cast<int>(counts.size()) - 3).location_id_size(), 257);
 }
 
+// The CLI gzips the instructions profile into its file as it is made
+// (write_instructions_profile): the file must hold the bytes that gzipping
+// the whole serialization gives, also past the writer's 1 MiB buffer (6000
+// samples of 257 frames).
+TEST(ProfilerWriter, WrittenInstructionsProfileIsTheWholeGzipped) {
+  Fixture fx;
+  Profiler prof({.instructions = true});
+  prof.add_module(fx.module.get(), "prof_counts.wasm");
+  vm::Profiling& p = prof.profiling();
+  const uint32_t loop_at = fx.func("loop")->code->source_map.front().second;
+  std::vector<vm::Profiling::InstructionCount> counts;
+  uint32_t node = p.enter(vm::CallTree::kRoot, fx.func("tree"));
+  for (uint32_t depth = 0; depth < 6000; ++depth) {
+    node = p.tree.call(node, fx.func("loop"), loop_at + 1 + depth % 2);
+    counts.push_back({node, loop_at + depth % 3, depth + 1});
+  }
+  prof.set_instruction_counts(counts);
+  const std::string raw = serialize_instructions_profile(prof);
+  ASSERT_GT(raw.size(), size_t{1} << 20);
+  pb::Profile message = build_instructions_profile(prof);
+  std::string bytes, gz, why;
+  ASSERT_TRUE(message.SerializeToString(&bytes));
+  EXPECT_EQ(raw, bytes);
+  ASSERT_TRUE(gzip(raw, gz, why)) << why;
+  TempDir dir;
+  std::vector<std::string> without;
+  ASSERT_TRUE(write_instructions_profile(prof, dir.path() + "/i.pb.gz", why, &without)) << why;
+  const std::vector<uint8_t> file = read_bytes(dir.path() + "/i.pb.gz");
+  EXPECT_TRUE(std::string(file.begin(), file.end()) == gz) << "not gzip()'s bytes";
+  EXPECT_EQ(without, modules_without_lines(message));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"i.pb.gz"});
+  // A directory that does not exist: an error naming the file, nothing left.
+  EXPECT_FALSE(write_instructions_profile(prof, dir.path() + "/missing/i.pb.gz", why));
+  EXPECT_NE(why.find("missing/i.pb.gz"), std::string::npos) << why;
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"i.pb.gz"});
+}
+
 TEST(ProfilerWriter, InstructionTextIsSortedWithATotal) {
   Fixture fx;
   Profiler prof({.instructions = true});

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <new>
+#include <utility>
 
 #include "vm/code.h"
 #include "vm/runtime.h"
@@ -137,6 +138,15 @@ Profiling::Snapshot Profiling::snapshot() const {
 }
 
 std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Snapshot* since) const {
+  std::vector<InstructionCount> out;
+  for_each_node_counts(
+      [&](const std::vector<InstructionCount>& node) { out.insert(out.end(), node.begin(), node.end()); },
+      since);
+  return out;
+}
+
+void Profiling::for_each_node_counts(const std::function<void(const std::vector<InstructionCount>&)>& each,
+                                     const Snapshot* since) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
   std::vector<Partial> parts(
@@ -146,8 +156,11 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
                    [](const Partial& a, const Partial& b) { return a.node < b.node; });
   std::vector<InstructionCount> out;
   // Per instruction of the node's function (seg_offsets order): the sum of
-  // its counters' runs, as a difference array over their ranges.
-  std::vector<int64_t> diff;
+  // its counters' runs, swept over the ends of their ranges in order. Only
+  // the stretches that ran are visited, not the whole body per node (a
+  // difference array did that): Go's functions are large and its deep
+  // recursions make a node per depth.
+  std::vector<std::pair<uint32_t, int64_t>> ends;  // (index in seg_offsets, change)
   auto part = parts.begin();
   size_t flat = 0;  // this node's first counter in since->runs (nodes in the same order)
   for (uint32_t n = 1; n < tree.size(); ++n) {
@@ -155,36 +168,38 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     const uint32_t segs = code->num_segments();
-    diff.assign(code->seg_offsets.size() + 1, 0);
-    bool any = false;
+    ends.clear();
     for (uint32_t s = 0; s < segs; ++s) {
       int64_t r = static_cast<int64_t>(runs[s]);
       if (since && flat + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[flat + s]);
       if (r == 0) continue;
       const CompiledFunc::CountRange& c = code->counters[s];
       r *= c.sign;  // an edge that skips instructions takes them back
-      diff[c.lo] += r;
-      diff[c.hi] -= r;
-      any = true;
+      ends.emplace_back(c.lo, r);
+      ends.emplace_back(c.hi, -r);
     }
     flat += segs;
     while (part != parts.end() && part->node < n) ++part;
     for (; part != parts.end() && part->node == n; ++part) {
       if (part->seg >= segs) continue;
       const CompiledFunc::CountRange& c = code->counters[part->seg];
-      diff[c.lo] += 1;
-      diff[c.lo + std::min(part->ran, c.hi - c.lo)] -= 1;
-      any = true;
+      ends.emplace_back(c.lo, 1);
+      ends.emplace_back(c.lo + std::min(part->ran, c.hi - c.lo), -1);
     }
-    if (!any) continue;
+    if (ends.empty()) continue;
+    std::sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     // seg_offsets is in body order, so by offset: each instruction once.
+    out.clear();
     int64_t c = 0;
-    for (size_t i = 0; i < code->seg_offsets.size(); ++i) {
-      c += diff[i];
-      if (c > 0) out.push_back({n, code->seg_offsets[i], static_cast<uint64_t>(c)});
+    for (size_t e = 0; e < ends.size();) {
+      const uint32_t from = ends[e].first;
+      for (; e < ends.size() && ends[e].first == from; ++e) c += ends[e].second;
+      const size_t to = e < ends.size() ? ends[e].first : code->seg_offsets.size();
+      if (c > 0)
+        for (size_t i = from; i < to; ++i) out.push_back({n, code->seg_offsets[i], static_cast<uint64_t>(c)});
     }
+    if (!out.empty()) each(out);
   }
-  return out;
 }
 
 std::vector<uint64_t> Profiling::instruction_totals() const {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <ctime>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -353,6 +354,12 @@ struct Profiling {
   };
   // Every executed instruction with a non-zero count, sorted by node, then offset.
   std::vector<InstructionCount> instruction_counts(const Snapshot* since = nullptr) const;
+  // The same, one node at a time: `each` is called with every node's counts
+  // (non-empty, sorted by offset), in node order. A deep recursion's counts
+  // are hundreds of megabytes as one vector (a node per depth, each with its
+  // function's instructions).
+  void for_each_node_counts(const std::function<void(const std::vector<InstructionCount>&)>& each,
+                            const Snapshot* since = nullptr) const;
   // Executed instructions per node (indexed by node id).
   std::vector<uint64_t> instruction_totals() const;
 
