@@ -650,7 +650,10 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   // Thread by thread in tid order (the order they were spawned): the
   // profile stays deterministic wherever each thread's work is.
   std::vector<vm::Profiling::InstructionCount> scratch;
-  for (const auto& [tid, prof] : per_thread(profiler)) {
+  for (const auto& [thread, prof] : per_thread(profiler)) {
+    // A copy the lambda below can capture (clang 14 cannot capture a
+    // structured binding).
+    const int32_t tid = thread;
     const vm::CallTree& tree = prof->tree();
     // CPython's context nodes (profiler/python_counts.cc) stand for a
     // Python function at a line: one sample each, its counts summed over
