@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/sampler.h"
 #include "vm/module.h"
 #include "vm/profiling.h"
 #include "vm/runtime.h"
@@ -31,7 +32,7 @@ namespace wzvm::cli {
 struct ProfileFlags {
   std::vector<std::string> kinds;  // --profile values, as given
   std::string out;                 // --profile-out: a file (one profile) or a directory (several)
-  unsigned cpu_hz = 1000;
+  unsigned cpu_hz = profiler::kDefaultCpuHz;
   bool text = false;                   // --profile-text
   uint64_t mem_sample_bytes = 0;       // --mem-sample-bytes (0: every allocation)
   std::vector<std::string> alloc_fns;  // --alloc-fn NAME=KIND

@@ -543,7 +543,7 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
   b.value_type(p.add_sample_type(), "samples", "count");
   b.value_type(p.add_sample_type(), "cpu", "nanoseconds");
   b.value_type(p.add_sample_type(), "host", "nanoseconds");
-  const unsigned hz = profiler.options().cpu_hz ? profiler.options().cpu_hz : 1000;
+  const unsigned hz = profiler.options().cpu_hz ? profiler.options().cpu_hz : kDefaultCpuHz;
   for (const auto& [tid, prof] : per_thread(profiler)) {
     const std::vector<CpuSite> cpu_sites = prof->cpu_sites();
     const std::vector<HostSite> host_sites = prof->host_sites();

@@ -39,7 +39,7 @@ class Symbolizer;  // profiler/symbolize.h
 struct Options {
   bool cpu = false;           // CPU samples + host-call wall time
   bool instructions = false;  // exact instruction counts (modules loaded with count_instructions)
-  unsigned cpu_hz = 1000;     // sampling rate of the CPU timer
+  unsigned cpu_hz = kDefaultCpuHz;  // sampling rate of the CPU timer (profiler/sampler.h)
   // Allocations through the hooked allocators (modules loaded with
   // LoadOptions::call_hook = allocator_hook(), profiler/memory.h).
   bool mem = false;

@@ -3,7 +3,8 @@
 // Profiling::sample_pending `hz` times a second for the interpreter thread
 // (Profiling::raise(): the flag and the loop's dispatch table, plain stores).
 // The interpreter takes the sample at its next safe point and weighs it with
-// its own thread CPU clock (vm/profiling.h).
+// its thread CPU clock as this thread read it just before raising
+// (Profiling::tick_cpu, vm/profiling.h).
 //
 // A thread, not a timer signal to the interpreter thread: on the VMs measured
 // here every signal delivered to a busy thread cost it 25-55 us of its own
@@ -30,6 +31,13 @@
 #include "vm/profiling.h"
 
 namespace wzvm::profiler {
+
+// The rate when none is asked (--cpu-hz, Options::cpu_hz): Go's runtime/pprof
+// rate, which pprof users read profiles at. Each tick wakes this thread, which
+// costs ~12-25 us of CPU on the other core on the VMs measured here whatever
+// it does once awake: at 1000 Hz that alone was 2.3% of a CPython run's CPU
+// time, at 100 Hz it is 0.2% (docs/RATIONALE.md, "The default rate").
+inline constexpr unsigned kDefaultCpuHz = 100;
 
 class CpuSampler {
  public:

@@ -86,7 +86,7 @@ double seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
 TEST(CpuProfile, HostSleepIsHostTimeNotGuestCpu) {
   CpuFixture fx;
   const uint32_t n = fx.calibrate(0.3);
-  Profiler prof({.cpu = true});
+  Profiler prof({.cpu = true, .cpu_hz = 1000});
   std::string why;
   uint64_t cpu0 = thread_cpu_ns();
   ASSERT_TRUE(prof.start(fx.store, why)) << why;
@@ -191,7 +191,7 @@ TEST(CpuProfile, ThreeToOneWorkShowsThreeToOne) {
   std::string runs;
   std::unique_ptr<Profiler> prof;
   for (int run = 0; run < 3; ++run) {
-    prof = std::make_unique<Profiler>(Options{.cpu = true});
+    prof = std::make_unique<Profiler>(Options{.cpu = true, .cpu_hz = 1000});
     std::string why;
     ASSERT_TRUE(prof->start(fx.store, why)) << why;
     std::vector<vm::Value> results;

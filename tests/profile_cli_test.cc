@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "profiler/clock.h"
+#include "profiler/sampler.h"
 #include "tests/cli_fixture.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
@@ -204,7 +205,8 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   // with some of the other's time (more under load, when samples come
   // late); at 0.3 s this once pushed the 3:1 ratio to 3.68.
   const uint32_t n = calibrate(0.8);
-  Output r = wzvm("--profile=cpu,instructions --profile-out out --invoke sleep_then_work '" +
+  // 1 kHz, not the default 100 Hz: the 3:1 ratio below is a count of samples.
+  Output r = wzvm("--profile=cpu,instructions --cpu-hz 1000 --profile-out out --invoke sleep_then_work '" +
                   testdata("prof_wasi.wasm") + "' 1000 " + std::to_string(n));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_THAT(r.err, HasSubstr("cpu profile written to out/wzvm-cpu.pb.gz"));
@@ -213,7 +215,7 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   std::string raw = pprof("-raw out/wzvm-cpu.pb.gz");
   EXPECT_THAT(raw, HasSubstr("samples/count cpu/nanoseconds[dflt] host/nanoseconds"));
   EXPECT_THAT(raw, HasSubstr("PeriodType: cpu nanoseconds"));
-  EXPECT_THAT(raw, HasSubstr("Period: 1000000"));
+  EXPECT_THAT(raw, HasSubstr("Period: 1000000\n"));
 
   // ~1 s of host time under poll_oneoff, on top of the guest stack that called it.
   std::string host = pprof("-top -unit=ms -sample_index=host out/wzvm-cpu.pb.gz");
@@ -238,7 +240,8 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   std::vector<double> ratios = {c["heavy"] / c["light"]};
   std::string tops = top;
   for (int run = 0; run < 2; ++run) {
-    ASSERT_EQ(wzvm("--profile=cpu --profile-out again.pb.gz --invoke work '" + testdata("prof_wasi.wasm") +
+    ASSERT_EQ(wzvm("--profile=cpu --cpu-hz 1000 --profile-out again.pb.gz --invoke work '" +
+                   testdata("prof_wasi.wasm") +
                    "' " + std::to_string(n))
                   .status,
               0);
@@ -427,6 +430,9 @@ TEST_F(ProfileCli, SignalStopsTheRunAndTheProfilesAreWritten) {
     EXPECT_THAT(r.err, HasSubstr("cpu profile written to o/wzvm-cpu.pb.gz"));
     EXPECT_GT(top_flat(pprof("-top -unit=ms o/wzvm-cpu.pb.gz"))["loop"], 100);
     EXPECT_GT(top_flat(pprof("-top o/wzvm-instructions.pb.gz"))["loop"], 1e6);
+    // No --cpu-hz: the default rate's period, 10 ms (profiler/sampler.h).
+    EXPECT_THAT(pprof("-raw o/wzvm-cpu.pb.gz"),
+                HasSubstr("Period: " + std::to_string(1000000000u / profiler::kDefaultCpuHz) + "\n"));
   }
   // A guest blocked in a host call (a 5 s poll_oneoff) stops only when the
   // call returns; a second signal, later, ends wzvm at once, without profiles.
