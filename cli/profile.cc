@@ -109,7 +109,8 @@ void ProfileFlags::add_to(CLI::App& app) {
         std::string why;
         return profiler::parse_alloc_fn(v, a, why) ? std::string() : why;
       });
-  app.add_option("--cpu-hz", cpu_hz, "CPU sampling rate (default " + std::to_string(profiler::kDefaultCpuHz) + ")")
+  app.add_option("--cpu-hz", cpu_hz,
+                 "CPU sampling rate (default " + std::to_string(profiler::kDefaultCpuHz) + ")")
       ->option_text("N")
       ->check(CLI::Range(1u, 100000u));
   app.add_flag("--profile-text", text,

@@ -37,8 +37,8 @@ namespace wzvm::profiler {
 class Symbolizer;  // profiler/symbolize.h
 
 struct Options {
-  bool cpu = false;           // CPU samples + host-call wall time
-  bool instructions = false;  // exact instruction counts (modules loaded with count_instructions)
+  bool cpu = false;                 // CPU samples + host-call wall time
+  bool instructions = false;        // exact instruction counts (modules loaded with count_instructions)
   unsigned cpu_hz = kDefaultCpuHz;  // sampling rate of the CPU timer (profiler/sampler.h)
   // Allocations through the hooked allocators (modules loaded with
   // LoadOptions::call_hook = allocator_hook(), profiler/memory.h).

@@ -241,8 +241,7 @@ TEST_F(ProfileCli, CpuProfileSeparatesHostWaitFromGuestCpu) {
   std::string tops = top;
   for (int run = 0; run < 2; ++run) {
     ASSERT_EQ(wzvm("--profile=cpu --cpu-hz 1000 --profile-out again.pb.gz --invoke work '" +
-                   testdata("prof_wasi.wasm") +
-                   "' " + std::to_string(n))
+                   testdata("prof_wasi.wasm") + "' " + std::to_string(n))
                   .status,
               0);
     std::string again = pprof("-top -unit=ms again.pb.gz");
