@@ -15,16 +15,16 @@
 // overhead"). It also keeps host functions blocked in read(2) and the like
 // from being interrupted at all.
 //
-// The clock is CLOCK_MONOTONIC (steady_clock): CPU-time timers advance on the
+// The clock is CLOCK_MONOTONIC: CPU-time timers advance on the
 // kernel tick (~250 Hz on these machines, whatever rate is asked), while
 // sample weights come from the thread CPU clock anyway, so a wall-clock tick
 // gives the asked rate without making weights less exact. Ticks that arrive
 // while the guest sits in a host call just leave the flag raised; that time
 // is never charged to the guest.
 
-#include <chrono>
-#include <condition_variable>
-#include <mutex>
+#include <time.h>
+
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -56,12 +56,16 @@ class CpuSampler {
   bool running() const { return thread_.joinable(); }
 
  private:
-  void tick(vm::Profiling& profiling, std::chrono::nanoseconds period);
+  void tick(vm::Profiling& profiling, uint64_t period_ns);
+  // Sleeps until `deadline` (CLOCK_MONOTONIC); false when stop() came first.
+  bool sleep_until(const timespec& deadline);
 
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
+  // Set by stop(), which then wakes the sleeping thread: a futex word, so a
+  // tick is one system call to sleep and one to read the clock (a condition
+  // variable took a third, its mutex's wake, and touched more memory on a
+  // wake-up, whose cost is all in what it touches: docs/RATIONALE.md).
+  uint32_t stopping_ = 0;
 };
 
 }  // namespace wzvm::profiler
