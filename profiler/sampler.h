@@ -34,9 +34,10 @@ namespace wzvm::profiler {
 
 // The rate when none is asked (--cpu-hz, Options::cpu_hz): Go's runtime/pprof
 // rate, which pprof users read profiles at. Each tick wakes this thread, which
-// costs ~12-25 us of CPU on the other core on the VMs measured here whatever
-// it does once awake: at 1000 Hz that alone was 2.3% of a CPython run's CPU
-// time, at 100 Hz it is 0.2% (docs/RATIONALE.md, "The default rate").
+// costs 15-60 us of CPU on the other core on the VMs measured here, more the
+// longer it slept (its caches and TLB go cold), whatever it does once awake:
+// at 1000 Hz that alone was 2.3% of a CPython run's CPU time, at 100 Hz
+// 0.6-0.75% (docs/RATIONALE.md, "The default rate is 100 Hz").
 inline constexpr unsigned kDefaultCpuHz = 100;
 
 class CpuSampler {
