@@ -313,6 +313,55 @@
     (local.set 1 (i32.sub (local.get 1) (i32.const 3000)))
     (local.set 1 (i32.or (local.get 1) (i32.const 4000)))
     (i32.load offset=4 (i32.add (local.get 0) (i32.const -8))))
+  ;; A load of the index right before its br_table: one dispatch, the load's
+  ;; op word the pair's, the switch whole after it (vm/switch_pairs.def).
+  ;; At 1040: 1, 2, 0x12345678; at 1024: 1040; the first page's low words 0.
+  (func (export "switch_load") (param i32) (result i32)
+    (block $d
+      (block $c
+        (block $b
+          (block $a
+            (br_table $a $b $c $d (i32.load offset=4 (local.get 0))))
+          (return (i32.const 10)))
+        (return (i32.const 11)))
+      (return (i32.const 12)))
+    (i32.const 99))
+  ;; the byte teed into a local first (SQLite's opcode), which the cases read
+  (func (export "switch_load8_tee") (param i32) (result i32)
+    (local i32)
+    (block $c
+      (block $b
+        (block $a
+          (br_table $a $b $c (local.tee 1 (i32.load8_u offset=1 (local.get 0)))))
+        (return (i32.add (local.get 1) (i32.const 100))))
+      (return (i32.add (local.get 1) (i32.const 200))))
+    (i32.add (local.get 1) (i32.const 300)))
+  ;; an indexed load (load_shl_add(I32Load), Lua's), the shift wrapping
+  (func (export "switch_load_index") (param i32 i32) (result i32)
+    (block $c
+      (block $b
+        (block $a
+          (br_table $a $b $c (i32.load (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 2))))))
+        (return (i32.const 20)))
+      (return (i32.const 21)))
+    (i32.const 29))
+  ;; the load is the value the br_table carries, not its index: no pair
+  (func (export "switch_carries_load") (param i32 i32) (result i32)
+    (block $b (result i32)
+      (i32.add
+        (block $a (result i32)
+          (br_table $a $b (i32.load (local.get 0)) (local.get 1)))
+        (i32.const 1000))))
+  ;; a branch target between the load and the br_table: no pair
+  (func (export "switch_load_after_label") (param i32 i32) (result i32)
+    (block $b
+      (block $a
+        (br_table $a $b
+          (block (result i32)
+            (drop (br_if 0 (local.get 1) (local.get 1)))
+            (i32.load (local.get 0)))))
+      (return (i32.const 10)))
+    (i32.const 11))
   ;; Constants past the constant area (four outside loops): one the area
   ;; holds is named in place; a load's or store's constant address goes into
   ;; its offset, its address slot a zero of the area (no const32 left).

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "profiler/instruction_profile.h"
@@ -40,6 +41,9 @@ TEST(InternalOps, OneListNamesEveryOpInOrder) {
 #define WZVM_CHAIN(Name, First, Second, T, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/chains.def"
 #undef WZVM_CHAIN
+#define WZVM_SWITCH_PAIR(Name, First, Load, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#include "vm/switch_pairs.def"
+#undef WZVM_SWITCH_PAIR
 #define WZVM_COUNTED_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP
@@ -450,6 +454,120 @@ TEST(SuperInstructions, LoadAtAnImmediateFromAPointer) {
   ASSERT_TRUE(p) << p.error().to_string();
   EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(p->total(), 4u * 4 + 4) << "4 x (get const op set), then get const add load";
+}
+
+// A load whose value a br_table switches on, right before it, runs with the
+// switch in one dispatch (vm/switch_pairs.def): the load's op word is the
+// pair's and the switch stays whole after it. Every value goes where the
+// switch sent it, a value teed into a local is there for the cases, a trap
+// is the load's with exact counts (counted code's switch is never paired;
+// fuel's is, and counts the same), and a load that is not the index, or a
+// branch target between the two, keeps them apart.
+TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const vm::Instance* inst, const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(inst->exported_func(name)->code->code.at(word)));
+  };
+  auto pairs = [&](const vm::Instance* inst, const char* name) {
+    const std::vector<uint32_t>& code = inst->exported_func(name)->code->code;
+    return std::count_if(code.begin(), code.end(), [](uint32_t w) {
+      return w == static_cast<uint32_t>(vm::IOp::I32LoadSwitch) ||
+             w == static_cast<uint32_t>(vm::IOp::I32Load8USwitch) ||
+             w == static_cast<uint32_t>(vm::IOp::LoadShlAddI32LoadSwitch);
+    });
+  };
+  EXPECT_STREQ(op_at(f.inst, "switch_load", 0), "i32.load+switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load", 4), "switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load8_tee", 0), "i32.load8_u+switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load8_tee", 4), "switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load_index", 0), "load_shl_add(I32Load)+switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load_index", 6), "switch");
+  const vm::CompiledFunc* sw = f.inst->exported_func("switch_load")->code;
+  EXPECT_TRUE(std::any_of(sw->source_map.begin(), sw->source_map.end(), [](auto& e) { return e.first == 4; }))
+      << "the switch whole, at word 4, with its own source offset";
+  EXPECT_EQ(pairs(f.inst, "switch_carries_load"), 0);
+  EXPECT_STREQ(op_at(f.inst, "switch_carries_load", 0), "i32.load");
+  EXPECT_EQ(pairs(f.inst, "switch_load_after_label"), 0);
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  // at x + 4: mem[4] = 0, mem[1040] = 1, mem[1044] = 2, mem[1024] = 1040, mem[1048] = 0x12345678
+  const std::pair<uint32_t, uint32_t> loads[] = {{0, 10}, {1036, 11}, {1040, 12}, {1020, 99}, {1044, 99}};
+  for (auto [x, want] : loads) EXPECT_EQ(call("switch_load", {Value::from_i32(x)}), want) << x;
+  const std::pair<uint32_t, uint32_t> bytes[] = {{0, 100}, {1039, 201}, {1043, 302}, {1047, 0x78u + 300}};
+  for (auto [x, want] : bytes) EXPECT_EQ(call("switch_load8_tee", {Value::from_i32(x)}), want) << x;
+  // 1036 + (0x40000001 << 2) wraps to 1040
+  const std::tuple<uint32_t, uint32_t, uint32_t> indexed[] = {
+      {0, 1, 20}, {1040, 0, 21}, {1036, 0x40000001u, 21}, {1040, 1, 29}};
+  for (auto [x, i, want] : indexed)
+    EXPECT_EQ(call("switch_load_index", {Value::from_i32(x), Value::from_i32(i)}), want) << x << " " << i;
+  // switched on local 1, not on the value loaded (1 and 0 here)
+  EXPECT_EQ(call("switch_carries_load", {Value::from_i32(1040), Value::from_i32(0)}), 1001u);
+  EXPECT_EQ(call("switch_carries_load", {Value::from_i32(1040), Value::from_i32(7)}), 1u);
+  EXPECT_EQ(call("switch_carries_load", {Value::from_i32(0), Value::from_i32(1)}), 0u);
+  EXPECT_EQ(call("switch_load_after_label", {Value::from_i32(1040), Value::from_i32(0)}), 11u) << "mem[1040]";
+  EXPECT_EQ(call("switch_load_after_label", {Value::from_i32(0), Value::from_i32(0)}), 10u) << "mem[0]";
+  EXPECT_EQ(call("switch_load_after_label", {Value::from_i32(0), Value::from_i32(1)}), 11u) << "branched";
+  // A trap in the load: the load's, at its offset, the switch not run.
+  struct Trapping {
+    const char* name;
+    std::vector<Value> args;
+    int opcode;
+  };
+  const Trapping traps[] = {{"switch_load", {Value::from_i32(65532)}, 0x28},
+                            {"switch_load8_tee", {Value::from_i32(65535)}, 0x2D},
+                            {"switch_load_index", {Value::from_i32(65534), Value::from_i32(0)}, 0x28}};
+  for (const Trapping& c : traps) {
+    vm::Trap t = f.call(c.name, c.args, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << c.name;
+    EXPECT_EQ(f.trap_opcode(t), c.opcode) << c.name;
+  }
+  // Code lowered for fuel keeps the plain switch, so it pairs too.
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  auto m = vm::load_module(read_bytes(path()), fuel);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store s;
+  auto inst = s.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  EXPECT_EQ(pairs(inst.value(), "switch_load") + pairs(inst.value(), "switch_load8_tee") +
+                pairs(inst.value(), "switch_load_index"),
+            3);
+  struct Case {
+    const char* name;
+    std::vector<Value> args;
+    uint64_t count;
+    vm::TrapCode trap;
+  };
+  const Case cases[] = {
+      {"switch_load", {Value::from_i32(1036)}, 5, vm::TrapCode::None},  // get load br_table, const return
+      {"switch_load", {Value::from_i32(1020)}, 4, vm::TrapCode::None},  // get load br_table, const
+      {"switch_load", {Value::from_i32(65532)}, 2, vm::TrapCode::MemoryOutOfBounds},  // get load
+      {"switch_load8_tee",
+       {Value::from_i32(1039)},
+       8,
+       vm::TrapCode::None},  // get load tee br_table, get const add return
+      {"switch_load8_tee", {Value::from_i32(65535)}, 2, vm::TrapCode::MemoryOutOfBounds},
+      {"switch_load_index",
+       {Value::from_i32(1040), Value::from_i32(0)},
+       9,
+       vm::TrapCode::None},  // get get const shl add load br_table, const return
+      {"switch_load_index", {Value::from_i32(65534), Value::from_i32(0)}, 6, vm::TrapCode::MemoryOutOfBounds},
+  };
+  for (const Case& c : cases) {
+    for (bool with_fuel : {false, true}) {
+      profiler::RunOptions options;
+      if (with_fuel) options.fuel = 1000;
+      auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args, {}, options);
+      ASSERT_TRUE(p) << p.error().to_string();
+      EXPECT_EQ(p->trap().code, c.trap) << c.name << (with_fuel ? " (fuel)" : "");
+      EXPECT_EQ(p->total(), c.count) << c.name << " " << c.args[0].i32 << (with_fuel ? " (fuel)" : "");
+    }
+  }
 }
 
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low

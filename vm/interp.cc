@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <type_traits>
 #include <vector>
 
 #include "vm/atomics.h"
@@ -269,6 +270,32 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicStore
 #undef WZVM_BINARY_FUNCTOR_AtomicRmw
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
+
+// The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
+// at [First dst a offset], or at (x << k) + c for [LoadShlAdd_Load dst x k c
+// offset], written to fp[dst] as the load writes it and returned in `v`.
+// False: out of bounds, nothing read.
+template <IOp First, IOp Load>
+__attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
+                                                       uint64_t memsize, uint32_t& v) {
+  using Row = MemRow<Load>;
+  using T = typename Row::Mem;
+  static_assert(Row::kLoad && std::is_same_v<typename Row::Val, uint32_t>, "a switch takes an i32");
+  uint64_t ea;
+  if constexpr (First == Load) {
+    ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];
+  } else {
+    using Shl = BinaryFunctor<IOp::I32Shl>::F;
+    const uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+    ea = static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[4])) + ip[5];
+  }
+  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+  T m;
+  std::memcpy(&m, mem + ea, sizeof(T));
+  v = static_cast<uint32_t>(m);
+  wr<uint32_t>(fp, ip[1], v);
+  return true;
+}
 
 void slots_to_values(const std::vector<ValType>& types, const uint64_t* slots, std::vector<Value>& out) {
   out.resize(types.size());
@@ -1304,6 +1331,23 @@ dispatch:
   }
 #include "vm/mem_pairs.def"
 #undef WZVM_MEM_PAIR
+
+    // ---- A load and the switch on its value (vm/switch_pairs.def): [op dst
+    // ...load's operands] [switch dst n off0..off(n)], the load, then the
+    // switch from its own op word on the value loaded. A trap is the load's,
+    // at the op.
+#define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
+  CASE(Name) {                                                                             \
+    static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load);        \
+    uint32_t v;                                                                            \
+    if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                   \
+    ip += switch_pair_load_words(IOp::First);                                              \
+    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                             \
+    DISPATCH();                                                                            \
+  }
+#include "vm/switch_pairs.def"
+#undef WZVM_SWITCH_PAIR
 
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).

@@ -60,6 +60,10 @@ void pair_mem_access(Emitter& e);
 // the copy's op word becomes copy+call_func or copy2+call_func, both ops
 // staying whole.
 void pair_copy_call(Emitter& e);
+// The switch just emitted at `q` (its table done) right after a load of the
+// value it switches on (no label between): the load's op word becomes the
+// pair's (vm/switch_pairs.def), both ops staying whole.
+void pair_switch_load(Emitter& e, uint32_t q);
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's
 // index, whose table then needs k more entries in front going to the
