@@ -345,6 +345,16 @@
         (return (i32.const 20)))
       (return (i32.const 21)))
     (i32.const 29))
+  ;; the switch on a loaded x - 3 (Lua's `(op = *pc) - k`): rebased to x,
+  ;; then paired with the load. At 1025: 4; at 1029: 3; at 1032: 8.
+  (func (export "switch_load_rebased") (param i32) (result i32)
+    (block $c
+      (block $b
+        (block $a
+          (br_table $a $b $c (i32.add (i32.load8_u offset=8 (local.get 0)) (i32.const -3))))
+        (return (i32.const 30)))
+      (return (i32.const 31)))
+    (i32.const 39))
   ;; the load is the value the br_table carries, not its index: no pair
   (func (export "switch_carries_load") (param i32 i32) (result i32)
     (block $b (result i32)

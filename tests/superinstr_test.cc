@@ -483,6 +483,8 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
   EXPECT_STREQ(op_at(f.inst, "switch_load8_tee", 4), "switch");
   EXPECT_STREQ(op_at(f.inst, "switch_load_index", 0), "load_shl_add(I32Load)+switch");
   EXPECT_STREQ(op_at(f.inst, "switch_load_index", 6), "switch");
+  EXPECT_STREQ(op_at(f.inst, "switch_load_rebased", 0), "i32.load8_u+switch") << "the add rebased away";
+  EXPECT_STREQ(op_at(f.inst, "switch_load_rebased", 4), "switch");
   const vm::CompiledFunc* sw = f.inst->exported_func("switch_load")->code;
   EXPECT_TRUE(std::any_of(sw->source_map.begin(), sw->source_map.end(), [](auto& e) { return e.first == 4; }))
       << "the switch whole, at word 4, with its own source offset";
@@ -505,6 +507,9 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
       {0, 1, 20}, {1040, 0, 21}, {1036, 0x40000001u, 21}, {1040, 1, 29}};
   for (auto [x, i, want] : indexed)
     EXPECT_EQ(call("switch_load_index", {Value::from_i32(x), Value::from_i32(i)}), want) << x << " " << i;
+  // the byte at x + 8, less 3: 3 and 4 go to the cases, the rest wrap or clamp to the default
+  const std::pair<uint32_t, uint32_t> rebased[] = {{1021, 30}, {1017, 31}, {1024, 39}, {1032, 39}, {0, 39}};
+  for (auto [x, want] : rebased) EXPECT_EQ(call("switch_load_rebased", {Value::from_i32(x)}), want) << x;
   // switched on local 1, not on the value loaded (1 and 0 here)
   EXPECT_EQ(call("switch_carries_load", {Value::from_i32(1040), Value::from_i32(0)}), 1001u);
   EXPECT_EQ(call("switch_carries_load", {Value::from_i32(1040), Value::from_i32(7)}), 1u);
@@ -520,7 +525,8 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
   };
   const Trapping traps[] = {{"switch_load", {Value::from_i32(65532)}, 0x28},
                             {"switch_load8_tee", {Value::from_i32(65535)}, 0x2D},
-                            {"switch_load_index", {Value::from_i32(65534), Value::from_i32(0)}, 0x28}};
+                            {"switch_load_index", {Value::from_i32(65534), Value::from_i32(0)}, 0x28},
+                            {"switch_load_rebased", {Value::from_i32(65528)}, 0x2D}};
   for (const Trapping& c : traps) {
     vm::Trap t = f.call(c.name, c.args, r);
     EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << c.name;
@@ -557,6 +563,9 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
        9,
        vm::TrapCode::None},  // get get const shl add load br_table, const return
       {"switch_load_index", {Value::from_i32(65534), Value::from_i32(0)}, 6, vm::TrapCode::MemoryOutOfBounds},
+      // get load const add br_table, const return (no rebase in code counted with fuel or not)
+      {"switch_load_rebased", {Value::from_i32(1021)}, 7, vm::TrapCode::None},
+      {"switch_load_rebased", {Value::from_i32(65528)}, 2, vm::TrapCode::MemoryOutOfBounds},
   };
   for (const Case& c : cases) {
     for (bool with_fuel : {false, true}) {

@@ -386,7 +386,10 @@ uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x) {
   code.resize(p);
   sw.resize(n - nslots);
   if (!e.source_map.empty() && e.source_map.back().first == p) e.source_map.pop_back();
-  e.last_op = e.prev_op = e.last_dst = UINT32_MAX;
+  // The op before the add is the last one again: a load of x may pair
+  // with the switch (pair_switch_load; Lua's `(op = *pc) - 2`).
+  e.last_op = e.prev_op;
+  e.prev_op = e.last_dst = UINT32_MAX;
   x = Operand{ValType::I32, index.slot, src};
   return k;
 }
