@@ -95,6 +95,25 @@ struct Fixture {
 using vm::Value;
 Value f64(double d) { return Value::from_f64_bits(std::bit_cast<uint64_t>(d)); }
 
+// A call of an export of superinstr.wasm in counted code: how many wasm
+// instructions it runs and how it ends, checked for each case (with `options`,
+// e.g. fuel).
+struct CountCase {
+  const char* name;
+  std::vector<Value> args;
+  uint64_t count;
+  vm::TrapCode trap;
+};
+void expect_counts(const std::vector<CountCase>& cases, const profiler::RunOptions& options = {},
+                   const char* how = "") {
+  for (const CountCase& c : cases) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args, {}, options);
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, c.trap) << c.name << how;
+    EXPECT_EQ(p->total(), c.count) << c.name << " " << (c.args.empty() ? 0 : c.args[0].i32) << how;
+  }
+}
+
 TEST(SuperInstructions, Results) {
   Fixture f;
   std::vector<Value> r;
@@ -319,23 +338,11 @@ TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
       f.call("call_after_label", {Value::from_i32(1040), Value::from_i32(0), Value::from_i32(1024)}, r));
   EXPECT_EQ(r.at(0).i32, 1040u) << "not taken: mem[1024]";
   // Counted code calls with call_func.counted: the same counts either way.
-  struct Case {
-    const char* name;
-    std::vector<Value> args;
-    uint64_t count;
-    vm::TrapCode trap;
-  };
-  const Case cases[] = {
+  expect_counts({
       {"call_three", {Value::from_i32(1), Value::from_i32(2), Value::from_i32(3)}, 9, vm::TrapCode::None},
       {"call_one", {Value::from_i32(65534)}, 4, vm::TrapCode::MemoryOutOfBounds},  // get call get load
       {"call_deep", {Value::from_i32(5)}, 53, vm::TrapCode::None},  // 10 per level (if, call, ...), then 3
-  };
-  for (const Case& c : cases) {
-    auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args);
-    ASSERT_TRUE(p) << p.error().to_string();
-    EXPECT_EQ(p->trap().code, c.trap) << c.name;
-    EXPECT_EQ(p->total(), c.count) << c.name;
-  }
+  });
 }
 
 // Past a function's constant area, a constant it holds is named in place,
@@ -472,9 +479,11 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
   auto pairs = [&](const vm::Instance* inst, const char* name) {
     const std::vector<uint32_t>& code = inst->exported_func(name)->code->code;
     return std::count_if(code.begin(), code.end(), [](uint32_t w) {
-      return w == static_cast<uint32_t>(vm::IOp::I32LoadSwitch) ||
-             w == static_cast<uint32_t>(vm::IOp::I32Load8USwitch) ||
-             w == static_cast<uint32_t>(vm::IOp::LoadShlAddI32LoadSwitch);
+#define WZVM_SWITCH_PAIR(Name, First, Load, text) \
+  if (w == static_cast<uint32_t>(vm::IOp::Name)) return true;
+#include "vm/switch_pairs.def"
+#undef WZVM_SWITCH_PAIR
+      return false;
     });
   };
   EXPECT_STREQ(op_at(f.inst, "switch_load", 0), "i32.load+switch");
@@ -543,13 +552,7 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
   EXPECT_EQ(pairs(inst.value(), "switch_load") + pairs(inst.value(), "switch_load8_tee") +
                 pairs(inst.value(), "switch_load_index"),
             3);
-  struct Case {
-    const char* name;
-    std::vector<Value> args;
-    uint64_t count;
-    vm::TrapCode trap;
-  };
-  const Case cases[] = {
+  const std::vector<CountCase> cases = {
       {"switch_load", {Value::from_i32(1036)}, 5, vm::TrapCode::None},  // get load br_table, const return
       {"switch_load", {Value::from_i32(1020)}, 4, vm::TrapCode::None},  // get load br_table, const
       {"switch_load", {Value::from_i32(65532)}, 2, vm::TrapCode::MemoryOutOfBounds},  // get load
@@ -567,16 +570,10 @@ TEST(SuperInstructions, LoadAndSwitchOnItArePaired) {
       {"switch_load_rebased", {Value::from_i32(1021)}, 7, vm::TrapCode::None},
       {"switch_load_rebased", {Value::from_i32(65528)}, 2, vm::TrapCode::MemoryOutOfBounds},
   };
-  for (const Case& c : cases) {
-    for (bool with_fuel : {false, true}) {
-      profiler::RunOptions options;
-      if (with_fuel) options.fuel = 1000;
-      auto p = profiler::InstructionProfile::run_and_count_file(path(), c.name, c.args, {}, options);
-      ASSERT_TRUE(p) << p.error().to_string();
-      EXPECT_EQ(p->trap().code, c.trap) << c.name << (with_fuel ? " (fuel)" : "");
-      EXPECT_EQ(p->total(), c.count) << c.name << " " << c.args[0].i32 << (with_fuel ? " (fuel)" : "");
-    }
-  }
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
 }
 
 // i32.wrap_i64 emits nothing (vm/lower/values.cc): an i32 is its slot's low
