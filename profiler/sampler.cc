@@ -56,6 +56,12 @@ bool CpuSampler::sleep_until(const timespec& deadline) {
     long r = syscall(SYS_futex, &stopping_, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, 0u, &deadline, nullptr,
                      FUTEX_BITSET_MATCH_ANY);
     if (r == -1 && errno == ETIMEDOUT) return true;
+    // A futex this process may not use (a seccomp filter, ENOSYS): sleep
+    // without it rather than spin; stop() then waits out the tick.
+    if (r == -1 && errno != EINTR && errno != EAGAIN) {
+      clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr);
+      return !__atomic_load_n(&stopping_, __ATOMIC_ACQUIRE);
+    }
   }
   return false;
 }
