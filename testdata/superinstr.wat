@@ -400,4 +400,11 @@
           (br_table $b0 $b1 (local.get $pc)))
         (local.set $pc (i32.const 0))
         (br $top)))
-    (i32.const 7)))
+    (i32.const 7))
+  ;; Go's pointer chase: an i64.load whose low half addresses the next
+  ;; i64.load (the wrap emits nothing), one paired op (vm/mem_pairs.def).
+  ;; At 1536 the pointer 1552, at 1544 the pointer 65532; at 1560 an i64.
+  (data (i32.const 1536) "\10\06\00\00\ff\ff\ff\ff\fc\ff\00\00\00\00\00\00"
+                         "\00\00\00\00\00\00\00\00\88\77\66\55\44\33\22\11")
+  (func (export "chase64") (param i32) (result i64)
+    (i64.load offset=8 (i32.wrap_i64 (i64.load (local.get 0))))))

@@ -761,6 +761,42 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   EXPECT_EQ(p->total(), 2u + 5 + 2 + 3 * (10 + 3 + 2) + 1);
 }
 
+// Go's pointer chase, an i64.load whose low half addresses the next, is a
+// paired op followed by the second load whole (vm/mem_pairs.def): the
+// result of two loads, a trap in either at its own instruction, exact counts.
+TEST(GoShapes, I64LoadsInARowArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("chase64")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i64.load+i64.load");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(4))), "i64.load");
+  ASSERT_FALSE(f.call("chase64", {Value::from_i32(1536)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x1122334455667788u)
+      << "mem[low half of mem[1536]] + 8, a high half of ones ignored";
+  struct Case {
+    uint32_t arg;
+    int64_t after;   // the trapping load's offset past the first's (0: the first traps)
+    uint64_t count;  // instructions run, the trapping one included
+  };
+  const Case cases[] = {
+      {65532, 0, 2},  // get load
+      {1544, 4, 4},   // get load wrap load (at 65532 + 8)
+  };
+  const vm::Trap first = f.call("chase64", {Value::from_i32(65532)}, r);
+  ASSERT_FALSE(first.backtrace.empty());
+  for (const Case& c : cases) {
+    vm::Trap t = f.call("chase64", {Value::from_i32(c.arg)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << c.arg;
+    EXPECT_EQ(f.trap_opcode(t), 0x29) << "i64.load " << c.arg;
+    ASSERT_FALSE(t.backtrace.empty());
+    EXPECT_EQ(t.backtrace[0].offset - first.backtrace[0].offset, c.after) << c.arg;
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), "chase64", {Value::from_i32(c.arg)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds) << c.arg;
+    EXPECT_EQ(p->total(), c.count) << c.arg;
+  }
+}
+
 TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
   Fixture f;
   vm::Profiling p;
