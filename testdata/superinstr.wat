@@ -407,4 +407,27 @@
   (data (i32.const 1536) "\10\06\00\00\ff\ff\ff\ff\fc\ff\00\00\00\00\00\00"
                          "\00\00\00\00\00\00\00\00\88\77\66\55\44\33\22\11")
   (func (export "chase64") (param i32) (result i64)
-    (i64.load offset=8 (i32.wrap_i64 (i64.load (local.get 0))))))
+    (i64.load offset=8 (i32.wrap_i64 (i64.load (local.get 0)))))
+  ;; Go's stack pointer moves: SP - x into a local, then global.set of it,
+  ;; and back: i32.sub+global.set and i32.add+global.set
+  ;; (vm/internal_ops.def), each global.set whole after its op. Returns the
+  ;; SP the frame had, xor the SP after it, shifted.
+  (global $sp (mut i32) (i32.const 8192))
+  (func (export "sp_frame") (param i32) (result i32)
+    (local i32 i32)
+    (global.set $sp (local.tee 1 (i32.sub (global.get $sp) (local.get 0))))
+    (i32.store (local.get 1) (i32.const 7))
+    (local.set 2 (global.get $sp))
+    (global.set $sp (local.tee 1 (i32.add (local.get 1) (local.get 0))))
+    (i32.xor (local.get 2) (i32.shl (global.get $sp) (i32.const 16))))
+  (func (export "sp_get") (result i32) (global.get $sp))
+  ;; a block ends between the sub and the global.set: a branch lands on the
+  ;; global.set, so no pair
+  (func (export "sp_after_label") (param i32 i32) (result i32)
+    (local i32)
+    (local.set 2 (global.get $sp))
+    (block
+      (br_if 0 (local.get 1))
+      (local.set 2 (i32.sub (local.get 2) (local.get 0))))
+    (global.set $sp (local.get 2))
+    (global.get $sp)))

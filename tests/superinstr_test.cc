@@ -797,6 +797,49 @@ TEST(GoShapes, I64LoadsInARowArePaired) {
   }
 }
 
+// Go's stack pointer moves, `SP - frame` teed into a local and set into
+// the global, are a paired op followed by the global.set whole
+// (vm/internal_ops.def, i32.sub+global.set and i32.add+global.set): the
+// local and the global both written, a trap right after at its own
+// instruction with the global already moved, exact counts, and a label
+// between keeps them apart.
+TEST(GoShapes, StackPointerMovesArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("sp_frame")->code->code;
+  auto count_of = [](const std::vector<uint32_t>& c, vm::IOp op) {
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(3))), "i32.sub+global.set");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(7))), "global.set");
+  EXPECT_EQ(count_of(code, vm::IOp::I32AddGlobalSet), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::GlobalSet), 2);
+  ASSERT_FALSE(f.call("sp_frame", {Value::from_i32(16)}, r));
+  EXPECT_EQ(r.at(0).i32, (8192u - 16) ^ (8192u << 16));
+  ASSERT_FALSE(f.call("sp_get", {}, r));
+  EXPECT_EQ(r.at(0).i32, 8192u);
+  // SP - 9000 wraps: the store traps, after the global took the new SP.
+  vm::Trap t = f.call("sp_frame", {Value::from_i32(9000)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x36) << "i32.store";
+  ASSERT_FALSE(f.call("sp_get", {}, r));
+  EXPECT_EQ(r.at(0).i32, 8192u - 9000);
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "sp_frame", {Value::from_i32(9000)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(p->total(), 8u) << "get get sub tee set get const store";
+  p = profiler::InstructionProfile::run_and_count_file(path(), "sp_frame", {Value::from_i32(16)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->total(), 20u);
+  const std::vector<uint32_t>& apart = f.inst->exported_func("sp_after_label")->code->code;
+  EXPECT_EQ(count_of(apart, vm::IOp::I32SubGlobalSet), 0);
+  EXPECT_EQ(count_of(apart, vm::IOp::GlobalSet), 1);
+  ASSERT_FALSE(f.call("sp_after_label", {Value::from_i32(5), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 8192u - 9000 - 5);
+  ASSERT_FALSE(f.call("sp_after_label", {Value::from_i32(5), Value::from_i32(1)}, r));
+  EXPECT_EQ(r.at(0).i32, 8192u - 9000 - 5) << "taken: the global set to itself";
+}
+
 TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
   Fixture f;
   vm::Profiling p;

@@ -1381,6 +1381,20 @@ dispatch:
       ip += 7;
       DISPATCH();
     }
+    // [i32.add+global.set d a b][global.set g src] (vm/internal_ops.def):
+    // the add, then the global.set, in order; sub alike.
+    CASE(I32AddGlobalSet) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      inst->globals[ip[5]]->value = fp[ip[6]];
+      ip += 7;
+      DISPATCH();
+    }
+    CASE(I32SubGlobalSet) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) - rd<uint32_t>(fp, ip[3]));
+      inst->globals[ip[5]]->value = fp[ip[6]];
+      ip += 7;
+      DISPATCH();
+    }
     CASE(I32AddJumpIfNeBack) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));

@@ -64,6 +64,11 @@ void pair_copy_call(Emitter& e);
 // value it switches on (no label between): the load's op word becomes the
 // pair's (vm/switch_pairs.def), both ops staying whole.
 void pair_switch_load(Emitter& e, uint32_t q);
+
+// An i32.add or i32.sub just before the global.set just emitted: the pair
+// runs in one dispatch (Go's stack pointer moves).
+void pair_global_set(Emitter& e);
+
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's
 // index, whose table then needs k more entries in front going to the

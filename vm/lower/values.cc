@@ -171,6 +171,7 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
         emit_op(m_.all_globals[g].type == ValType::V128 ? IOp::GlobalSetV : IOp::GlobalSet);
         word(g);
         src_word(v.src);
+        pair_global_set(e_);
       }
       return true;
     }
