@@ -36,7 +36,10 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
     case IOp::Loop:
     case IOp::If:
     case IOp::Try: {
-      std::vector<ValType> params, results;
+      std::vector<ValType>& params = block_params_;
+      std::vector<ValType>& results = block_results_;
+      params.clear();
+      results.clear();
       if (!read_block_type(params, results)) return false;
       Operand cond;
       if (info.op == IOp::If && !pop(ValType::I32, cond)) return false;
@@ -48,7 +51,7 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       materialize_all();
       for (size_t i = 0; i < params.size(); ++i) vals_.pop_back();
       bool was_emitting = emitting();
-      push_ctrl(block_kind(info.op), std::move(params), std::move(results));
+      push_ctrl(block_kind(info.op), params, results);
       Ctrl& c = ctrls_.back();
       if (!was_emitting) {
         c.dead = true;
@@ -221,7 +224,7 @@ bool FunctionCompiler::op_end() {
   if (ctrls_.size() == 1) {
     // The function's own end: an implicit return.
     if (emitting()) emit_return(scratch_, false);
-    ctrls_.pop_back();
+    pop_ctrl();
     return true;
   }
   if (emitting()) {
@@ -231,23 +234,37 @@ bool FunctionCompiler::op_end() {
   for (auto [op, w] : c.fixups) patch(op, w, end);
   if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
   bind_label();
-  std::vector<ValType> results = std::move(c.results);
+  block_results_.swap(c.results);
   if (c.kind == BlockKind::Loop && !c.dead) --loop_depth_;
-  ctrls_.pop_back();
-  for (ValType t : results) push(t);
+  pop_ctrl();
+  for (ValType t : block_results_) push(t);
   return true;
 }
 
-void FunctionCompiler::push_ctrl(BlockKind kind, std::vector<ValType> params, std::vector<ValType> results) {
+void FunctionCompiler::push_ctrl(BlockKind kind, const std::vector<ValType>& params,
+                                 const std::vector<ValType>& results) {
   Ctrl c;
+  if (!retired_.empty()) {  // a popped block's vectors, for their capacity
+    Ctrl& old = retired_.back();
+    c.params.swap(old.params);
+    c.results.swap(old.results);
+    c.fixups.swap(old.fixups);
+    retired_.pop_back();
+    c.fixups.clear();
+  }
   c.kind = kind;
-  c.params = std::move(params);
-  c.results = std::move(results);
+  c.params.assign(params.begin(), params.end());
+  c.results.assign(results.begin(), results.end());
   c.height = static_cast<uint32_t>(vals_.size());
   c.base_slot = next_slot();
   c.unreachable = false;
   ctrls_.push_back(std::move(c));
   for (ValType t : ctrls_.back().params) push(t);
+}
+
+void FunctionCompiler::pop_ctrl() {
+  retired_.push_back(std::move(ctrls_.back()));
+  ctrls_.pop_back();
 }
 
 void FunctionCompiler::set_unreachable() {

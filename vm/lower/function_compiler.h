@@ -83,6 +83,9 @@ using Lowered = std::optional<bool>;
 class FunctionCompiler {
  public:
   FunctionCompiler(const Module& m, uint32_t func_index, const LoadOptions& options);
+  ~FunctionCompiler();
+  FunctionCompiler(const FunctionCompiler&) = delete;
+  FunctionCompiler& operator=(const FunctionCompiler&) = delete;
 
   Status compile(CompiledFunc& out);
 
@@ -221,7 +224,8 @@ class FunctionCompiler {
   bool op_end();  // `end` (and `delegate` after its own part)
   bool op_br_if();
   bool op_br_table();
-  void push_ctrl(BlockKind kind, std::vector<ValType> params, std::vector<ValType> results);
+  void push_ctrl(BlockKind kind, const std::vector<ValType>& params, const std::vector<ValType>& results);
+  void pop_ctrl();
   void set_unreachable();
   bool read_block_type(std::vector<ValType>& params, std::vector<ValType>& results);
   void bind_label();
@@ -306,6 +310,10 @@ class FunctionCompiler {
   uint32_t max_slot_ = 0;
   std::vector<Operand> vals_;
   std::vector<Ctrl> ctrls_;
+  // Popped blocks, kept for their vectors' capacity (push_ctrl reuses them).
+  std::vector<Ctrl> retired_;
+  // A block's type as read (read_block_type), before push_ctrl copies it.
+  std::vector<ValType> block_params_, block_results_;
   std::vector<Operand> scratch_;
   uint32_t loop_depth_ = 0;
   std::vector<TryRegion> regions_;
@@ -330,6 +338,10 @@ class FunctionCompiler {
   };
   std::vector<Head> heads_;
   std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
+
+  // Trades the buffers above (those every body grows) with this thread's
+  // spares: see the constructor.
+  void swap_buffers();
 };
 
 }  // namespace wzvm::vm::lower

@@ -4,6 +4,28 @@
 
 namespace wzvm::vm::lower {
 
+// A thread's spare vectors, for the next body it lowers (why:
+// FunctionCompiler::swap_buffers).
+void Instrumentation::swap_buffers() {
+  struct Spares {
+    std::vector<uint32_t> seg_begin, seg_offsets, call_slot_words;
+    std::vector<Edge> edges;
+  };
+  static thread_local Spares spares;
+  seg_begin_.swap(spares.seg_begin);
+  seg_offsets_.swap(spares.seg_offsets);
+  call_slot_words_.swap(spares.call_slot_words);
+  edges_.swap(spares.edges);
+}
+
+Instrumentation::~Instrumentation() {
+  seg_begin_.clear();
+  seg_offsets_.clear();
+  call_slot_words_.clear();
+  edges_.clear();
+  swap_buffers();
+}
+
 // Starts an instruction-count segment here, of no instructions yet.
 void Instrumentation::open_segment() {
   e_.emit_op(fuel_ ? IOp::CountFuel : IOp::CountInstr);
@@ -114,20 +136,24 @@ void Instrumentation::finish(CompiledFunc& out) {
   // A segment's operand words are [count, index]; an op outside any segment
   // (after a label, before the next counted instruction) has seg UINT32_MAX:
   // nothing to take back there.
+  // Made in a reused buffer and copied out at their size (FunctionCompiler::swap_buffers).
+  static thread_local std::vector<CompiledFunc::CountMark> marks;
+  marks.clear();
   for (const Emitter::CountMark& m : e_.count_marks) {
     CompiledFunc::CountMark mark{m.pos, m.seg == UINT32_MAX ? UINT32_MAX : e_.code[m.seg + 1], m.index,
                                  m.before};
-    const auto& prev = out.count_marks;
-    if (prev.empty() || prev.back().seg != mark.seg || prev.back().ran != mark.ran ||
-        prev.back().before != mark.before)
-      out.count_marks.push_back(mark);
+    if (marks.empty() || marks.back().seg != mark.seg || marks.back().ran != mark.ran ||
+        marks.back().before != mark.before)
+      marks.push_back(mark);
   }
+  out.count_marks.assign(marks.begin(), marks.end());
   out.charges_fuel = fuel_;
   // Counters: with fuel, the segments in order; without, the body, then the
   // edges: a jump back adds its target through itself, one forward skips
   // what lies between (negative), a return what follows, a landing what
   // follows its handler.
   const auto ninstr = static_cast<uint32_t>(seg_offsets_.size());
+  out.counters.reserve(out.counters.size() + seg_begin_.size() + edges_.size());
   for (size_t s = 0; s < seg_begin_.size(); ++s)
     out.counters.push_back({seg_begin_[s], s + 1 < seg_begin_.size() ? seg_begin_[s + 1] : ninstr, 1});
   for (size_t k = 0; k < edges_.size(); ++k) {
@@ -143,7 +169,7 @@ void Instrumentation::finish(CompiledFunc& out) {
   const auto nall = static_cast<uint32_t>(out.counters.size());
   for (uint32_t pos : call_slot_words_) e_.code[pos] = nall + 2 * e_.code[pos];
   out.call_slots = static_cast<uint32_t>(call_slot_words_.size());
-  if (!out.counters.empty()) out.seg_offsets = std::move(seg_offsets_);
+  if (!out.counters.empty()) out.seg_offsets.assign(seg_offsets_.begin(), seg_offsets_.end());
 }
 
 }  // namespace wzvm::vm::lower

@@ -29,7 +29,12 @@ namespace wzvm::vm::lower {
 class Instrumentation {
  public:
   // Counting or not is the Emitter's (its ops carry count marks then).
-  Instrumentation(Emitter& e, bool fuel, uint32_t probe_min) : e_(e), fuel_(fuel), probe_min_(probe_min) {}
+  Instrumentation(Emitter& e, bool fuel, uint32_t probe_min) : e_(e), fuel_(fuel), probe_min_(probe_min) {
+    swap_buffers();
+  }
+  ~Instrumentation();
+  Instrumentation(const Instrumentation&) = delete;
+  Instrumentation& operator=(const Instrumentation&) = delete;
 
   bool counting() const { return e_.counting; }
   bool fuel() const { return fuel_; }
@@ -87,6 +92,9 @@ class Instrumentation {
 
  private:
   void open_segment();
+  // Trades the vectors below with this thread's spares, as
+  // FunctionCompiler::swap_buffers does its own.
+  void swap_buffers();
   void rest_of_body_edge(bool landing);
 
   Emitter& e_;
