@@ -180,15 +180,22 @@ std::unique_ptr<GoModule> GoModule::read(const vm::Module& module, std::string& 
 bool GoModule::load(const vm::Module& module, std::string& why) {
   image_ = std::make_unique<Image>();
   std::vector<uint8_t>& mem = image_->bytes;
-  for (const vm::DataSegment& d : module.datas) {
+  // Sized first: Go splits its data at runs of zeros (100,000 segments for
+  // encoding/json's tests), and growing the image segment by segment copied
+  // it again and again.
+  auto placed = [](const vm::DataSegment& d, uint64_t& at) {
     if (d.mode != vm::SegmentMode::Active || d.memory != 0 || d.offset.code.size() != 1 ||
         d.offset.code[0].op != vm::ConstInstr::Op::I32Const)
-      continue;
-    uint64_t at = static_cast<uint32_t>(d.offset.code[0].value);
-    if (at + d.size > (uint64_t{1} << 32)) continue;
-    if (mem.size() < at + d.size) mem.resize(at + d.size);
-    std::memcpy(mem.data() + at, module.bytes.data() + d.data_offset, d.size);
-  }
+      return false;
+    at = static_cast<uint32_t>(d.offset.code[0].value);
+    return at + d.size <= (uint64_t{1} << 32);
+  };
+  uint64_t size = 0, at = 0;
+  for (const vm::DataSegment& d : module.datas)
+    if (placed(d, at)) size = std::max<uint64_t>(size, at + d.size);
+  mem.assign(size, 0);
+  for (const vm::DataSegment& d : module.datas)
+    if (placed(d, at)) std::memcpy(mem.data() + at, module.bytes.data() + d.data_offset, d.size);
   const Image& im = *image_;
   const size_t nfunc = module.functions.size();
 
@@ -269,8 +276,12 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
     f.flag = fixed[41];
     f.nfuncdata = fixed[43];
     f.body_offset = module.functions[k].body_offset;
-    map_regions(module, k);
   }
+  // Resume points are found per function when first needed: walking every
+  // body here was a third of reading the tables (json's 7,600 functions,
+  // 8.8 MB of code), and a profile needs the functions it saw.
+  module_ = &module;
+  mapped_ = std::make_unique<std::atomic<bool>[]>(nfunc);
 
   // runtime.class_to_size: uint16s 0, 8, 16, 24, 32, 48, ... rising to
   // 32768 (the largest small object). Found by its start, read to its end.
@@ -313,11 +324,23 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
   return true;
 }
 
+const GoModule::Func& GoModule::regions(uint32_t k) const {
+  if (!mapped_[k].load(std::memory_order_acquire)) {
+    std::lock_guard lock(map_mu_);
+    if (!mapped_[k].load(std::memory_order_relaxed)) {
+      map_regions(k);
+      mapped_[k].store(true, std::memory_order_release);
+    }
+  }
+  return funcs_[k];
+}
+
 // Finds function k's resume points from its code (see golang.h). A body of
 // another shape keeps one region at PC_B 0, so its samples still land in the
 // right function, at its entry line.
-bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
-  Func& f = funcs_[k];
+void GoModule::map_regions(uint32_t k) const {
+  const vm::Module& module = *module_;
+  Func& f = const_cast<Func&>(funcs_[k]);  // only its regions, written once under map_mu_ (regions())
   const vm::Function& fn = module.functions[k];
   const uint8_t* p = module.bytes.data() + fn.body_offset;
   const uint8_t* end = module.bytes.data() + fn.body_end;
@@ -325,7 +348,6 @@ bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
     f.region_start = {fn.body_offset};
     f.region_pc = {0};
     f.region_call = {kNone};
-    return false;
   };
   uint8_t op = 0;
   uint32_t open = 0;  // leading block / loop
@@ -409,9 +431,11 @@ bool GoModule::map_regions(const vm::Module& module, uint32_t k) {
         break;
     }
   }
-  if (f.region_start.empty()) return one_region();
+  if (f.region_start.empty()) {
+    one_region();
+    return;
+  }
   f.region_call.push_back(last_call);
-  return true;
 }
 
 std::string_view GoModule::cstring(uint64_t addr) const {
@@ -470,7 +494,7 @@ bool GoModule::func_of(uint64_t pc, uint32_t& func) const {
 
 uint64_t GoModule::pc_at(uint32_t func, uint32_t offset) const {
   if (func >= funcs_.size()) return 0;
-  const Func& f = funcs_[func];
+  const Func& f = regions(func);
   auto it = std::upper_bound(f.region_start.begin(), f.region_start.end(), offset);
   size_t r = it == f.region_start.begin() ? 0 : size_t(it - f.region_start.begin()) - 1;
   uint64_t pcb = f.region_pc[r];
@@ -482,7 +506,7 @@ uint64_t GoModule::pc_at(uint32_t func, uint32_t offset) const {
 
 uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
   if (func >= funcs_.size()) return offset;
-  const Func& f = funcs_[func];
+  const Func& f = regions(func);
   auto it = std::upper_bound(f.region_start.begin(), f.region_start.end(), offset);
   if (it == f.region_start.begin())
     return f.region_start.empty() ? offset : f.region_start[0];  // the dispatch at entry
@@ -492,7 +516,7 @@ uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
 
 void GoModule::representative_offsets(uint32_t func, uint32_t* offsets, size_t n) const {
   if (func >= funcs_.size()) return;
-  const Func& f = funcs_[func];
+  const Func& f = regions(func);
   if (f.region_start.empty()) return;
   size_t r = 0;  // the last region starting at or before the offset, as representative_offset finds it
   for (size_t i = 0; i < n; ++i) {
@@ -506,7 +530,7 @@ void GoModule::representative_offsets(uint32_t func, uint32_t* offsets, size_t n
 bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
   uint32_t k = 0;
   if (!func_of(ret_pc, k)) return false;
-  const Func& f = funcs_[k];
+  const Func& f = regions(k);
   uint32_t pcb = static_cast<uint32_t>(ret_pc & 0xFFFF);
   // The resume point that starts at the return PC; the call ends the one before.
   for (size_t r = 1; r < f.region_pc.size(); ++r) {
@@ -521,7 +545,7 @@ bool GoModule::call_offset(uint64_t ret_pc, uint32_t& offset) const {
 bool GoModule::region_offset(uint64_t pc, uint32_t& offset) const {
   uint32_t k = 0;
   if (!func_of(pc, k)) return false;
-  const Func& f = funcs_[k];
+  const Func& f = regions(k);
   uint32_t pcb = static_cast<uint32_t>(pc & 0xFFFF);
   auto it = std::upper_bound(f.region_pc.begin(), f.region_pc.end(), pcb);
   offset = f.region_start[it == f.region_pc.begin() ? 0 : size_t(it - f.region_pc.begin()) - 1];

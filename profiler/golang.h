@@ -25,8 +25,10 @@
 // (pointer size, instruction size, function count, entry PCs) means the
 // module is not read as Go: wasm-level profiles, and one note says why.
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,7 +128,10 @@ class GoModule {
   struct Func;
   struct Image;
   bool load(const vm::Module& module, std::string& why);
-  bool map_regions(const vm::Module& module, uint32_t k);
+  // Function k's resume points (Func::region_*), found from its code the
+  // first time a lookup needs them (regions()).
+  void map_regions(uint32_t k) const;
+  const Func& regions(uint32_t k) const;
   int32_t pcvalue(uint32_t table_off, uint64_t entry, uint64_t pc) const;
   std::string_view cstring(uint64_t addr) const;
   std::string_view file_name(const Func& f, int32_t fileno) const;
@@ -134,7 +139,13 @@ class GoModule {
   std::unique_ptr<Image> image_;
   std::string version_;
   std::vector<Func> funcs_;  // per defined function
-  uint64_t ph_ = 0;          // address of pcHeader in linear memory
+  const vm::Module* module_ = nullptr;
+  // funcs_[k]'s regions are mapped once mapped_[k] is set (release); the
+  // mutex orders two threads mapping one (a live profile's reader and the
+  // interpreter's samples).
+  std::unique_ptr<std::atomic<bool>[]> mapped_;
+  mutable std::mutex map_mu_;
+  uint64_t ph_ = 0;  // address of pcHeader in linear memory
   uint64_t funcnametab_ = 0, cutab_ = 0, filetab_ = 0, pctab_ = 0, pclntab_ = 0, gofunc_ = 0;
   uint64_t pctab_size_ = 0;
   std::vector<uint16_t> size_classes_;  // runtime.class_to_size; empty if not found
