@@ -401,6 +401,70 @@
         (local.set $pc (i32.const 0))
         (br $top)))
     (i32.const 7))
+  ;; Go's loops test their exit at the head: the body's jump back (threaded
+  ;; to resume point 1) lands on the fused `jump_unless(I64GeS)`, and is
+  ;; lowered as that test, a backward `jump_if.back(I64LtS)` to the body,
+  ;; then a `jump.back` to the exit's jump (rotate_back_edge). Sums the
+  ;; i64s at p, p + 8, ... p + 8(n-1), plus 0 + 1 + ... + (n-1) << 32.
+  (func (export "go_loop") (param $p i32) (param $n i64) (result i64)
+    (local $pc i32) (local $i i64) (local $acc i64)
+    (loop $top
+      (block $b2
+        (block $b1
+          (block $b0
+            (br_table $b0 $b1 $b2 (local.get $pc)))
+          ;; resume point 0: start
+          (local.set $i (i64.const 0))
+          (local.set $acc (i64.const 0))
+          (local.set $pc (i32.const 1))
+          (br $top))
+        ;; resume point 1: the loop's head, then its body
+        (if (i32.eqz (i64.lt_s (local.get $i) (local.get $n)))
+          (then (local.set $pc (i32.const 2)) (br $top)))
+        (local.set $acc (i64.add (local.get $acc)
+          (i64.add (i64.load (i32.add (local.get $p) (i32.wrap_i64 (i64.shl (local.get $i) (i64.const 3)))))
+                   (i64.shl (local.get $i) (i64.const 32)))))
+        (local.set $i (i64.add (local.get $i) (i64.const 1)))
+        (local.set $pc (i32.const 1))
+        (br $top)))
+    ;; resume point 2: done
+    (local.get $acc))
+  ;; go_loop's shape without the load: counts i up to n.
+  (func (export "go_upto") (param $n i64) (result i64)
+    (local $pc i32) (local $i i64)
+    (loop $top
+      (block $b1
+        (block $b0
+          (br_table $b0 $b1 (local.get $pc)))
+        (if (i32.eqz (i64.lt_s (local.get $i) (local.get $n)))
+          (then (local.set $pc (i32.const 1)) (br $top)))
+        (local.set $i (i64.add (local.get $i) (i64.const 1)))
+        (local.set $pc (i32.const 0))
+        (br $top)))
+    (local.get $i))
+  ;; clang's unrotated `while (i < n)`: the head's test jumps to the exit,
+  ;; not bound yet at the back edge, so the back edge is the inverted test,
+  ;; `jump_if.back(I32LtS)` to the body, then a jump to the exit.
+  (func (export "while_lt") (param $n i32) (result i32)
+    (local $i i32) (local $acc i32)
+    (block $exit
+      (loop $l
+        (br_if $exit (i32.ge_s (local.get $i) (local.get $n)))
+        (local.set $acc (i32.xor (local.get $acc) (i32.mul (local.get $i) (local.get $i))))
+        (local.set $i (i32.add (local.get $i) (i32.const 1)))
+        (br $l)))
+    (local.get $acc))
+  ;; The same on a float test: `f64.ge` has no negation (NaN), so no
+  ;; inverted test; the back edge stays a jump to the head.
+  (func (export "while_flt") (param $n f64) (result i32)
+    (local $x f64) (local $k i32)
+    (block $exit
+      (loop $l
+        (br_if $exit (f64.ge (local.get $x) (local.get $n)))
+        (local.set $x (f64.add (local.get $x) (f64.const 1)))
+        (local.set $k (i32.add (local.get $k) (i32.const 1)))
+        (br $l)))
+    (local.get $k))
   ;; Go's pointer chase: an i64.load whose low half addresses the next
   ;; i64.load (the wrap emits nothing), one paired op (vm/mem_pairs.def).
   ;; At 1536 the pointer 1552, at 1544 the pointer 65532; at 1560 an i64.

@@ -761,6 +761,126 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   EXPECT_EQ(p->total(), 2u + 5 + 2 + 3 * (10 + 3 + 2) + 1);
 }
 
+// A loop's jump back that lands on its exit test (Go's loops, threaded to
+// the head's resume point; clang's unrotated `while`) is that test at the
+// back edge, a backward conditional jump to the side that stays in the
+// loop, then a jump to the other side (rotate_back_edge, control.cc): the
+// loop's results, a trap in its body at its own instruction, an interrupt
+// in a loop that never ends, and counts (counted code and fuel keep the
+// plain jump).
+TEST(GoShapes, ALoopsBackEdgeRunsItsExitTest) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [](const std::vector<uint32_t>& code, uint32_t w) { return static_cast<vm::IOp>(code.at(w)); };
+  auto target = [](const std::vector<uint32_t>& code, uint32_t w, uint32_t len) {
+    return w + code.at(w + len - 1);  // a jump's offset is its last word
+  };
+  const vm::CompiledFunc* go = f.inst->exported_func("go_loop")->code;
+  ASSERT_NE(go, nullptr);
+  // The head's test, from `i64.lt_s` (0x53) and the `i32.eqz` (negated) and
+  // `if` after it; the rotated back edge, moved to the dropped write's word.
+  uint32_t head = UINT32_MAX, back = UINT32_MAX;
+  for (auto [word, offset] : go->source_map) {
+    if (f.module->bytes.at(offset) == 0x53) head = word;
+    if (op_at(go->code, word) == vm::IOp::JumpIfBack_I64LtS) back = word;
+  }
+  ASSERT_NE(head, UINT32_MAX);
+  ASSERT_NE(back, UINT32_MAX) << "no rotated back edge";
+  EXPECT_EQ(op_at(go->code, head), vm::IOp::JumpUnless_I64GeS);
+  EXPECT_EQ(go->code.at(back + 1), go->code.at(head + 1)) << "the same operands";
+  EXPECT_EQ(go->code.at(back + 2), go->code.at(head + 2));
+  EXPECT_EQ(target(go->code, back, 4), target(go->code, head, 4)) << "taken: the body, as the test's";
+  ASSERT_EQ(op_at(go->code, back + 4), vm::IOp::JumpBack);
+  EXPECT_EQ(target(go->code, back + 4, 2), head + 4) << "else: the op after the test (the exit's jump)";
+  EXPECT_EQ(op_at(go->code, head + 4), vm::IOp::Jump) << "the exit's jump, its write gone";
+  ASSERT_FALSE(f.call("go_upto", {Value::from_i64(1000)}, r));
+  EXPECT_EQ(r.at(0).i64, 1000u);
+  for (uint64_t n : {0, 1, 2, 7}) {
+    ASSERT_FALSE(f.call("go_loop", {Value::from_i32(4096), Value::from_i64(n)}, r));
+    EXPECT_EQ(r.at(0).i64, (n * (n - 1) / 2) << 32) << n;
+  }
+  ASSERT_FALSE(f.call("go_loop", {Value::from_i32(1552), Value::from_i64(2)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x1122334455667788u + (1ull << 32)) << "the loads: 0 at 1552, then 1560's";
+  // i = 3 loads at 65536: the load traps, in its iteration.
+  vm::Trap t = f.call("go_loop", {Value::from_i32(65536 - 24), Value::from_i64(5)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x29) << "i64.load";
+
+  const vm::CompiledFunc* w = f.inst->exported_func("while_lt")->code;
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(op_at(w->code, 0), vm::IOp::JumpIf_I32GeS);
+  back = UINT32_MAX;
+  for (auto [word, offset] : w->source_map)
+    if (op_at(w->code, word) == vm::IOp::JumpIfBack_I32LtS) back = word;
+  ASSERT_NE(back, UINT32_MAX) << "no inverted test at the back edge";
+  EXPECT_EQ(target(w->code, back, 4), 4u) << "taken (i < n): the body, after the head's test";
+  ASSERT_EQ(op_at(w->code, back + 4), vm::IOp::Jump);
+  EXPECT_EQ(target(w->code, back + 4, 2), target(w->code, 0, 4)) << "else the exit, where the test goes";
+  for (uint32_t n : {0, 1, 5}) {
+    ASSERT_FALSE(f.call("while_lt", {Value::from_i32(n)}, r));
+    uint32_t acc = 0;
+    for (uint32_t i = 0; i < n; ++i) acc ^= i * i;
+    EXPECT_EQ(r.at(0).i32, acc) << n;
+  }
+  // A float compare has no negation: its loop keeps the jump back to the head.
+  const vm::CompiledFunc* flt = f.inst->exported_func("while_flt")->code;
+  for (auto [word, offset] : flt->source_map)
+    if (f.module->bytes.at(offset) == 0x0C) EXPECT_EQ(op_at(flt->code, word), vm::IOp::JumpBack);
+  ASSERT_FALSE(f.call("while_flt", {f64(2.5)}, r));
+  EXPECT_EQ(r.at(0).i32, 3u);
+
+  // Counted code and fuel run the wasm's jumps: entry `get br_table` (2),
+  // point 0 (7), to the head `get br_table` (2); each iteration: the test
+  // `get get lt_s eqz if` (5), the body (14 + 4), `const set br` (3), `get
+  // br_table` (2); at the end the test (5), `const set br` (3), `get
+  // br_table` (2), `local.get` (1).
+  const std::vector<CountCase> cases = {
+      {"go_loop", {Value::from_i32(4096), Value::from_i64(0)}, 22, vm::TrapCode::None},
+      {"go_loop", {Value::from_i32(4096), Value::from_i64(7)}, 22 + 7 * 28, vm::TrapCode::None},
+      // three iterations, then the test and 8 of the body's (up to its load)
+      {"go_loop",
+       {Value::from_i32(65536 - 24), Value::from_i64(5)},
+       11 + 3 * 28 + 13,
+       vm::TrapCode::MemoryOutOfBounds},
+      // (get get ge_s br_if, get get get mul xor set, get const add set, br) x 5, the last test, get
+      {"while_lt", {Value::from_i32(5)}, 5 * 15 + 4 + 1, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  auto m = vm::load_module(read_bytes(path()), fuel);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store s;
+  auto inst = s.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  const vm::CompiledFunc* fueled = inst.value()->exported_func("go_loop")->code;
+  for (auto [word, offset] : fueled->source_map)
+    EXPECT_NE(op_at(fueled->code, word), vm::IOp::JumpIfBack_I64LtS) << "rotated in code charging fuel";
+}
+
+// A rotated back edge is still a back edge: a loop that never ends (n
+// beyond reach) stops at an interrupt.
+TEST(GoShapes, ARotatedEndlessLoopIsStillInterrupted) {
+  Fixture f;
+  vm::Profiling p;
+  f.store.thread()->profiling = &p;
+  std::thread interrupter([&p] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    vm::set_flag(p.interrupt_requested, 1);
+    p.raise();
+  });
+  std::vector<Value> r;
+  const auto t0 = std::chrono::steady_clock::now();
+  vm::Trap t = f.call("go_upto", {Value::from_i64(std::numeric_limits<int64_t>::max())}, r);
+  interrupter.join();
+  f.store.thread()->profiling = nullptr;
+  EXPECT_EQ(t.code, vm::TrapCode::Interrupted);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
 // Go's pointer chase, an i64.load whose low half addresses the next, is a
 // paired op followed by the second load whole (vm/mem_pairs.def): the
 // result of two loads, a trap in either at its own instruction, exact counts.

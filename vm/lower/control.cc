@@ -368,6 +368,7 @@ void FunctionCompiler::emit_branch(uint32_t depth, std::vector<Operand>& vs) {
   }
   const uint32_t copy = target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
   const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
+  if (target.kind == BlockKind::Loop && vs.empty() && rotate_back_edge(target, copy, known)) return;
   uint32_t op = emit_op(IOp::Jump);
   word(0);
   add_edge(op, op + 1);
@@ -379,6 +380,81 @@ void FunctionCompiler::emit_branch(uint32_t depth, std::vector<Operand>& vs) {
 void FunctionCompiler::patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w) {
   patch(op, w, loop.loop_start, loop.loop_count);
   if (loop.head != UINT32_MAX) ++heads_[loop.head].jumps;
+}
+
+// Loop rotation at the back edge. Go tests a loop's exit at its head, so
+// each iteration's jump back (threaded past the head switch) lands on a
+// fused compare-and-branch: two dispatches where one would do (Go's
+// strconv tests: `jump.back -> jump_unless(I64GeS)` 3.5% of dispatches).
+// A `br` back to a loop that lands on such a test (the loop's first op, or
+// the bound target of a threaded jump) becomes the test itself as a
+// backward conditional jump to the side that stays in the loop, then a jump
+// to the other side. With the test at `at` falling through to `next`:
+//   its target T bound (behind us, in the loop):
+//     [J.back a b -> T] [jump.back -> next]          (Go: T is the body)
+//   T not bound yet (ahead of the back edge, the loop's exit):
+//     [J'.back a b -> next] [jump -> T]              (J' the inverted test)
+// A continuing iteration runs one op. The copy reads the slots the test
+// would read next and cannot trap, so results, traps and backtraces are
+// those of the jump it replaces (the copy carries the `br`'s offset, as the
+// jump did). Every cycle through it still takes a backward jump: both its
+// ops go back, or the forward one leaves for code after it. The inverse of
+// a fused test whose op has no negation (floats, i32.and) has no back form:
+// such a test is left alone. Not in counted code or with fuel (an edge
+// counts from its source to its target; fuel's segments start at labels,
+// and `next` is none).
+bool FunctionCompiler::rotate_back_edge(Ctrl& loop, uint32_t write, uint64_t known) {
+  if (counts_.counting()) return false;
+  const std::vector<uint32_t>& code = e_.code;
+  uint32_t at = loop.loop_start;
+  if (loop.head != UINT32_MAX) {
+    if (known == kNoIndex) return false;  // to the switch, not a test
+    const Head& h = heads_[loop.head];
+    const uint32_t n = code[h.sw + 2];
+    const uint32_t entry = code[h.sw + 3 + static_cast<uint32_t>(std::min<uint64_t>(known, n))];
+    if (entry == 0) return false;  // not bound yet: ahead (or the switch itself)
+    at = h.sw + entry;
+  }
+  if (at >= here()) return false;
+  const IOp test = static_cast<IOp>(code[at]);
+  const std::pair<IOp, bool> fused = op_tables().fused_test[static_cast<size_t>(test)];
+  const IOp x = fused.first;  // (not a structured binding: the lambda below captures it)
+  const bool plain = test == IOp::JumpIf || test == IOp::JumpUnless;
+  if (x == IOp::Count && !plain) return false;
+  const uint32_t len = plain ? 3 : 4, next = at + len;
+  if (next >= here()) return false;
+  // The back form of a conditional jump taken when the test's condition
+  // (x, or the slot non-zero) is `when`.
+  auto back = [&](bool when) {
+    if (plain) return when ? IOp::JumpIfBack : IOp::JumpUnlessBack;
+    const IOp y = when ? x : op_tables().negated[static_cast<size_t>(x)];
+    if (y == IOp::Count) return IOp::Count;
+    return op_tables().back_edge[static_cast<size_t>(op_tables().fused[static_cast<size_t>(y)].first)];
+  };
+  const bool jumps_when = plain ? test == IOp::JumpIf : fused.second;
+  const uint32_t off = code[next - 1];
+  const bool ahead = off == 0;  // forward forms only: 0 is a jump not yet patched
+  if (!ahead && static_cast<int32_t>(off) < 0) return false;
+  Ctrl* exit = nullptr;
+  if (ahead) {
+    for (size_t i = ctrls_.size(); i-- > 0 && !exit;)
+      for (const auto& f : ctrls_[i].fixups)
+        if (f.first == at) exit = &ctrls_[i];
+    if (!exit) return false;  // an `if`'s jump to its else arm: left alone
+  }
+  const IOp cond = back(ahead ? !jumps_when : jumps_when);
+  if (cond == IOp::Count) return false;
+  const uint32_t p = emit_op(cond);
+  for (uint32_t i = 1; i + 1 < len; ++i) src_word(e_.code[at + i]);
+  word(static_cast<uint32_t>(static_cast<int32_t>(ahead ? next : at + off) - static_cast<int32_t>(p)));
+  const uint32_t q = emit_op(ahead ? IOp::Jump : IOp::JumpBack);
+  word(ahead ? 0 : static_cast<uint32_t>(static_cast<int32_t>(next) - static_cast<int32_t>(q)));
+  if (ahead) exit->fixups.emplace_back(q, q + 1);
+  if (known != kNoIndex) {
+    ++heads_[loop.head].jumps;
+    thread_jump(p, write, known, loop, len + 2);
+  }
+  return true;
 }
 
 bool FunctionCompiler::needs_moves(uint32_t depth, const std::vector<Operand>& vs) const {

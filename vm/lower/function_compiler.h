@@ -236,6 +236,7 @@ class FunctionCompiler {
   void emit_exit_to_end(Ctrl& c);
   void emit_branch(uint32_t depth, std::vector<Operand>& vs);
   void patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w);
+  bool rotate_back_edge(Ctrl& loop, uint32_t write, uint64_t known);
   bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const;
   void emit_return(std::vector<Operand>& vs, bool early);
 
@@ -243,7 +244,7 @@ class FunctionCompiler {
   void note_head_switch(uint32_t op, const Operand& index, uint32_t arity);
   uint32_t head_switch_write(const Ctrl& loop) const;
   uint64_t written_constant(uint32_t p) const;
-  void thread_jump(uint32_t op, uint32_t copy, uint64_t known, const Ctrl& loop);
+  void thread_jump(uint32_t op, uint32_t copy, uint64_t known, const Ctrl& loop, uint32_t rotated = 0);
   void resolve_threaded_jumps();
 
   // ---- calls.cc
@@ -326,6 +327,9 @@ class FunctionCompiler {
     uint32_t index;  // the value the head switch would switch on
     uint32_t write;  // the op that wrote it, just before the jump
     uint32_t head;   // the loop's entry in heads_
+    // Rotated (rotate_back_edge): the words of its test and jump, their
+    // targets set; else 0.
+    uint32_t rotated;
   };
   std::vector<ThreadedJump> threaded_;
   // Loops with a head switch: the switch's op word and the local's slot it

@@ -65,8 +65,11 @@ uint64_t FunctionCompiler::written_constant(uint32_t p) const {
 
 // The jump at `op` to `loop`'s head follows `write` (head_switch_write),
 // which put `known` in the switch's local: resolved at the end.
-void FunctionCompiler::thread_jump(uint32_t op, uint32_t write, uint64_t known, const Ctrl& loop) {
-  threaded_.push_back({op, static_cast<uint32_t>(known), write, loop.head});
+// `rotated`: the jump is a loop's exit test and a jump, `rotated` words
+// with their targets set (rotate_back_edge, control.cc).
+void FunctionCompiler::thread_jump(uint32_t op, uint32_t write, uint64_t known, const Ctrl& loop,
+                                   uint32_t rotated) {
+  threaded_.push_back({op, static_cast<uint32_t>(known), write, loop.head, rotated});
   ++heads_[loop.head].threaded;
 }
 
@@ -78,6 +81,7 @@ void FunctionCompiler::thread_jump(uint32_t op, uint32_t write, uint64_t known, 
 void FunctionCompiler::resolve_threaded_jumps() {
   std::vector<uint32_t>& code = e_.code;
   std::vector<std::pair<uint32_t, uint32_t>> gone;  // word ranges that are no longer slot operands
+  std::vector<uint32_t> moved;                      // slot operands of rotated jumps, where they went
   for (const ThreadedJump& j : threaded_) {
     const Head& h = heads_[j.head];
     uint32_t op = j.op;
@@ -86,7 +90,19 @@ void FunctionCompiler::resolve_threaded_jumps() {
       const bool copy2 = code[j.write] == static_cast<uint32_t>(IOp::Copy2);
       op = copy2 ? j.write + 3 : j.write;
       if (copy2) code[j.write] = static_cast<uint32_t>(IOp::Copy);
-      gone.emplace_back(op, j.op);  // the write's slot operands from `op` on are the jump's words now
+      // the write's slot operands from `op` on are the jump's words now
+      gone.emplace_back(op, j.op + j.rotated);
+    }
+    if (j.rotated) {
+      // [test a b offset] [jump offset], targets set: moved up to `op`, each
+      // offset (its op's last word) longer by the distance moved.
+      if (op == j.op) continue;
+      const uint32_t d = j.op - op, second = op + j.rotated - 2;
+      for (uint32_t i = 0; i < j.rotated; ++i) code[op + i] = code[j.op + i];
+      code[second - 1] += d;
+      code[second + 1] += d;
+      for (uint32_t w = op + 1; w + 1 < second; ++w) moved.push_back(w);
+      continue;
     }
     const uint32_t n = code[h.sw + 2];
     const uint32_t target = h.sw + code[h.sw + 3 + std::min<uint32_t>(j.index, n)];
@@ -101,6 +117,7 @@ void FunctionCompiler::resolve_threaded_jumps() {
     auto it = std::upper_bound(gone.begin(), gone.end(), std::make_pair(w, UINT32_MAX));
     return it != gone.begin() && w < std::prev(it)->second;
   });
+  e_.slot_words.insert(e_.slot_words.end(), moved.begin(), moved.end());
 }
 
 }  // namespace wzvm::vm::lower

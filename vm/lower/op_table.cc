@@ -85,6 +85,7 @@ void OpTables::init_fused() {
 #undef WZVM_OP
 #undef WZVM_LOADADD_MAP_
   fused.fill({IOp::Count, IOp::Count});
+  fused_test.fill({IOp::Count, false});
   back_edge.fill(IOp::Count);
   for (IOp op : {IOp::Switch, IOp::JumpBack, IOp::JumpIfBack, IOp::JumpUnlessBack})
     back_edge[static_cast<size_t>(op)] = op;
@@ -107,6 +108,8 @@ void OpTables::init_fused() {
   count_as(IOp::Switch, IOp::Count, IOp::SwitchCounted, IOp::SwitchCounted);
 #define WZVM_FUSED_MAP_(Name, R, P1, Extra)                                                                 \
   fused[static_cast<size_t>(IOp::Name)] = {IOp::JumpIf_##Name, IOp::JumpUnless_##Name};                     \
+  fused_test[static_cast<size_t>(IOp::JumpIf_##Name)] = {IOp::Name, true};                                  \
+  fused_test[static_cast<size_t>(IOp::JumpUnless_##Name)] = {IOp::Name, false};                             \
   back_edge[static_cast<size_t>(IOp::JumpIf_##Name)] = IOp::JumpIfBack_##Name;                              \
   back_edge[static_cast<size_t>(IOp::JumpIfBack_##Name)] = IOp::JumpIfBack_##Name;                          \
   count_as(IOp::JumpIf_##Name, IOp::JumpIfBack_##Name, IOp::JumpIfExit_##Name, IOp::JumpIfBackExit_##Name); \

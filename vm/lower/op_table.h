@@ -52,6 +52,10 @@ struct OpTables {
   std::array<OpInfo, 80> fe{};  // threads: up to i64.atomic.rmw32.cmpxchg_u (0x4E)
   // JumpIf_X / JumpUnless_X for each IOp X that can fuse with a following branch.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> fused{};
+  // The other way: the X of each JumpIf_X (true) and JumpUnless_X (false),
+  // else (Count, false). A loop's back edge repeats its exit test
+  // (FunctionCompiler::rotate_back_edge).
+  std::array<std::pair<IOp, bool>, static_cast<size_t>(IOp::Count)> fused_test{};
   // The back-edge form of each jump op that a backward jump can be (itself
   // for Switch, which tests the direction, and for the back-edge forms).
   std::array<IOp, static_cast<size_t>(IOp::Count)> back_edge{};
