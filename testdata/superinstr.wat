@@ -173,6 +173,23 @@
       (local.set $n (i32.const 5))
       (br_if $outer (i32.lt_u (local.tee $round (i32.add (local.get $round) (i32.const 1))) (i32.const 2))))
     (local.get $acc))
+  ;; Go's shape with a trap at a resume point that threaded jumps reach:
+  ;; point 1 divides by $n - 1, zero on the pass where $n is 1.
+  (func (export "go_trap") (param $pc i32) (param $n i32) (result i32)
+    (local $acc i32)
+    (loop $top
+      (block $b2
+        (block $b1
+          (block $b0
+            (br_table $b0 $b1 $b2 (local.get $pc)))
+          (local.set $pc (i32.const 1))
+          (br $top))
+        (local.set $acc (i32.add (local.get $acc)
+                                 (i32.div_u (i32.const 12) (i32.sub (local.get $n) (i32.const 1)))))
+        (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+        (local.set $pc (i32.const 1))
+        (br $top)))
+    (local.get $acc))
 ;; More constants than a function's constant area holds (64 in loops, 4
   ;; outside): the others are const ops, which the binary after them takes
   ;; as immediates.

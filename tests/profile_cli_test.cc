@@ -310,6 +310,11 @@ TEST_F(ProfileCli, CountsAgreeWithFuelsOnCompiledPrograms) {
     if (fs::exists(suite + name + ".wasm"))
       runs.push_back("'" + suite + name + ".wasm'" + std::strchr(p, ' '));
   }
+  // Go's shape (superinstr.wat): counted code threads its jumps past the
+  // loop's head switch, fuel's runs the switch; go_trap ends in a trap.
+  for (const char* go : {"go_shape 0 100", "go_shape_reads 0 7", "go_twice 4", "go_trap 0 6"})
+    runs.push_back("--invoke " + std::string(go, std::strchr(go, ' ')) + " '" + testdata("superinstr.wasm") +
+                   "'" + std::strchr(go, ' '));
   for (const std::string& run : runs) {
     SCOPED_TRACE(run);
     Output counted = wzvm("--profile-text " + run);

@@ -11,6 +11,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -750,8 +751,9 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   EXPECT_EQ(r.at(0).i32, 6u + 7) << "$pc is read after the loop: its last write stays";
   ASSERT_FALSE(f.call("go_twice", {Value::from_i32(3)}, r));
   EXPECT_EQ(r.at(0).i32, 6u) << "the second run starts at the $pc the first left: done at once";
-  // Counted code keeps the switch (a jump's edge counts the instructions
-  // around it), so counts are those of the wasm: entry `local.get br_table`
+  // Counted code threads its jumps too, each counting the switch's edge
+  // with its own (CountedJumpsAreThreadedCountingBothEdges), so counts are
+  // those of the wasm: entry `local.get br_table`
   // (2); point 0 `const set const set br` (5); each return to the head
   // `local.get br_table` (2); each pass of point 1 `get get add set get
   // const sub set get if` (10) and `const set br` (3); at the end `local.get` (1).
@@ -879,6 +881,79 @@ TEST(GoShapes, ARotatedEndlessLoopIsStillInterrupted) {
   f.store.thread()->profiling = nullptr;
   EXPECT_EQ(t.code, vm::TrapCode::Interrupted);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
+// Counted code threads Go's jumps too (jump.threaded_counted,
+// vm/counted_ops.def): each counts its own edge, back to the loop's head,
+// and the head switch's edge to the target it goes to. Counts are the wasm's,
+// hand-computed, and fuel's, whose code runs the switch at every jump: an
+// edge dropped would leave each jump's `local.get br_table` uncounted (its
+// own) or the instructions the switch skips counted (the switch's).
+TEST(GoShapes, CountedJumpsAreThreadedCountingBothEdges) {
+  vm::LoadOptions counting;
+  counting.count_instructions = true;
+  auto m = vm::load_module(read_bytes(path()), counting);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store s;
+  auto inst = s.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  const std::vector<uint8_t>& bytes = m.value()->bytes;
+  for (const char* name : {"go_shape", "go_shape_reads", "go_twice", "go_trap"}) {
+    const vm::CompiledFunc* code = inst.value()->exported_func(name)->code;
+    ASSERT_NE(code, nullptr);
+    const auto& map = code->source_map;
+    auto is_threaded = [&](uint32_t word) {
+      const auto op = static_cast<vm::IOp>(code->code.at(word));
+      return op == vm::IOp::JumpThreadedCounted || op == vm::IOp::JumpBackThreadedCounted;
+    };
+    // At an instruction's word: a jump, a dead write that became the jump,
+    // or a copy (a copy2 that lost its second) with the jump after it.
+    std::set<uint32_t> jumps;
+    for (auto [word, offset] : map) {
+      if (is_threaded(word)) jumps.insert(word);
+      else if (static_cast<vm::IOp>(code->code.at(word)) == vm::IOp::Copy && is_threaded(word + 3))
+        jumps.insert(word + 3);
+    }
+    int threaded = 0;
+    for (uint32_t word : jumps) {
+      const auto op = static_cast<vm::IOp>(code->code.at(word));
+      const uint32_t target = word + code->code.at(word + 1);
+      auto at = std::upper_bound(map.begin(), map.end(), std::make_pair(target, UINT32_MAX));
+      ASSERT_NE(at, map.begin());
+      EXPECT_NE(bytes.at(std::prev(at)->second), 0x0E)
+          << name << ": the jump at " << word << " goes to the switch";
+      EXPECT_EQ(op == vm::IOp::JumpBackThreadedCounted, target <= word) << name << " " << word;
+      ++threaded;
+    }
+    EXPECT_EQ(threaded, std::string(name) == "go_trap" ? 2 : 3) << name;
+  }
+  auto i32 = [](uint32_t v) { return Value::from_i32(v); };
+  // go_shape: entry `local.get br_table` (2), point 0 `const set const set br`
+  // (5), each pass of point 1 (10) and its `const set br` (3), each return to
+  // the head (2), `local.get` at the end (1). go_trap's pass is 8 + 4 + 3, its
+  // trap 6 in (`get const get const sub div_u`).
+  const std::vector<CountCase> cases = {
+      {"go_shape", {i32(0), i32(3)}, 2 + 5 + 2 + 3 * (10 + 3 + 2) + 1, vm::TrapCode::None},
+      {"go_shape", {i32(0), i32(100)}, 2 + 5 + 2 + 100 * (10 + 3 + 2) + 1, vm::TrapCode::None},
+      {"go_shape", {i32(1), i32(3)}, 2 + 3 * (10 + 3 + 2) + 1, vm::TrapCode::None},
+      {"go_shape", {i32(9), i32(3)}, 2 + 1, vm::TrapCode::None},
+      {"go_shape_reads", {i32(0), i32(3)}, 2 + 5 + 2 + 3 * (10 + 3 + 2) + 3, vm::TrapCode::None},
+      // two rounds of the inner loop (the second done at once), each followed
+      // by `const set` and `get const add tee const lt_u br_if`
+      {"go_twice", {i32(3)}, (2 + 3 + 2 + 3 * (10 + 3 + 2) + 2 + 7) + (2 + 2 + 7) + 1, vm::TrapCode::None},
+      {"go_trap", {i32(0), i32(3)}, 2 + 3 + 2 + 2 * (8 + 4 + 3 + 2) + 6, vm::TrapCode::IntegerDivideByZero},
+      {"go_trap", {i32(1), i32(2)}, 2 + (8 + 4 + 3 + 2) + 6, vm::TrapCode::IntegerDivideByZero},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  // The trap is the division's, threaded or not.
+  Fixture f;
+  std::vector<Value> r;
+  vm::Trap t = f.call("go_trap", {i32(0), i32(3)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::IntegerDivideByZero);
+  EXPECT_EQ(f.trap_opcode(t), 0x6E) << "i32.div_u";
 }
 
 // Go's pointer chase, an i64.load whose low half addresses the next, is a

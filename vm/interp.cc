@@ -1939,6 +1939,18 @@ dispatch:
       WZVM_COUNTED_JUMP_(JumpCounted)
       WZVM_COUNTED_JUMP_(JumpBackCounted)
 #undef WZVM_COUNTED_JUMP_
+      // [op offset edge switch_edge]: a jump threaded past its loop's head
+      // switch counts its edge and the switch's, forward and back.
+#define WZVM_THREADED_JUMP_(Op)           \
+  CASE_COUNTED(Op) {                      \
+    COUNT_EDGE(ip[2]);                    \
+    COUNT_EDGE(ip[3]);                    \
+    JUMP_BY(static_cast<int32_t>(ip[1])); \
+    DISPATCH();                           \
+  }
+      WZVM_THREADED_JUMP_(JumpThreadedCounted)
+      WZVM_THREADED_JUMP_(JumpBackThreadedCounted)
+#undef WZVM_THREADED_JUMP_
       CASE_COUNTED(SwitchCounted) {
         uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
         COUNT_EDGE(ip[4 + ip[2] + i]);

@@ -246,6 +246,8 @@ class FunctionCompiler {
   uint64_t written_constant(uint32_t p) const;
   void thread_jump(uint32_t op, uint32_t copy, uint64_t known, const Ctrl& loop, uint32_t rotated = 0);
   void resolve_threaded_jumps();
+  // Plain code and code counted without fuel (whose jumps count their edges).
+  bool threads_jumps() const { return !counts_.counting() || counts_.edges(); }
 
   // ---- calls.cc
   Lowered lower_calls(const OpInfo& info);

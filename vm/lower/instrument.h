@@ -74,6 +74,7 @@ class Instrumentation {
   // An interpreter's dispatch (probe_dispatch): before a br_table of `n + 1`
   // targets on `index`, ProbeCounted with the function's i32 locals.
   bool wants_probe(uint32_t n) const { return probe_min_ && n + 1 >= probe_min_; }
+  bool probes() const { return probe_min_ != 0; }
   void emit_probe(const Operand& index, const std::vector<ValType>& local_types,
                   const std::vector<uint32_t>& local_slot);
   // A counted call's call-site slot operand (CompiledFunc::call_slots).

@@ -6,8 +6,11 @@
 // switch's local, the jump goes straight to the switch's target for it (the
 // local is still written: the switch would read it again only on the next
 // entry through the loop's head).
-// Not in counted code, where a jump's edge counts the instructions of its
-// source and target (the switch and its local.get would go uncounted).
+// In code counted without fuel, a jump's edge counts the instructions from
+// the loop's head through the jump, and the switch's edge those it skips to
+// its target: a threaded jump counts both (jump.threaded_counted, whose two
+// counters are those two edges'), so no counter needs two ranges. Not with
+// fuel, which charges the switch's segment when it runs.
 // Every cycle still has a backward jump for the sampler and --timeout to
 // stop at: a resolved jump keeps its back-edge form unless its target lies
 // ahead of it, and a cycle of forward jumps cannot exist.
@@ -20,7 +23,7 @@ namespace wzvm::vm::lower {
 // the innermost loop (blocks in between emit nothing), switches on a local
 // and carries no values, a head switch to thread jumps through.
 void FunctionCompiler::note_head_switch(uint32_t op, const Operand& index, uint32_t arity) {
-  if (counts_.counting() || arity != 0 || !index.is_virtual() || index.src >= local_slots_) return;
+  if (!threads_jumps() || arity != 0 || !index.is_virtual() || index.src >= local_slots_) return;
   for (size_t i = ctrls_.size(); i-- > 1;) {
     Ctrl& c = ctrls_[i];
     if (c.kind != BlockKind::Loop && c.kind != BlockKind::Block) break;
@@ -37,7 +40,7 @@ void FunctionCompiler::note_head_switch(uint32_t op, const Operand& index, uint3
 // The op just emitted, when it wrote a constant into `loop`'s head-switch
 // local, else UINT32_MAX.
 uint32_t FunctionCompiler::head_switch_write(const Ctrl& loop) const {
-  if (counts_.counting() || loop.head == UINT32_MAX) return UINT32_MAX;
+  if (!threads_jumps() || loop.head == UINT32_MAX) return UINT32_MAX;
   const std::vector<uint32_t>& code = e_.code;
   const uint32_t slot = heads_[loop.head].slot;
   // (a copy2 leaves last_op unset: no third copy merges into it)
@@ -66,11 +69,19 @@ uint64_t FunctionCompiler::written_constant(uint32_t p) const {
 // The jump at `op` to `loop`'s head follows `write` (head_switch_write),
 // which put `known` in the switch's local: resolved at the end.
 // `rotated`: the jump is a loop's exit test and a jump, `rotated` words
-// with their targets set (rotate_back_edge, control.cc).
+// with their targets set (rotate_back_edge, control.cc; plain code only).
+// Counted, the jump's words are [op offset edge] and a fourth follows: the
+// counter of the switch's edge for `known` (add_switch_edges wrote each
+// edge's final counter index; Instrumentation::finish keeps them).
 void FunctionCompiler::thread_jump(uint32_t op, uint32_t write, uint64_t known, const Ctrl& loop,
                                    uint32_t rotated) {
   threaded_.push_back({op, static_cast<uint32_t>(known), write, loop.head, rotated});
-  ++heads_[loop.head].threaded;
+  Head& h = heads_[loop.head];
+  ++h.threaded;
+  if (counts_.edges()) {
+    const uint32_t n = e_.code[h.sw + 2];
+    word(e_.code[h.sw + 4 + n + std::min<uint32_t>(static_cast<uint32_t>(known), n)]);
+  }
 }
 
 // At the end, when every switch offset is known. When a loop's head
@@ -82,10 +93,12 @@ void FunctionCompiler::resolve_threaded_jumps() {
   std::vector<uint32_t>& code = e_.code;
   std::vector<std::pair<uint32_t, uint32_t>> gone;  // word ranges that are no longer slot operands
   std::vector<uint32_t> moved;                      // slot operands of rotated jumps, where they went
+  const bool counted = counts_.edges();
   for (const ThreadedJump& j : threaded_) {
     const Head& h = heads_[j.head];
     uint32_t op = j.op;
-    if (h.outermost && h.jumps == h.threaded && slot_reads_[h.slot] == 1) {
+    // (a probe.counted reads every i32 local: there the write stays)
+    if (h.outermost && h.jumps == h.threaded && slot_reads_[h.slot] == 1 && !(counted && counts_.probes())) {
       // [const32 s v] / [copy s c] [jump] -> [jump]; [copy2 d c s c'] [jump] -> [copy d c] [jump]
       const bool copy2 = code[j.write] == static_cast<uint32_t>(IOp::Copy2);
       op = copy2 ? j.write + 3 : j.write;
@@ -106,6 +119,17 @@ void FunctionCompiler::resolve_threaded_jumps() {
     }
     const uint32_t n = code[h.sw + 2];
     const uint32_t target = h.sw + code[h.sw + 3 + std::min<uint32_t>(j.index, n)];
+    if (counted) {
+      // [op offset edge switch_edge], read before the write's words become it
+      // (the old jump, a word of it now the new one's last, is never reached)
+      const uint32_t edge = code[j.op + 2], switch_edge = code[j.op + 3];
+      code[op] =
+          static_cast<uint32_t>(target <= op ? IOp::JumpBackThreadedCounted : IOp::JumpThreadedCounted);
+      code[op + 1] = target - op;
+      code[op + 2] = edge;
+      code[op + 3] = switch_edge;
+      continue;
+    }
     for (uint32_t at : {op, j.op}) {  // (the old jump, if the write became it, is never reached)
       code[at + 1] = target - at;
       code[at] = static_cast<uint32_t>(target <= at ? IOp::JumpBack : IOp::Jump);
