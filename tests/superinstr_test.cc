@@ -617,6 +617,25 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
       profiler::InstructionProfile::run_and_count_file(path(), "sp_load", {Value::from_i32(65536 - 72)});
   ASSERT_TRUE(counted) << counted.error().to_string();
   EXPECT_EQ(counted->total(), 6u) << "get extend const add wrap load";
+  // Counted code narrows it too (the add's count mark goes): the same op
+  // after the entry's count, the same counts as fuel's, which narrows too.
+  vm::LoadOptions counting;
+  counting.count_instructions = true;
+  auto cm = vm::load_module(read_bytes(path()), counting);
+  ASSERT_TRUE(cm) << cm.error().to_string();
+  vm::Store cs;
+  auto ci = cs.instantiate(cm.value(), {});
+  ASSERT_TRUE(ci);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(ci.value()->exported_func("sp_load")->code->code.at(3))),
+               "load_add(I64Load)");
+  const std::vector<CountCase> sp_cases = {
+      {"sp_load", {Value::from_i32(0xFFFFFFF8u)}, 6, vm::TrapCode::None},
+      {"sp_load", {Value::from_i32(65536 - 72)}, 6, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(sp_cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(sp_cases, with_fuel, " (fuel)");
   const uint64_t a = 0xFEDCBA9876543210u, b = 0x0123456789ABCDEFu, c = 0x8000000000000001u;
   ASSERT_FALSE(f.call("i64_chains", {i64(a), i64(b), i64(c)}, r));
   EXPECT_EQ(r.at(0).i64, (c + a * b) ^ (((a << 3) + c) + b));

@@ -106,12 +106,13 @@ bool negate_last_compare(Emitter& e, const Operand& a) {
 // [i64.extend_i32_u t x] [i64.add d t c] i32.wrap_i64 -> [i32.add d x c]:
 // the low half of zext(x) + c is x + c's low half. Go addresses its stack
 // this way (`SP + 24` as i64, wrapped, then the access), so the sum can
-// then fuse with a load (fuse_load). `a` is the wrap's operand. Not in
-// counted code, whose count marks would need moving.
+// then fuse with a load (fuse_load). `a` is the wrap's operand. None of
+// the three traps: counted, the add's count mark goes and the extend's
+// counts through the wrap, so the op after says all three ran before it.
 void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots) {
   auto& code = e.code;
   const uint32_t q = e.last_op, ext = e.prev_op;
-  if (e.counting || !e.last_op_is(IOp::I64Add, 4, a) || ext == UINT32_MAX || q != ext + 3 ||
+  if (!e.last_op_is(IOp::I64Add, 4, a) || ext == UINT32_MAX || q != ext + 3 ||
       code[ext] != static_cast<uint32_t>(IOp::I64ExtendI32U))
     return;
   const uint32_t t = code[ext + 1];
@@ -133,6 +134,12 @@ void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots) {
   sw.resize(n - 2);  // ext + 1, ext + 2, ext + 3
   sw[n - 3] = ext + 3;
   if (!e.source_map.empty() && e.source_map.back().first == q) e.source_map.pop_back();
+  if (e.counting) {
+    auto& marks = e.count_marks;
+    if (!marks.empty() && marks.back().pos == q) marks.pop_back();
+    if (!marks.empty() && marks.back().pos == ext && e.seg_pos != UINT32_MAX && marks.back().seg == e.seg_pos)
+      marks.back().index = code[e.seg_pos];
+  }
   e.last_op = ext;
   e.last_dst = ext + 1;
   e.prev_op = UINT32_MAX;
