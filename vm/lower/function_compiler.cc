@@ -31,9 +31,11 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
 // buffers: each body's code, source map, operand and control stacks grew from
 // empty and were freed, and those reallocations (copies, and a fresh page
 // faulted in for every big one) were a fifth of loading Go's 14 MB
-// encoding/json test binary (perf). The constructor takes the spares (left
-// empty, never shared), the destructor gives its own back, cleared; what
-// compile() hands to its CompiledFunc is copied out at its exact size.
+// encoding/json test binary (perf). The constructor and the destructor both
+// trade this compiler's buffers with the thread's spares (never shared), and
+// each trade empties what the compiler gets: the spares a compiler gave back
+// are emptied by the next one to take them. What compile() hands to its
+// CompiledFunc is copied out at its exact size.
 namespace {
 struct SpareBuffers {
   std::vector<uint32_t> code, slot_words, local_slot, slot_reads;
@@ -45,39 +47,35 @@ struct SpareBuffers {
   std::vector<ValType> local_types, block_params, block_results;
 };
 thread_local SpareBuffers spares;
+
+template <class T>
+void trade(std::vector<T>& mine, std::vector<T>& spare) {
+  mine.swap(spare);
+  mine.clear();
+}
 }  // namespace
 
 void FunctionCompiler::swap_buffers() {
   SpareBuffers& s = spares;
-  e_.code.swap(s.code);
-  e_.slot_words.swap(s.slot_words);
-  e_.source_map.swap(s.source_map);
-  e_.consts.swap(s.consts);
-  e_.count_marks.swap(s.count_marks);
-  local_slot_.swap(s.local_slot);
-  slot_reads_.swap(s.slot_reads);
-  vals_.swap(s.vals);
-  scratch_.swap(s.scratch);
-  ctrls_.swap(s.ctrls);
-  retired_.swap(s.retired);
-  local_types_.swap(s.local_types);
-  block_params_.swap(s.block_params);
-  block_results_.swap(s.block_results);
+  trade(e_.code, s.code);
+  trade(e_.slot_words, s.slot_words);
+  trade(e_.source_map, s.source_map);
+  trade(e_.consts, s.consts);
+  trade(e_.count_marks, s.count_marks);
+  trade(local_slot_, s.local_slot);
+  trade(slot_reads_, s.slot_reads);
+  trade(vals_, s.vals);
+  trade(scratch_, s.scratch);
+  trade(ctrls_, s.ctrls);
+  retired_.swap(s.retired);  // kept whole: push_ctrl reuses its blocks' vectors
+  trade(local_types_, s.local_types);
+  trade(block_params_, s.block_params);
+  trade(block_results_, s.block_results);
 }
 
 FunctionCompiler::~FunctionCompiler() {
-  e_.code.clear();
-  e_.slot_words.clear();
-  e_.source_map.clear();
-  e_.consts.clear();
-  e_.count_marks.clear();
-  local_slot_.clear();
-  slot_reads_.clear();
-  vals_.clear();
-  scratch_.clear();
   // A failed body leaves blocks open: retire them for their capacity.
   while (!ctrls_.empty()) pop_ctrl();
-  local_types_.clear();
   swap_buffers();
 }
 

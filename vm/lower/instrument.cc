@@ -4,8 +4,8 @@
 
 namespace wzvm::vm::lower {
 
-// A thread's spare vectors, for the next body it lowers (why:
-// FunctionCompiler::swap_buffers).
+// A thread's spare vectors, traded with this body's as
+// FunctionCompiler::swap_buffers does (each trade empties what it gets).
 void Instrumentation::swap_buffers() {
   struct Spares {
     std::vector<uint32_t> seg_begin, seg_offsets, call_slot_words;
@@ -16,15 +16,13 @@ void Instrumentation::swap_buffers() {
   seg_offsets_.swap(spares.seg_offsets);
   call_slot_words_.swap(spares.call_slot_words);
   edges_.swap(spares.edges);
-}
-
-Instrumentation::~Instrumentation() {
   seg_begin_.clear();
   seg_offsets_.clear();
   call_slot_words_.clear();
   edges_.clear();
-  swap_buffers();
 }
+
+Instrumentation::~Instrumentation() { swap_buffers(); }
 
 // Starts an instruction-count segment here, of no instructions yet.
 void Instrumentation::open_segment() {
