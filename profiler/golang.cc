@@ -514,16 +514,31 @@ uint32_t GoModule::representative_offset(uint32_t func, uint32_t offset) const {
   return offset == f.region_call[r] ? offset : f.region_start[r];
 }
 
-void GoModule::representative_offsets(uint32_t func, uint32_t* offsets, size_t n) const {
-  if (func >= funcs_.size()) return;
-  const Func& f = regions(func);
-  if (f.region_start.empty()) return;
-  size_t r = 0;  // the last region starting at or before the offset, as representative_offset finds it
-  for (size_t i = 0; i < n; ++i) {
-    const uint32_t offset = offsets[i];
-    while (r + 1 < f.region_start.size() && f.region_start[r + 1] <= offset) ++r;
-    if (offset < f.region_start[0]) offsets[i] = f.region_start[0];  // the dispatch at entry
-    else if (offset != f.region_call[r]) offsets[i] = f.region_start[r];
+void GoModule::representative_counts(uint32_t func, const uint32_t* first, const uint32_t* last,
+                                     uint64_t count, std::vector<std::pair<uint32_t, uint64_t>>& out) const {
+  const Func* f = func < funcs_.size() ? &regions(func) : nullptr;
+  if (!f || f->region_start.empty()) {  // no resume points: each instruction stands for itself
+    for (; first < last; ++first) out.emplace_back(*first, count);
+    return;
+  }
+  const std::vector<uint32_t>& start = f->region_start;
+  // Before the first resume point: the dispatch at entry.
+  const uint32_t* p = std::lower_bound(first, last, start[0]);
+  if (p != first) out.emplace_back(start[0], count * static_cast<uint64_t>(p - first));
+  while (p < last) {
+    // The last resume point starting at or before *p, and where the next starts.
+    const size_t r =
+        static_cast<size_t>(std::upper_bound(start.begin(), start.end(), *p) - start.begin()) - 1;
+    const uint32_t* end = r + 1 < start.size() ? std::lower_bound(p, last, start[r + 1]) : last;
+    auto n = static_cast<uint64_t>(end - p);
+    // The call that ends the resume point keeps its own offset (its own PC).
+    const uint32_t call = f->region_call[r];
+    if (call != kNone && std::binary_search(p, end, call)) {
+      out.emplace_back(call, count);
+      --n;
+    }
+    if (n) out.emplace_back(start[r], count * n);
+    p = end;
   }
 }
 

@@ -63,9 +63,13 @@ class GoModule {
   // is that of the instruction at `offset` (pc_at): its resume point's start,
   // or the call itself.
   uint32_t representative_offset(uint32_t func, uint32_t offset) const;
-  // representative_offset of every one of `offsets`, ascending, in place:
-  // one walk over the function's resume points instead of a search each.
-  void representative_offsets(uint32_t func, uint32_t* offsets, size_t n) const;
+  // representative_offset of a run of instructions, [first, last) of their
+  // offsets (ascending), that each ran `count` times: appends (offset,
+  // count times the instructions it stands for) per resume point the run
+  // crosses and per call in it, unordered. A search per resume
+  // point, not per instruction: runs are counted code's unit.
+  void representative_counts(uint32_t func, const uint32_t* first, const uint32_t* last, uint64_t count,
+                             std::vector<std::pair<uint32_t, uint64_t>>& out) const;
   // The frames at `pc`, innermost (inlined) first, the physical function
   // last. For a return PC (a caller on the stack) pass pc - 1. Empty when
   // `pc` is in no function.

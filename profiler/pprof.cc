@@ -65,29 +65,43 @@ class Builder {
   }
   pb::Sample* new_sample() {
     if (!streaming_) return p_.add_sample();
-    // The location ids stay: add_stack replaces them, or only the leaf
-    // when the node is the last one's.
-    scratch_.clear_value();
-    scratch_.clear_label();
+    scratch_.Clear();
+    stream_leaf_ = 0;
     return &scratch_;
   }
   void end_sample(const pb::Sample* s) {
     if (!streaming_) return;
-    if (s->location_id_size() > 0 && weight_index_ < s->value_size()) {
-      const pb::Location& leaf = p_.location(static_cast<int>(s->location_id(0) - 1));
+    const uint64_t leaf_id = stream_leaf_ ? stream_leaf_ : s->location_id_size() ? s->location_id(0) : 0;
+    if (leaf_id && weight_index_ < s->value_size()) {
+      const pb::Location& leaf = p_.location(static_cast<int>(leaf_id - 1));
       if (leaf.mapping_id()) weigh_lines(weights_[leaf.mapping_id()], leaf, s->value(weight_index_));
     }
     write_head();
     // The field: tag, length, the Sample. Written in place at the end of
-    // samples_, at most 10 bytes of tag and length.
+    // samples_, at most 10 bytes of tag and length. A stack add_stack kept
+    // aside is field 1 of the Sample, written here as protobuf would (it
+    // comes first: fields go in number order): its tag, length and packed
+    // ids, the callers' bytes encoded once per node, not once per sample.
     using WFL = google::protobuf::internal::WireFormatLite;
-    const size_t size = s->ByteSizeLong();
+    using COS = google::protobuf::io::CodedOutputStream;
+    const size_t rest = s->ByteSizeLong();
+    size_t ids = 0, size = rest;
+    if (stream_leaf_) {
+      ids = COS::VarintSize64(stream_leaf_) + stream_callers_.size();
+      size += 1 + COS::VarintSize64(ids) + ids;
+    }
     const size_t at = samples_.size();
     samples_.resize(at + 10 + size);
     auto* base = reinterpret_cast<uint8_t*>(samples_.data());
     uint8_t* p =
         WFL::WriteTagToArray(pb::Profile::kSampleFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, base + at);
-    p = google::protobuf::io::CodedOutputStream::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+    p = COS::WriteVarint32ToArray(static_cast<uint32_t>(size), p);
+    if (stream_leaf_) {
+      p = WFL::WriteTagToArray(pb::Sample::kLocationIdFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, p);
+      p = COS::WriteVarint32ToArray(static_cast<uint32_t>(ids), p);
+      p = COS::WriteVarint64ToArray(stream_leaf_, p);
+      p = std::copy(stream_callers_.begin(), stream_callers_.end(), p);
+    }
     p = s->SerializeWithCachedSizesToArray(p);
     samples_.resize(static_cast<size_t>(p - base));
     if (samples_.size() >= kOutBuffer) {
@@ -145,11 +159,36 @@ class Builder {
   // cache starts over when the tree changes (the writers go thread by thread).
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
-    auto* ids = s->mutable_location_id();
-    if (s == last_sample_ && last_tree_ == &tree && last_node_ == node && !ids->empty()) {
-      ids->Set(0, leaf);  // the reused sample of stream_samples(): the callers are there
+    if (streaming_ && s == &scratch_) {  // end_sample writes the ids
+      stream_leaf_ = leaf;
+      if (stream_tree_ == &tree && stream_node_ == node) return;  // the callers are encoded
+      auto varint = [](uint64_t id, std::string& out) {
+        for (; id >= 0x80; id >>= 7) out.push_back(static_cast<char>(id | 0x80));
+        out.push_back(static_cast<char>(id));
+      };
+      // Nodes are made as calls are, so a recursion's are in order and each
+      // is the last one's callee: its callers are the last one's and one
+      // more frame in front (unless either stack is elided).
+      const uint32_t parent = tree.node(node).parent;
+      if (stream_tree_ == &tree && stream_node_ == parent && parent != vm::CallTree::kRoot &&
+          tree.node(node).depth <= 2 * kStackEnd) {
+        use_tree(tree);
+        uint64_t& id = caller_location_[node];
+        if (!id) id = caller_id(tree, node);
+        if (id != kNoFrame) {
+          std::string first;
+          varint(id, first);
+          stream_callers_.insert(0, first);
+        }
+      } else {
+        stream_callers_.clear();
+        for_each_caller(tree, node, [&](uint64_t id) { varint(id, stream_callers_); });
+      }
+      stream_tree_ = &tree;
+      stream_node_ = node;
       return;
     }
+    auto* ids = s->mutable_location_id();
     ids->Clear();
     const uint32_t frames = tree.node(node).depth;  // the leaf's frame and its callers
     const bool elide = frames > 2 * kStackEnd;
@@ -162,22 +201,30 @@ class Builder {
     if (last_sample_ && last_tree_ == &tree && last_node_ == node) {
       ids->Add(last_sample_->location_id().begin() + 1, last_sample_->location_id().end());
     } else {
-      use_tree(tree);
-      uint32_t i = 1;  // the caller's index in the stack (the leaf is 0)
-      for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot;
-           c = n, n = tree.node(n).parent, ++i) {
-        if (elide && i >= kStackEnd && i < frames - kStackEnd) {
-          if (i == kStackEnd) ids->Add(elided_location());
-          continue;
-        }
-        uint64_t& id = caller_location_[c];
-        if (!id) id = caller_id(tree, c);
-        if (id != kNoFrame) ids->Add(id);
-      }
+      for_each_caller(tree, node, [&](uint64_t id) { ids->Add(id); });
     }
     last_sample_ = s;
     last_tree_ = &tree;
     last_node_ = node;
+  }
+  // The Location ids of `node`'s callers, innermost first, elided as
+  // add_stack says.
+  template <typename F>
+  void for_each_caller(const vm::CallTree& tree, uint32_t node, F add) {
+    use_tree(tree);
+    const uint32_t frames = tree.node(node).depth;  // the leaf's frame and its callers
+    const bool elide = frames > 2 * kStackEnd;
+    uint32_t i = 1;  // the caller's index in the stack (the leaf is 0)
+    for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot;
+         c = n, n = tree.node(n).parent, ++i) {
+      if (elide && i >= kStackEnd && i < frames - kStackEnd) {
+        if (i == kStackEnd) add(elided_location());
+        continue;
+      }
+      uint64_t& id = caller_location_[c];
+      if (!id) id = caller_id(tree, c);
+      if (id != kNoFrame) add(id);
+    }
   }
   // A CPython sample's stack (CpuSite::python): the wasm stack as
   // add_stack gives it, with each frame of the evaluation loop replaced by
@@ -511,6 +558,13 @@ class Builder {
   bool streaming_ = false;
   int weight_index_ = 0;
   pb::Sample scratch_;
+  // add_stack's stack of the streamed sample, kept out of scratch_: its
+  // leaf's id (0: none, the ids are scratch_'s) and its callers' packed
+  // varints, those of node stream_node_ of stream_tree_.
+  uint64_t stream_leaf_ = 0;
+  std::string stream_callers_;
+  const vm::CallTree* stream_tree_ = nullptr;
+  uint32_t stream_node_ = 0;
   static constexpr size_t kOutBuffer = size_t{1} << 20;
   std::string samples_;  // serialized samples not yet given to out_
   Out out_;
@@ -595,47 +649,43 @@ pb::Profile build_cpu_profile(const Profiler& profiler) {
 
 namespace {
 
-// Go functions: the instructions that resolve to one Go PC (a basic block's
-// first, profiler/golang.h) become one sample at one offset, not one per wasm
+// One node's counts, per instruction (sorted by offset, in `scratch`), from
+// its runs (vm::Profiling::for_each_node_runs). Go functions: the
+// instructions that resolve to one Go PC (a resume point's first,
+// profiler/golang.h) become one count at one offset, not one per wasm
 // instruction with identical frames: a Go test binary's profile had tens of
 // times more samples than it has lines, and pprof takes seconds per million.
-// Counts of other modules stay per instruction. `counts` are one node's,
-// sorted by offset; so are the counts returned (in `scratch`, or `counts`
-// itself when they are not Go's).
-const std::vector<vm::Profiling::InstructionCount>& go_pcs(
-    const std::vector<vm::Profiling::InstructionCount>& counts,
-    std::vector<vm::Profiling::InstructionCount>& scratch, const vm::CallTree& tree,
-    const Profiler& profiler) {
-  const vm::FuncInst* f = tree.node(counts.front().node).func;
-  if (!f || !f->instance) return counts;
-  const vm::Module* m = f->instance->module.get();
-  const GoModule* go = profiler.symbolizer(m).go();
-  if (!go || f->func_index < m->num_imported_funcs) return counts;
-  // The offsets map to their blocks' firsts in order, but a call keeps its
-  // own, after its block's first, and the block's instructions after the
-  // call map back to the first: each is merged into the last or the one
-  // before it, and a merge that is still out of order is sorted.
-  std::vector<uint32_t> offsets(counts.size());
-  for (size_t i = 0; i < counts.size(); ++i) offsets[i] = counts[i].offset;
-  go->representative_offsets(f->func_index - m->num_imported_funcs, offsets.data(), offsets.size());
-  scratch.clear();
-  for (size_t i = 0; i < counts.size(); ++i) {
-    const size_t n = scratch.size();
-    if (n && scratch[n - 1].offset == offsets[i]) scratch[n - 1].count += counts[i].count;
-    else if (n > 1 && scratch[n - 2].offset == offsets[i]) scratch[n - 2].count += counts[i].count;
-    else scratch.push_back({counts[i].node, offsets[i], counts[i].count});
+// They are summed run by run, never spread over instructions (json's test
+// binary: 36 M instructions a pass, 5.8 M runs). Counts of other modules
+// stay per instruction.
+struct NodeCounts {
+  std::vector<vm::Profiling::InstructionCount> counts;
+  std::vector<std::pair<uint32_t, uint64_t>> pcs;  // Go: (representative offset, count), unsorted
+
+  const std::vector<vm::Profiling::InstructionCount>& of(uint32_t node, const uint32_t* offsets,
+                                                         const std::vector<vm::Profiling::CountRun>& runs,
+                                                         const vm::CallTree& tree, const Profiler& profiler) {
+    counts.clear();
+    const vm::FuncInst* f = tree.node(node).func;
+    const vm::Module* m = f && f->instance ? f->instance->module.get() : nullptr;
+    const GoModule* go = m ? profiler.symbolizer(m).go() : nullptr;
+    if (!go || f->func_index < m->num_imported_funcs) {
+      for (const vm::Profiling::CountRun& r : runs)
+        for (uint32_t i = r.from; i < r.to; ++i) counts.push_back({node, offsets[i], r.count});
+      return counts;
+    }
+    pcs.clear();
+    const uint32_t func = f->func_index - m->num_imported_funcs;
+    for (const vm::Profiling::CountRun& r : runs)
+      go->representative_counts(func, offsets + r.from, offsets + r.to, r.count, pcs);
+    std::sort(pcs.begin(), pcs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [offset, count] : pcs) {
+      if (!counts.empty() && counts.back().offset == offset) counts.back().count += count;
+      else counts.push_back({node, offset, count});
+    }
+    return counts;
   }
-  auto by_offset = [](const auto& a, const auto& b) { return a.offset < b.offset; };
-  if (std::is_sorted(scratch.begin(), scratch.end(), by_offset)) return scratch;
-  std::sort(scratch.begin(), scratch.end(), by_offset);
-  size_t out = 0;
-  for (size_t i = 0; i < scratch.size(); ++i) {
-    if (out && scratch[out - 1].offset == scratch[i].offset) scratch[out - 1].count += scratch[i].count;
-    else scratch[out++] = scratch[i];
-  }
-  scratch.resize(out);
-  return scratch;
-}
+};
 
 // build_instructions_profile's, into `b` (streaming its samples or not).
 // The counts are made node by node, twice (a deep recursion's, held whole,
@@ -649,7 +699,7 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
   // (-lines, -list) or per function.
   // Thread by thread in tid order (the order they were spawned): the
   // profile stays deterministic wherever each thread's work is.
-  std::vector<vm::Profiling::InstructionCount> scratch;
+  NodeCounts scratch;
   for (const auto& [thread, prof] : per_thread(profiler)) {
     // A copy the lambda below can capture (clang 14 cannot capture a
     // structured binding).
@@ -664,13 +714,14 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
       // A function's instructions are all in its unit: one leaf each.
       Builder::Prefetch pf(b, tree);
       std::unordered_set<const vm::FuncInst*> leaf_seen;
-      prof->for_each_node_counts([&](const std::vector<vm::Profiling::InstructionCount>& node) {
-        const uint32_t n = node.front().node;
-        const vm::FuncInst* f = tree.node(n).func;
-        if (leaf_seen.insert(f).second) pf.add(n, f, go_pcs(node, scratch, tree, profiler).front().offset);
-        else pf.add(n, f, -1);
-        nodes.push_back(n);
-      });
+      prof->for_each_node_runs(
+          [&](uint32_t n, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
+            const vm::FuncInst* f = tree.node(n).func;
+            if (leaf_seen.insert(f).second)
+              pf.add(n, f, scratch.of(n, offsets, runs, tree, profiler).front().offset);
+            else pf.add(n, f, -1);
+            nodes.push_back(n);
+          });
       pf.read();
     }
     for (const uint32_t node : nodes) b.intern_callers(node, tree);
@@ -681,31 +732,35 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // after each node, entry by entry (a hash map's clear() costs all its
     // buckets, as many as the largest node ever needed, at every node).
     std::vector<uint32_t> leaf_slot;
-    prof->for_each_node_counts([&](const std::vector<vm::Profiling::InstructionCount>& node_counts) {
-      const std::vector<vm::Profiling::InstructionCount>& counts =
-          go_pcs(node_counts, scratch, tree, profiler);
-      const uint32_t node = counts.front().node;
-      const PyFrame* pf = b.context_of(tree, node);
-      leaves.clear();
-      for (const vm::Profiling::InstructionCount& c : counts) {
-        const uint64_t loc = pf ? b.python_location(*pf) : b.count_location(tree.node(node).func, c.offset);
-        if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
-        uint32_t& slot = leaf_slot[loc];
-        if (!slot) {
-          leaves.emplace_back(loc, 0);
-          slot = static_cast<uint32_t>(leaves.size());
-        }
-        leaves[slot - 1].second += c.count;
-      }
-      for (const auto& [loc, count] : leaves) {
-        leaf_slot[loc] = 0;
-        pb::Sample* ps = b.new_sample();
-        b.add_stack(ps, loc, node, tree);
-        ps->add_value(static_cast<int64_t>(count));
-        b.thread_label(ps, tid);
-        b.end_sample(ps);
-      }
-    });
+    prof->for_each_node_runs(
+        [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
+          leaves.clear();
+          if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
+            uint64_t total = 0;
+            for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
+            leaves.emplace_back(b.python_location(*pf), total);
+          } else {
+            for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler)) {
+              const uint64_t loc = b.count_location(tree.node(node).func, c.offset);
+              if (loc >= leaf_slot.size())
+                leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+              uint32_t& slot = leaf_slot[loc];
+              if (!slot) {
+                leaves.emplace_back(loc, 0);
+                slot = static_cast<uint32_t>(leaves.size());
+              }
+              leaves[slot - 1].second += c.count;
+            }
+            for (const auto& leaf : leaves) leaf_slot[leaf.first] = 0;
+          }
+          for (const auto& [loc, count] : leaves) {
+            pb::Sample* ps = b.new_sample();
+            b.add_stack(ps, loc, node, tree);
+            ps->add_value(static_cast<int64_t>(count));
+            b.thread_label(ps, tid);
+            b.end_sample(ps);
+          }
+        });
     b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.

@@ -384,16 +384,22 @@ std::vector<vm::Profiling::InstructionCount> Profiler::instruction_counts() cons
   return has_replay_counts_ ? replay_counts_ : profiling_.instruction_counts();
 }
 
-void Profiler::for_each_node_counts(
-    const std::function<void(const std::vector<vm::Profiling::InstructionCount>&)>& each) const {
-  if (!has_replay_counts_) return profiling_.for_each_node_counts(each);
-  std::vector<vm::Profiling::InstructionCount> node;
+void Profiler::for_each_node_runs(
+    const std::function<void(uint32_t node, const uint32_t* offsets,
+                             const std::vector<vm::Profiling::CountRun>&)>& each) const {
+  if (!has_replay_counts_) return profiling_.for_each_node_runs(each);
+  std::vector<uint32_t> offsets;
+  std::vector<vm::Profiling::CountRun> runs;
   for (size_t i = 0; i < replay_counts_.size();) {
-    node.clear();
-    for (const uint32_t n = replay_counts_[i].node; i < replay_counts_.size() && replay_counts_[i].node == n;
-         ++i)
-      node.push_back(replay_counts_[i]);
-    each(node);
+    offsets.clear();
+    runs.clear();
+    const uint32_t n = replay_counts_[i].node;
+    for (; i < replay_counts_.size() && replay_counts_[i].node == n; ++i) {
+      const auto k = static_cast<uint32_t>(offsets.size());
+      offsets.push_back(replay_counts_[i].offset);
+      runs.push_back({k, k + 1, replay_counts_[i].count});
+    }
+    each(n, offsets.data(), runs);
   }
 }
 

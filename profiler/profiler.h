@@ -126,9 +126,10 @@ class Profiler final : public vm::ProfileSink {
   // offset (vm::Profiling::instruction_counts), or the counts given to
   // set_instruction_counts (a live window's replay, tests).
   std::vector<vm::Profiling::InstructionCount> instruction_counts() const;
-  // The same, one node at a time (vm::Profiling::for_each_node_counts).
-  void for_each_node_counts(
-      const std::function<void(const std::vector<vm::Profiling::InstructionCount>&)>& each) const;
+  // The same, one node at a time, as runs of instructions with one count
+  // (vm::Profiling::for_each_node_runs); a replay's counts are runs of one.
+  void for_each_node_runs(const std::function<void(uint32_t node, const uint32_t* offsets,
+                                                   const std::vector<vm::Profiling::CountRun>&)>& each) const;
   // Executed instructions per node id (0 beyond the counted range).
   std::vector<uint64_t> instruction_totals() const;
   void set_instruction_counts(std::vector<vm::Profiling::InstructionCount> counts) {

@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -123,6 +124,44 @@ TEST(GoModuleRead, UnreadableTablesFallBackWithANote) {
   ASSERT_NE(worker, 0u);
   EXPECT_EQ(sym.function(worker).function, "main.worker");
   EXPECT_EQ(sym.function(worker).function_file, "");
+}
+
+// representative_counts (one search per resume point a run of instructions
+// crosses) sums to what representative_offset gives instruction by
+// instruction, over every defined function of a real Go module: every byte
+// offset of its body stands for an instruction here, in runs of 1 to 9
+// with different counts, so runs start and end inside resume points, at
+// them and at calls.
+TEST(GoModuleRead, RunsSumAsTheirInstructions) {
+  const std::string path = testdata("go/determinism.wasm");
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << "Go test programs not built";
+  std::string bytes = cli_test::slurp(path);
+  auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+  ASSERT_TRUE(loaded) << loaded.error().to_string();
+  const vm::Module& m = **loaded;
+  std::string note;
+  auto go = profiler::GoModule::read(m, note);
+  ASSERT_TRUE(go) << note;
+  size_t instructions = 0, merged = 0;
+  std::vector<std::pair<uint32_t, uint64_t>> out;
+  for (uint32_t k = 0; k < m.functions.size(); ++k) {
+    std::vector<uint32_t> offsets;
+    for (uint32_t o = m.functions[k].body_offset; o < m.functions[k].body_end; ++o) offsets.push_back(o);
+    std::map<uint32_t, uint64_t> expected, got;
+    out.clear();
+    for (size_t i = 0, len = 1; i < offsets.size(); i += len, len = len % 9 + 1) {
+      const size_t end = std::min(offsets.size(), i + len);
+      const uint64_t count = 3 + i % 7;
+      for (size_t j = i; j < end; ++j) expected[go->representative_offset(k, offsets[j])] += count;
+      go->representative_counts(k, offsets.data() + i, offsets.data() + end, count, out);
+    }
+    for (const auto& [offset, count] : out) got[offset] += count;
+    ASSERT_EQ(got, expected) << m.function_name(k + m.num_imported_funcs);
+    instructions += offsets.size();
+    merged += expected.size();
+  }
+  // Most instructions share their resume point's offset.
+  EXPECT_LT(merged * 4, instructions);
 }
 
 // The samples of `go tool pprof -traces`: each one's frames, leaf first,

@@ -147,6 +147,20 @@ std::vector<Profiling::InstructionCount> Profiling::instruction_counts(const Sna
 
 void Profiling::for_each_node_counts(const std::function<void(const std::vector<InstructionCount>&)>& each,
                                      const Snapshot* since) const {
+  std::vector<InstructionCount> out;
+  for_each_node_runs(
+      [&](uint32_t node, const uint32_t* offsets, const std::vector<CountRun>& runs) {
+        out.clear();
+        for (const CountRun& r : runs)
+          for (uint32_t i = r.from; i < r.to; ++i) out.push_back({node, offsets[i], r.count});
+        each(out);
+      },
+      since);
+}
+
+void Profiling::for_each_node_runs(
+    const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
+    const Snapshot* since) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
   std::vector<Partial> parts(
@@ -154,7 +168,7 @@ void Profiling::for_each_node_counts(const std::function<void(const std::vector<
       partial.end());
   std::stable_sort(parts.begin(), parts.end(),
                    [](const Partial& a, const Partial& b) { return a.node < b.node; });
-  std::vector<InstructionCount> out;
+  std::vector<CountRun> out;
   // Per instruction of the node's function (seg_offsets order): the sum of
   // its counters' runs, swept over the ends of their ranges in order. Only
   // the stretches that ran are visited, not the whole body per node (a
@@ -195,10 +209,14 @@ void Profiling::for_each_node_counts(const std::function<void(const std::vector<
       const uint32_t from = ends[e].first;
       for (; e < ends.size() && ends[e].first == from; ++e) c += ends[e].second;
       const size_t to = e < ends.size() ? ends[e].first : code->seg_offsets.size();
-      if (c > 0)
-        for (size_t i = from; i < to; ++i) out.push_back({n, code->seg_offsets[i], static_cast<uint64_t>(c)});
+      if (c > 0 && to > from) {
+        // Two stretches that meet with the same count are one run.
+        if (!out.empty() && out.back().to == from && out.back().count == static_cast<uint64_t>(c))
+          out.back().to = static_cast<uint32_t>(to);
+        else out.push_back({from, static_cast<uint32_t>(to), static_cast<uint64_t>(c)});
+      }
     }
-    if (!out.empty()) each(out);
+    if (!out.empty()) each(n, code->seg_offsets.data(), out);
   }
 }
 

@@ -360,6 +360,20 @@ struct Profiling {
   // function's instructions).
   void for_each_node_counts(const std::function<void(const std::vector<InstructionCount>&)>& each,
                             const Snapshot* since = nullptr) const;
+  // The same before it is spread over instructions: a node's instructions
+  // are its function's `offsets` (module offsets in body order,
+  // CompiledFunc::seg_offsets), and each run says that [from, to) of them
+  // ran `count` times. Runs are ascending, do not overlap and have non-zero
+  // counts. Readers that group instructions (Go's PCs) take a run at once:
+  // a Go test binary's instruction profile has ten times more instructions
+  // than runs.
+  struct CountRun {
+    uint32_t from, to;
+    uint64_t count;
+  };
+  void for_each_node_runs(
+      const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
+      const Snapshot* since = nullptr) const;
   // Executed instructions per node (indexed by node id).
   std::vector<uint64_t> instruction_totals() const;
 
