@@ -427,6 +427,17 @@ class Builder {
     return it->second = lt->second;
   }
 
+  // count_location of `f`'s instructions by index (0: not yet asked), when
+  // `offsets` are its own (CompiledFunc::seg_offsets, as counting gives
+  // them; a replay's are not): a node's instructions each took a hash
+  // lookup, 6% of a CPython instruction run.
+  std::vector<uint64_t>* index_locations(const vm::FuncInst* f, const uint32_t* offsets) {
+    if (!f || !f->code || offsets != f->code->seg_offsets.data()) return nullptr;
+    std::vector<uint64_t>& locs = index_locations_[f];
+    if (locs.empty()) locs.assign(f->code->seg_offsets.size(), 0);
+    return &locs;
+  }
+
   // offset -1: the function as a whole (address = its first instruction).
   uint64_t location(const vm::FuncInst* f, int64_t offset) {
     auto [it, inserted] = locations_.try_emplace({f, offset}, 0);
@@ -542,8 +553,9 @@ class Builder {
   std::unordered_map<std::string, uint64_t> functions_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> count_locations_;  // count_location()'s
-  std::unordered_map<std::string, uint64_t> line_locations_;          // (function, frames) -> Location id
-  std::vector<uint64_t> caller_location_;  // node -> its caller's Location id (0: not yet)
+  std::unordered_map<const vm::FuncInst*, std::vector<uint64_t>> index_locations_;
+  std::unordered_map<std::string, uint64_t> line_locations_;  // (function, frames) -> Location id
+  std::vector<uint64_t> caller_location_;                     // node -> its caller's Location id (0: not yet)
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
   // A thread's profiler -> the Location of each of its Python frames (0: not yet).
   std::map<const Profiler*, std::vector<uint64_t>> python_frame_ids_;
@@ -662,20 +674,26 @@ struct NodeCounts {
   std::vector<vm::Profiling::InstructionCount> counts;
   std::vector<std::pair<uint32_t, uint64_t>> pcs;  // Go: (representative offset, count), unsorted
 
+  // The Go tables of `f`'s module when `f` is a function defined in it.
+  static const GoModule* go(const vm::FuncInst* f, const Profiler& profiler) {
+    const vm::Module* m = f && f->instance ? f->instance->module.get() : nullptr;
+    const GoModule* go = m ? profiler.symbolizer(m).go() : nullptr;
+    return go && f->func_index >= m->num_imported_funcs ? go : nullptr;
+  }
+
   const std::vector<vm::Profiling::InstructionCount>& of(uint32_t node, const uint32_t* offsets,
                                                          const std::vector<vm::Profiling::CountRun>& runs,
                                                          const vm::CallTree& tree, const Profiler& profiler) {
     counts.clear();
     const vm::FuncInst* f = tree.node(node).func;
-    const vm::Module* m = f && f->instance ? f->instance->module.get() : nullptr;
-    const GoModule* go = m ? profiler.symbolizer(m).go() : nullptr;
-    if (!go || f->func_index < m->num_imported_funcs) {
+    const GoModule* go = this->go(f, profiler);
+    if (!go) {
       for (const vm::Profiling::CountRun& r : runs)
         for (uint32_t i = r.from; i < r.to; ++i) counts.push_back({node, offsets[i], r.count});
       return counts;
     }
     pcs.clear();
-    const uint32_t func = f->func_index - m->num_imported_funcs;
+    const uint32_t func = f->func_index - f->instance->module->num_imported_funcs;
     for (const vm::Profiling::CountRun& r : runs)
       go->representative_counts(func, offsets + r.from, offsets + r.to, r.count, pcs);
     std::sort(pcs.begin(), pcs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
@@ -732,35 +750,45 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // after each node, entry by entry (a hash map's clear() costs all its
     // buckets, as many as the largest node ever needed, at every node).
     std::vector<uint32_t> leaf_slot;
-    prof->for_each_node_runs(
-        [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
-          leaves.clear();
-          if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
-            uint64_t total = 0;
-            for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
-            leaves.emplace_back(b.python_location(*pf), total);
-          } else {
-            for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler)) {
-              const uint64_t loc = b.count_location(tree.node(node).func, c.offset);
-              if (loc >= leaf_slot.size())
-                leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
-              uint32_t& slot = leaf_slot[loc];
-              if (!slot) {
-                leaves.emplace_back(loc, 0);
-                slot = static_cast<uint32_t>(leaves.size());
-              }
-              leaves[slot - 1].second += c.count;
+    prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
+                                 const std::vector<vm::Profiling::CountRun>& runs) {
+      leaves.clear();
+      if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
+        uint64_t total = 0;
+        for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
+        leaves.emplace_back(b.python_location(*pf), total);
+      } else {
+        auto add = [&](uint64_t loc, uint64_t count) {
+          if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+          uint32_t& slot = leaf_slot[loc];
+          if (!slot) {
+            leaves.emplace_back(loc, 0);
+            slot = static_cast<uint32_t>(leaves.size());
+          }
+          leaves[slot - 1].second += count;
+        };
+        const vm::FuncInst* f = tree.node(node).func;
+        if (std::vector<uint64_t>* locs = scratch.go(f, profiler) ? nullptr : b.index_locations(f, offsets)) {
+          for (const vm::Profiling::CountRun& r : runs)
+            for (uint32_t i = r.from; i < r.to; ++i) {
+              uint64_t& loc = (*locs)[i];
+              if (!loc) loc = b.count_location(f, offsets[i]);
+              add(loc, r.count);
             }
-            for (const auto& leaf : leaves) leaf_slot[leaf.first] = 0;
-          }
-          for (const auto& [loc, count] : leaves) {
-            pb::Sample* ps = b.new_sample();
-            b.add_stack(ps, loc, node, tree);
-            ps->add_value(static_cast<int64_t>(count));
-            b.thread_label(ps, tid);
-            b.end_sample(ps);
-          }
-        });
+        } else {
+          for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
+            add(b.count_location(f, c.offset), c.count);
+        }
+        for (const auto& leaf : leaves) leaf_slot[leaf.first] = 0;
+      }
+      for (const auto& [loc, count] : leaves) {
+        pb::Sample* ps = b.new_sample();
+        b.add_stack(ps, loc, node, tree);
+        ps->add_value(static_cast<int64_t>(count));
+        b.thread_label(ps, tid);
+        b.end_sample(ps);
+      }
+    });
     b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.
