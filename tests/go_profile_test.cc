@@ -88,20 +88,30 @@ TEST_F(GoProfile, CpuSamplesCarryTheirGoroutine) {
   }
 }
 
+// testdata/go/determinism.wasm decoded, and its Go tables read.
+class GoModuleRead : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string path = testdata("go/determinism.wasm");
+    if (!std::filesystem::exists(path)) GTEST_SKIP() << "Go test programs not built";
+    std::string bytes = cli_test::slurp(path);
+    auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
+    ASSERT_TRUE(loaded) << loaded.error().to_string();
+    module = std::move(*loaded);
+    std::string note;
+    go = profiler::GoModule::read(*module, note);
+    ASSERT_TRUE(go) << note;
+  }
+  std::unique_ptr<vm::Module> module;
+  std::unique_ptr<profiler::GoModule> go;
+};
+
 // A Go module whose tables cannot be read is profiled at the wasm level, and
 // says why: here the data segment holding pclntab is left out of the
 // module the profiler reads (the program would not run without it, so this
 // is done to the decoded module, not through the command).
-TEST(GoModuleRead, UnreadableTablesFallBackWithANote) {
-  const std::string path = testdata("go/determinism.wasm");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "Go test programs not built";
-  std::string bytes = cli_test::slurp(path);
-  auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
-  ASSERT_TRUE(loaded) << loaded.error().to_string();
-  vm::Module& m = **loaded;
-  std::string note;
-  auto go = profiler::GoModule::read(m, note);
-  ASSERT_TRUE(go) << note;
+TEST_F(GoModuleRead, UnreadableTablesFallBackWithANote) {
+  vm::Module& m = *module;
   EXPECT_THAT(go->version(), ::testing::StartsWith("go1."));
   const uint8_t magic[] = {0xF1, 0xFF, 0xFF, 0xFF, 0x00, 0x00};
   size_t dropped = 0;
@@ -132,16 +142,8 @@ TEST(GoModuleRead, UnreadableTablesFallBackWithANote) {
 // offset of its body stands for an instruction here, in runs of 1 to 9
 // with different counts, so runs start and end inside resume points, at
 // them and at calls.
-TEST(GoModuleRead, RunsSumAsTheirInstructions) {
-  const std::string path = testdata("go/determinism.wasm");
-  if (!std::filesystem::exists(path)) GTEST_SKIP() << "Go test programs not built";
-  std::string bytes = cli_test::slurp(path);
-  auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
-  ASSERT_TRUE(loaded) << loaded.error().to_string();
-  const vm::Module& m = **loaded;
-  std::string note;
-  auto go = profiler::GoModule::read(m, note);
-  ASSERT_TRUE(go) << note;
+TEST_F(GoModuleRead, RunsSumAsTheirInstructions) {
+  const vm::Module& m = *module;
   size_t instructions = 0, merged = 0;
   std::vector<std::pair<uint32_t, uint64_t>> out;
   for (uint32_t k = 0; k < m.functions.size(); ++k) {
