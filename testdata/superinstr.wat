@@ -511,4 +511,45 @@
       (br_if 0 (local.get 1))
       (local.set 2 (i32.sub (local.get 2) (local.get 0))))
     (global.set $sp (local.get 2))
-    (global.get $sp)))
+    (global.get $sp))
+  ;; Frame images (vm/interp.cc, init_frame): a call zeroes the callee's
+  ;; declared locals and copies its constant area in, one image of 2, 4, 6...
+  ;; slots copied two at a time from its end backward by a negative index.
+  ;; $dirty first leaves -1 in the slots each callee's frame then takes (both
+  ;; frames start at the same argument slot); each $lN returns its argument
+  ;; plus its N locals, all zero, so frame_image(x) is x times the five
+  ;; callees plus 3 x 1000003 from $consts' loop.
+  (func $dirty (param i64)
+    (local i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64)
+    (local.set 1 (local.get 0)) (local.set 2 (local.get 0)) (local.set 3 (local.get 0))
+    (local.set 4 (local.get 0)) (local.set 5 (local.get 0)) (local.set 6 (local.get 0))
+    (local.set 7 (local.get 0)) (local.set 8 (local.get 0)) (local.set 9 (local.get 0))
+    (local.set 10 (local.get 0)) (local.set 11 (local.get 0)) (local.set 12 (local.get 0)))
+  (func $l1 (param i64) (result i64) (local i64)
+    (i64.add (local.get 0) (local.get 1)))
+  (func $l2 (param i64) (result i64) (local i64 i64)
+    (i64.add (i64.add (local.get 0) (local.get 1)) (local.get 2)))
+  (func $l3 (param i64) (result i64) (local i64 i64 i64)
+    (i64.add (i64.add (i64.add (local.get 0) (local.get 1)) (local.get 2)) (local.get 3)))
+  (func $l5 (param i64) (result i64) (local i64 i64 i64 i64 i64)
+    (i64.add (i64.add (i64.add (i64.add (i64.add (local.get 0) (local.get 1)) (local.get 2))
+      (local.get 3)) (local.get 4)) (local.get 5)))
+  ;; locals, then constants in a loop (the constant area), then padding
+  (func $consts (param i64) (result i64) (local i64 i64 i64)
+    (loop $l
+      (local.set 1 (i64.add (local.get 1) (i64.const 1000003)))
+      (local.set 2 (i64.add (local.get 2) (i64.const 1)))
+      (br_if $l (i64.lt_u (local.get 2) (i64.const 3))))
+    (i64.add (i64.add (local.get 0) (local.get 1)) (local.get 3)))
+  (func (export "frame_image") (param i64) (result i64)
+    (local i64)
+    (call $dirty (i64.const -1))
+    (local.set 1 (call $l1 (local.get 0)))
+    (call $dirty (i64.const -1))
+    (local.set 1 (i64.add (local.get 1) (call $l2 (local.get 0))))
+    (call $dirty (i64.const -1))
+    (local.set 1 (i64.add (local.get 1) (call $l3 (local.get 0))))
+    (call $dirty (i64.const -1))
+    (local.set 1 (i64.add (local.get 1) (call $l5 (local.get 0))))
+    (call $dirty (i64.const -1))
+    (i64.add (local.get 1) (call $consts (local.get 0)))))

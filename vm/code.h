@@ -148,6 +148,9 @@ struct CompiledFunc {
   // then `consts` (const_base == local_slots), then zeros up to an even
   // size of at least two (calls copy it two words at a time).
   std::vector<uint64_t> frame_init;
+  // param_slots + frame_init.size(): where the image ends in the frame, so
+  // that a call finds it with one load (vm/interp.cc, init_frame).
+  uint32_t frame_init_end = 0;
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;

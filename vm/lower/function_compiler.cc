@@ -163,6 +163,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.consts.assign(consts.begin(), consts.end());
   out.code.assign(e_.code.begin(), e_.code.end());
   out.param_slots = param_slots;
+  out.frame_init_end = param_slots + static_cast<uint32_t>(out.frame_init.size());
   out.local_slots = local_slots_;
   out.frame_slots = std::max<uint32_t>(max_slot_ + nconsts + nexn, param_slots + out.frame_init.size());
   out.result_slots = result_slots;
