@@ -513,8 +513,8 @@
     (global.set $sp (local.get 2))
     (global.get $sp))
   ;; Frame images (vm/interp.cc, init_frame): a call zeroes the callee's
-  ;; declared locals and copies its constant area in, one image of 2, 4, 6...
-  ;; slots copied two at a time from its end backward by a negative index.
+  ;; declared locals and copies its constant area in, one image of 4, 8, 12...
+  ;; slots copied four at a time, indexed from its end by a negative offset.
   ;; $dirty first leaves -1 in the slots each callee's frame then takes (both
   ;; frames start at the same argument slot); each $lN returns its argument
   ;; plus its N locals, all zero, so frame_image(x) is x times the five

@@ -145,8 +145,8 @@ struct CompiledFunc {
   uint32_t const_base = 0;
   std::vector<uint64_t> consts;
   // What a call copies to fp[param_slots..]: zeros for the declared locals,
-  // then `consts` (const_base == local_slots), then zeros up to an even
-  // size of at least two (calls copy it two words at a time).
+  // then `consts` (const_base == local_slots), then zeros up to a multiple
+  // of four, at least four (calls copy it four words at a time).
   std::vector<uint64_t> frame_init;
   // param_slots + frame_init.size(): where the image ends in the frame, so
   // that a call finds it with one load (vm/interp.cc, init_frame).

@@ -155,11 +155,11 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.const_base = local_slots_;
   out.frame_init.assign(local_slots_ - param_slots, 0);
   out.frame_init.insert(out.frame_init.end(), consts.begin(), consts.end());
-  // Calls copy the image two words at a time, at least once (vm/interp.cc,
-  // init_frame): an odd or empty one gets zeros up to an even size of at
-  // least two, which land on the first value-stack slots (nothing is there
-  // yet) and which the frame must cover.
-  out.frame_init.resize(std::max<size_t>(2, (out.frame_init.size() + 1) & ~size_t{1}), 0);
+  // Calls copy the image four words at a time, at least once (vm/interp.cc,
+  // init_frame): it gets zeros up to a multiple of four, at least four,
+  // which land on the first value-stack slots (nothing is there yet) and
+  // which the frame must cover.
+  out.frame_init.resize(std::max<size_t>(4, (out.frame_init.size() + 3) & ~size_t{3}), 0);
   out.consts.assign(consts.begin(), consts.end());
   out.code.assign(e_.code.begin(), e_.code.end());
   out.param_slots = param_slots;
