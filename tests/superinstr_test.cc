@@ -1011,12 +1011,6 @@ TEST(GoShapes, I64LoadsInARowArePaired) {
   }
 }
 
-// Go's stack pointer moves, `SP - frame` teed into a local and set into
-// the global, are a paired op followed by the global.set whole
-// (vm/internal_ops.def, i32.sub+global.set and i32.add+global.set): the
-// local and the global both written, a trap right after at its own
-// instruction with the global already moved, exact counts, and a label
-// between keeps them apart.
 // A call's frame image (vm/interp.cc, init_frame) zeroes every declared local
 // and copies every constant, whatever its size: callees of 1, 2, 3 and 5
 // locals and one with a constant area, each entered where $dirty left -1 in
@@ -1030,6 +1024,12 @@ TEST(Calls, FrameImagesZeroLocalsAndCopyConstants) {
   }
 }
 
+// Go's stack pointer moves, `SP - frame` teed into a local and set into
+// the global, are a paired op followed by the global.set whole
+// (vm/internal_ops.def, i32.sub+global.set and i32.add+global.set): the
+// local and the global both written, a trap right after at its own
+// instruction with the global already moved, exact counts, and a label
+// between keeps them apart.
 TEST(GoShapes, StackPointerMovesArePaired) {
   Fixture f;
   std::vector<Value> r;
