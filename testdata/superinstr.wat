@@ -482,6 +482,33 @@
         (local.set $k (i32.add (local.get $k) (i32.const 1)))
         (br $l)))
     (local.get $k))
+  ;; A loop's step and its test, one dispatch (vm/step_jumps.def): `i++`
+  ;; right before the test that closes the loop, here after a label (the
+  ;; block's end, where `br $next` skips the step once: the test runs alone
+  ;; there). Returns acc << 32 | i: acc counts the passes.
+  (func (export "step_label") (param $n i64) (param $skip i64) (result i64)
+    (local $i i64) (local $acc i64)
+    (loop $l
+      (block $next
+        (local.set $acc (i64.add (local.get $acc) (i64.const 1)))
+        (br_if $next (i64.eq (local.get $acc) (local.get $skip)))
+        (local.set $i (i64.add (local.get $i) (i64.const 1))))
+      (br_if $l (i64.lt_s (local.get $i) (local.get $n))))
+    (i64.add (i64.shl (local.get $acc) (i64.const 32)) (local.get $i)))
+  ;; The step, then the exit test forward (Go's `if !(i < n) { break }`:
+  ;; jump_unless(I64GeS) past the exit), the body loading at p + 8i: a trap
+  ;; in the body after a paired step. Sums the i64s at p + 8, ... p + 8n.
+  (func (export "step_exit") (param $p i32) (param $n i64) (result i64)
+    (local $i i64) (local $acc i64)
+    (block $exit
+      (loop $l
+        (local.set $i (i64.add (local.get $i) (i64.const 1)))
+        (if (i32.eqz (i64.lt_s (local.get $n) (local.get $i)))
+          (then
+            (local.set $acc (i64.add (local.get $acc)
+              (i64.load (i32.add (local.get $p) (i32.wrap_i64 (i64.shl (local.get $i) (i64.const 3)))))))
+            (br $l)))))
+    (local.get $acc))
   ;; Go's pointer chase: an i64.load whose low half addresses the next
   ;; i64.load (the wrap emits nothing), one paired op (vm/mem_pairs.def).
   ;; At 1536 the pointer 1552, at 1544 the pointer 65532; at 1560 an i64.

@@ -45,6 +45,14 @@ TEST(InternalOps, OneListNamesEveryOpInOrder) {
 #define WZVM_SWITCH_PAIR(Name, First, Load, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/switch_pairs.def"
 #undef WZVM_SWITCH_PAIR
+// a step pair is named for its two ops
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                            \
+  EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;                                        \
+  EXPECT_EQ(std::string(text),                                                                     \
+            std::string(vm::iop_name(vm::IOp::Step)) + "+" + vm::iop_name(vm::IOp::Jump##_##Test)) \
+      << #Name;
+#include "vm/step_jumps.def"
+#undef WZVM_STEP_JUMP
 #define WZVM_COUNTED_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP
@@ -880,6 +888,98 @@ TEST(GoShapes, ALoopsBackEdgeRunsItsExitTest) {
   const vm::CompiledFunc* fueled = inst.value()->exported_func("go_loop")->code;
   for (auto [word, offset] : fueled->source_map)
     EXPECT_NE(op_at(fueled->code, word), vm::IOp::JumpIfBack_I64LtS) << "rotated in code charging fuel";
+}
+
+// A loop's step and the compare-and-branch after it run in one dispatch
+// (vm/step_jumps.def): the step's op word becomes the pair's, the jump
+// stays whole 4 words on. Go's `i++` before its rotated back edge (the
+// threaded jump's write, dropped, stood between), a step before a label that
+// a jump skips to (the test then runs alone), a step before a forward exit
+// test whose body traps; results, the trap's instruction, counts, and fuel's
+// code (pairs without a label between) and counted code (none).
+TEST(GoShapes, ALoopsStepRunsWithItsTest) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [](const vm::CompiledFunc* c, uint32_t w) { return static_cast<vm::IOp>(c->code.at(w)); };
+  // the first op `op` at an instruction's word
+  auto find = [&](const vm::CompiledFunc* c, vm::IOp op) {
+    for (auto [word, offset] : c->source_map)
+      if (op_at(c, word) == op) return word;
+    return UINT32_MAX;
+  };
+  const struct {
+    const char* func;
+    vm::IOp pair, jump;
+  } shapes[] = {
+      {"go_upto", vm::IOp::I64AddJumpIfBackI64LtS, vm::IOp::JumpIfBack_I64LtS},
+      {"go_loop", vm::IOp::I64AddJumpIfBackI64LtS, vm::IOp::JumpIfBack_I64LtS},
+      {"step_label", vm::IOp::I64AddJumpIfBackI64LtS, vm::IOp::JumpIfBack_I64LtS},
+      {"step_exit", vm::IOp::I64AddJumpUnlessI64GeS, vm::IOp::JumpUnless_I64GeS},
+  };
+  for (const auto& s : shapes) {
+    const vm::CompiledFunc* c = f.inst->exported_func(s.func)->code;
+    ASSERT_NE(c, nullptr);
+    const uint32_t at = find(c, s.pair);
+    ASSERT_NE(at, UINT32_MAX) << s.func << ": no " << vm::iop_name(s.pair);
+    EXPECT_EQ(op_at(c, at + 4), s.jump) << s.func << ": the jump whole after it";
+    EXPECT_EQ(f.module->bytes.at(std::prev(std::upper_bound(c->source_map.begin(), c->source_map.end(),
+                                                            std::make_pair(at, UINT32_MAX)))
+                                     ->second),
+              0x7C)
+        << s.func << ": the pair's source offset is the i64.add's";
+  }
+  ASSERT_FALSE(f.call("go_upto", {Value::from_i64(1000)}, r));
+  EXPECT_EQ(r.at(0).i64, 1000u);
+  auto step_label = [&](int64_t n, int64_t skip) {
+    EXPECT_FALSE(f.call("step_label", {Value::from_i64(n), Value::from_i64(skip)}, r));
+    return r.at(0).i64;
+  };
+  EXPECT_EQ(step_label(5, 0), (5ull << 32) | 5);
+  EXPECT_EQ(step_label(5, 3), (6ull << 32) | 5) << "the third pass skips the step: the test alone";
+  EXPECT_EQ(step_label(5, 1), (6ull << 32) | 5);
+  EXPECT_EQ(step_label(0, 0), (1ull << 32) | 1);
+  // at 1528 + 8: the four i64s of the data at 1536
+  ASSERT_FALSE(f.call("step_exit", {Value::from_i32(1528), Value::from_i64(4)}, r));
+  EXPECT_EQ(r.at(0).i64, 0xffffffff00000610u + 0xfffcu + 0x1122334455667788u);
+  ASSERT_FALSE(f.call("step_exit", {Value::from_i32(1528), Value::from_i64(0)}, r));
+  EXPECT_EQ(r.at(0).i64, 0u);
+  // i = 3 loads at 65536: the load traps, after two paired steps and a third
+  vm::Trap t = f.call("step_exit", {Value::from_i32(65536 - 24), Value::from_i64(5)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x29) << "i64.load";
+
+  // Counts are the wasm's: step_label's pass `get const add set` (4), `get
+  // get eq br_if` (4), the step (4) unless skipped, `get get lt_s br_if`
+  // (4), then `get const shl get add` (5); step_exit's iteration the step
+  // (4), `get get lt_s eqz if` (5), the body (10), `br` (1), the last one's
+  // step and test (9), `local.get` (1).
+  const std::vector<CountCase> cases = {
+      {"step_label", {Value::from_i64(5), Value::from_i64(0)}, 5 * 16 + 5, vm::TrapCode::None},
+      {"step_label", {Value::from_i64(5), Value::from_i64(3)}, 6 * 16 - 4 + 5, vm::TrapCode::None},
+      {"step_exit", {Value::from_i32(1528), Value::from_i64(4)}, 4 * 20 + 9 + 1, vm::TrapCode::None},
+      // two iterations, then the step, the test and 8 of the body's (up to its load)
+      {"step_exit",
+       {Value::from_i32(65536 - 24), Value::from_i64(5)},
+       2 * 20 + 9 + 8,
+       vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  for (bool counting : {false, true}) {
+    vm::LoadOptions o;
+    (counting ? o.count_instructions : o.fuel) = true;
+    auto m = vm::load_module(read_bytes(path()), o);
+    ASSERT_TRUE(m) << m.error().to_string();
+    vm::Store st;
+    auto inst = st.instantiate(m.value(), {});
+    ASSERT_TRUE(inst);
+    const vm::CompiledFunc* c = inst.value()->exported_func("step_exit")->code;
+    // fuel's code pairs a step and test with no label between; counted code's
+    // jumps are their counted forms
+    EXPECT_EQ(find(c, vm::IOp::I64AddJumpUnlessI64GeS) != UINT32_MAX, !counting) << counting;
+  }
 }
 
 // A rotated back edge is still a back edge: a loop that never ends (n

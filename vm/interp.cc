@@ -1354,6 +1354,23 @@ dispatch:
 #include "vm/switch_pairs.def"
 #undef WZVM_SWITCH_PAIR
 
+    // ---- A step and the compare-and-branch after it (vm/step_jumps.def):
+    // [op d a b] [Jump_Test x y offset], the step, then the test from the
+    // jump's own op word, 4 words on.
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                                \
+  CASE(Name) {                                                                                         \
+    using S = BinaryFunctor<IOp::Step>::F;                                                             \
+    using C = BinaryFunctor<IOp::Test>::F;                                                             \
+    static_assert(!S::kTraps && !C::kTraps, "a step and its test cannot trap");                        \
+    wr<C_##T>(fp, ip[1], S::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])));    \
+    const bool c = C::template op<uint32_t, C_##T>(rd<C_##T>(fp, ip[5]), rd<C_##T>(fp, ip[6])) != 0;   \
+    if (c == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) JUMP_BY(4 + static_cast<int32_t>(ip[7])); \
+    else ip += 8;                                                                                      \
+    DISPATCH();                                                                                        \
+  }
+#include "vm/step_jumps.def"
+#undef WZVM_STEP_JUMP
+
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).
 #define WZVM_GEN_IMM_(Name, R, P1)                                               \

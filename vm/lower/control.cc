@@ -68,6 +68,7 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       } else if (info.op == IOp::If) {
         auto [op, w] = emit_cond_jump(false, cond);
         add_edge(op, w);
+        pair_last_step_jump(e_, op);
         c.else_op = op;
         c.else_word = w;
       }
@@ -147,9 +148,11 @@ bool FunctionCompiler::op_br_if() {
       } else {
         target.fixups.emplace_back(op, w);
       }
+      pair_last_step_jump(e_, op);  // a step right before: one dispatch (vm/step_jumps.def)
     } else {
       auto [skip, w] = emit_cond_jump(false, cond);
       add_edge(skip, w);
+      pair_last_step_jump(e_, skip);
       std::vector<Operand> moved = vs;
       emit_branch(depth, moved);
       patch(skip, w, here());
@@ -444,15 +447,20 @@ bool FunctionCompiler::rotate_back_edge(Ctrl& loop, uint32_t write, uint64_t kno
   }
   const IOp cond = back(ahead ? !jumps_when : jumps_when);
   if (cond == IOp::Count) return false;
+  // The op before a threaded jump's write, which the test pairs with if
+  // the write goes (resolve_threaded_jumps).
+  const uint32_t step = known != kNoIndex && e_.last_op == write ? e_.fall_op : UINT32_MAX;
   const uint32_t p = emit_op(cond);
   for (uint32_t i = 1; i + 1 < len; ++i) src_word(e_.code[at + i]);
   word(static_cast<uint32_t>(static_cast<int32_t>(ahead ? next : at + off) - static_cast<int32_t>(p)));
+  pair_last_step_jump(e_, p);  // `i++` right before (no write between): one dispatch
   const uint32_t q = emit_op(ahead ? IOp::Jump : IOp::JumpBack);
   word(ahead ? 0 : static_cast<uint32_t>(static_cast<int32_t>(next) - static_cast<int32_t>(q)));
   if (ahead) exit->fixups.emplace_back(q, q + 1);
   if (known != kNoIndex) {
     ++heads_[loop.head].jumps;
     thread_jump(p, write, known, loop, len + 2);
+    threaded_.back().step = step;
   }
   return true;
 }

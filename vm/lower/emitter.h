@@ -48,6 +48,8 @@ class Emitter {
       source_map.emplace_back(pos, instr_offset);
     code.push_back(static_cast<uint32_t>(op));
     last_dst = UINT32_MAX;
+    fall_op = last_op != UINT32_MAX ? last_op : op_at_label_;
+    op_at_label_ = UINT32_MAX;
     prev_op = last_op;
     last_op = pos;
     if (counting) {
@@ -79,6 +81,7 @@ class Emitter {
   // A branch target: no op may be merged across it. `counted`: the
   // instructions counted before it (the next op's `before`).
   void bind_label(uint32_t counted) {
+    if (last_op != UINT32_MAX) op_at_label_ = last_op;
     last_copy2 = UINT32_MAX;
     last_dst = UINT32_MAX;
     last_op = UINT32_MAX;
@@ -189,6 +192,12 @@ class Emitter {
   uint32_t last_op = UINT32_MAX;     // op word of the last op emitted since the last label
   uint32_t prev_op = UINT32_MAX;     // the op emitted before it, with no label between (merge_add_pair)
   uint32_t last_copy2 = UINT32_MAX;  // the last copy2 made since the last label (jump threading)
+  // The op emitted before last_op, labels between or not, when the window
+  // still had it whole as its last op at the first of those labels (no
+  // fusion can change it after a label). An op that falls through runs
+  // into last_op: a dispatch pair that keeps both ops whole may join them
+  // (pair_last_step_jump), a jump to the label still finding last_op there.
+  uint32_t fall_op = UINT32_MAX;
 
   // Counting: each op's count mark, relative to the open segment.
   const bool counting;
@@ -206,6 +215,8 @@ class Emitter {
   // counted before it (emit_op's `before`).
   bool label_since_op_ = true;
   uint32_t label_count_ = 0;
+  // last_op when the first label since it was bound (fall_op).
+  uint32_t op_at_label_ = UINT32_MAX;
 };
 
 }  // namespace wzvm::vm::lower

@@ -332,6 +332,9 @@ class FunctionCompiler {
     // Rotated (rotate_back_edge): the words of its test and jump, their
     // targets set; else 0.
     uint32_t rotated;
+    // Rotated: the op right before the write (Emitter::fall_op), which
+    // pairs with the test if the write goes (pair_step_jump); else UINT32_MAX.
+    uint32_t step = UINT32_MAX;
   };
   std::vector<ThreadedJump> threaded_;
   // Loops with a head switch: the switch's op word and the local's slot it

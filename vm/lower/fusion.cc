@@ -38,6 +38,16 @@ IOp switch_pair(uint32_t first) {
   return IOp::Count;
 }
 
+// The step pair (vm/step_jumps.def) for `step` followed by `jump`, or IOp::Count.
+IOp step_jump(uint32_t step, uint32_t jump) {
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                              \
+  if (step == static_cast<uint32_t>(IOp::Step) && jump == static_cast<uint32_t>(IOp::Jump##_##Test)) \
+    return IOp::Name;
+#include "vm/step_jumps.def"
+#undef WZVM_STEP_JUMP
+  return IOp::Count;
+}
+
 }  // namespace
 
 bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a, const Operand& b) {
@@ -454,6 +464,37 @@ void merge_add_into_back_jump(Emitter& e, uint32_t q, uint32_t target) {
   e.code[p] = static_cast<uint32_t>(IOp::I32AddJumpIfNeBack);
   // The offset was relative to the jump's op word, now to the add's.
   e.code[p + 6] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(p));
+}
+
+// [i64.add d a b] [jump_if.back(I64LtS) x y offset] -> [i64.add+jump_if.back(I64LtS)
+// d a b] [jump_if.back(I64LtS) x y offset], and the other rows of
+// vm/step_jumps.def: one dispatch for a loop's step and its test, both ops
+// whole, as pair_mem_access's pairs. Go 1.23 closes a counted loop with
+// `i++` into a local and the test at the rotated back edge (`i64.add ->
+// jump_if.back(I64LtS)` was 3.2% of strconv's tests' dispatches), or tests
+// first and steps after (`i64.add -> jump_unless(I64GeS)`, flate 1.8%).
+// `p` the step's op word and `q` the jump's, the jump with its target set
+// or to be patched forward (a patch never changes a forward jump's op); the
+// step falls through into the jump (the caller knows: Emitter::fall_op, or
+// a dropped write that stood between). A label between may stay: the pair
+// runs both ops, a jump to the label the test alone. Neither op traps; both
+// keep their source offsets and count marks. Counted jumps are other ops
+// (with an edge word), never paired; with fuel, a label between starts a
+// segment with its own op. The pair is final: nothing rewrites an add once
+// an op follows it, nor a jump but its offset.
+void pair_step_jump(Emitter& e, uint32_t p, uint32_t q) {
+  if (p == UINT32_MAX || q != p + 4 || q + 4 > e.here()) return;
+  if (const IOp pair = step_jump(e.code[p], e.code[q]); pair != IOp::Count)
+    e.code[p] = static_cast<uint32_t>(pair);
+}
+
+// The compare-and-branch just emitted at `q`, its op final (a back edge
+// already patched): paired with the step just before it, a label between
+// or not (both ops stay whole, and a jump to the label runs the test alone:
+// flate's loops step at a resume point the head's test follows).
+void pair_last_step_jump(Emitter& e, uint32_t q) {
+  if (e.last_op != q || e.here() != q + 4) return;
+  pair_step_jump(e, e.fall_op, q);
 }
 
 }  // namespace wzvm::vm::lower

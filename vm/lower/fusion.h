@@ -75,6 +75,12 @@ void pair_global_set(Emitter& e);
 // default. Returns k, or UINT32_MAX changing nothing. Uncounted code only.
 constexpr uint32_t kMaxSwitchRebase = 64;
 uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x);
+// A step (i64.add, i64.sub) at `p` right before the compare-and-branch at
+// `q`, no label between: the step's op word becomes the pair's
+// (vm/step_jumps.def), both ops staying whole. pair_last_step_jump: `q` the
+// op just emitted, `p` the one before it.
+void pair_step_jump(Emitter& e, uint32_t p, uint32_t q);
+void pair_last_step_jump(Emitter& e, uint32_t q);
 // After a local.set redirected the op just emitted: two i32.adds in a row
 // become i32.add2.
 void merge_add_pair(Emitter& e);

@@ -115,6 +115,9 @@ void FunctionCompiler::resolve_threaded_jumps() {
       code[second - 1] += d;
       code[second + 1] += d;
       for (uint32_t w = op + 1; w + 1 < second; ++w) moved.push_back(w);
+      // The write stood between the loop's step and its test: now adjacent,
+      // they pair (Go's `i++`, then the rotated test).
+      pair_step_jump(e_, j.step, op);
       continue;
     }
     const uint32_t n = code[h.sw + 2];
