@@ -421,7 +421,7 @@
   ;; Go's loops test their exit at the head: the body's jump back (threaded
   ;; to resume point 1) lands on the fused `jump_unless(I64GeS)`, and is
   ;; lowered as that test, a backward `jump_if.back(I64LtS)` to the body,
-  ;; then a `jump.back` to the exit's jump (rotate_back_edge). Sums the
+  ;; then a jump where the exit's jump goes (rotate_back_edge). Sums the
   ;; i64s at p, p + 8, ... p + 8(n-1), plus 0 + 1 + ... + (n-1) << 32.
   (func (export "go_loop") (param $p i32) (param $n i64) (result i64)
     (local $pc i32) (local $i i64) (local $acc i64)

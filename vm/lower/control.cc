@@ -394,7 +394,9 @@ void FunctionCompiler::patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w) {
 // backward conditional jump to the side that stays in the loop, then a jump
 // to the other side. With the test at `at` falling through to `next`:
 //   its target T bound (behind us, in the loop):
-//     [J.back a b -> T] [jump.back -> next]          (Go: T is the body)
+//     [J.back a b -> T] [jump.back -> next]          (Go: T is the body;
+//                                                     next, the exit's jump, is
+//                                                     skipped once it is resolved)
 //   T not bound yet (ahead of the back edge, the loop's exit):
 //     [J'.back a b -> next] [jump -> T]              (J' the inverted test)
 // A continuing iteration runs one op. The copy reads the slots the test
