@@ -1357,16 +1357,17 @@ dispatch:
     // ---- A step and the compare-and-branch after it (vm/step_jumps.def):
     // [op d a b] [Jump_Test x y offset], the step, then the test from the
     // jump's own op word, 4 words on.
-#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                                \
-  CASE(Name) {                                                                                         \
-    using S = BinaryFunctor<IOp::Step>::F;                                                             \
-    using C = BinaryFunctor<IOp::Test>::F;                                                             \
-    static_assert(!S::kTraps && !C::kTraps, "a step and its test cannot trap");                        \
-    wr<C_##T>(fp, ip[1], S::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])));    \
-    const bool c = C::template op<uint32_t, C_##T>(rd<C_##T>(fp, ip[5]), rd<C_##T>(fp, ip[6])) != 0;   \
-    if (c == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) JUMP_BY(4 + static_cast<int32_t>(ip[7])); \
-    else ip += 8;                                                                                      \
-    DISPATCH();                                                                                        \
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                              \
+  CASE(Name) {                                                                                       \
+    using S = BinaryFunctor<IOp::Step>::F;                                                           \
+    using C = BinaryFunctor<IOp::Test>::F;                                                           \
+    static_assert(!S::kTraps && !C::kTraps, "a step and its test cannot trap");                      \
+    wr<C_##T>(fp, ip[1], S::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])));  \
+    const bool c = C::template op<uint32_t, C_##T>(rd<C_##T>(fp, ip[5]), rd<C_##T>(fp, ip[6])) != 0; \
+    ip += 4; /* the jump's op word: its offset is relative to it */                                  \
+    if (c == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) JUMP_BY(static_cast<int32_t>(ip[3]));   \
+    else ip += 4;                                                                                    \
+    DISPATCH();                                                                                      \
   }
 #include "vm/step_jumps.def"
 #undef WZVM_STEP_JUMP
