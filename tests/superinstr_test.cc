@@ -1005,7 +1005,8 @@ TEST(GoShapes, ARotatedEndlessLoopIsStillInterrupted) {
 
 // Counted code threads Go's jumps too (jump.threaded_counted,
 // vm/counted_ops.def): each counts its own edge, back to the loop's head,
-// and the head switch's edge to the target it goes to. Counts are the wasm's,
+// and the head switch's edge to the target it goes to, one counter with both
+// ranges (CompiledFunc::CountRange). Counts are the wasm's,
 // hand-computed, and fuel's, whose code runs the switch at every jump: an
 // edge dropped would leave each jump's `local.get br_table` uncounted (its
 // own) or the instructions the switch skips counted (the switch's).
@@ -1043,6 +1044,15 @@ TEST(GoShapes, CountedJumpsAreThreadedCountingBothEdges) {
       EXPECT_NE(bytes.at(std::prev(at)->second), 0x0E)
           << name << ": the jump at " << word << " goes to the switch";
       EXPECT_EQ(op == vm::IOp::JumpBackThreadedCounted, target <= word) << name << " " << word;
+      // One increment counts both edges: the jump's counter carries the
+      // switch entry's range as its second (CountRange::lo2, the handler
+      // no longer bumps the switch's counter).
+      const vm::CompiledFunc::CountRange& own = code->counters.at(code->code.at(word + 2));
+      const vm::CompiledFunc::CountRange& sw = code->counters.at(code->code.at(word + 3));
+      EXPECT_EQ(sw.sign2, 0) << name << " " << word;
+      EXPECT_EQ(own.sign2, sw.sign) << name << " " << word;
+      EXPECT_EQ(own.lo2, sw.lo) << name << " " << word;
+      EXPECT_EQ(own.hi2, sw.hi) << name << " " << word;
       ++threaded;
     }
     EXPECT_EQ(threaded, std::string(name) == "go_trap" ? 2 : 3) << name;

@@ -162,16 +162,26 @@ struct CompiledFunc {
   // them into exact per-instruction (so per-line) counts. With fuel,
   // counters are the straight-line segments, in order (CountFuel's operand);
   // without, counter 0 is the whole body and the others are the edges of
-  // jumps (vm/counted_ops.def), some negative.
+  // jumps (vm/counted_ops.def), some negative. A threaded jump's counter
+  // also counts its loop-head switch's edge, a second range (lo2, hi2,
+  // sign2; sign2 0: none): one increment where two lay apart in the block,
+  // each a likely L1 miss in Go's code (docs/RATIONALE.md).
   struct CountRange {
     uint32_t lo, hi;
     int32_t sign;
+    uint32_t lo2 = 0, hi2 = 0;
+    int32_t sign2 = 0;
   };
   std::vector<CountRange> counters;
   bool charges_fuel = false;  // segments start with CountFuel (LoadOptions::fuel)
   std::vector<uint32_t> seg_offsets;
   uint32_t num_segments() const { return static_cast<uint32_t>(counters.size()); }
   uint32_t segment_size(uint32_t s) const { return counters[s].hi - counters[s].lo; }
+  // What one run of counter s adds over the body: its ranges, signed.
+  int64_t counter_weight(uint32_t s) const {
+    const CountRange& c = counters[s];
+    return int64_t{c.hi - c.lo} * c.sign + int64_t{c.hi2 - c.lo2} * c.sign2;
+  }
   // Calls in counted code (CallFuncCounted, CallHookedCounted,
   // CallTableCounted): each has a slot, its entry in the caller's call-tree
   // node block after the segment counters (vm/profiling.h), so that finding

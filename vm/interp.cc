@@ -1967,7 +1967,6 @@ dispatch:
 #define WZVM_THREADED_JUMP_(Op)           \
   CASE_COUNTED(Op) {                      \
     COUNT_EDGE(ip[2]);                    \
-    COUNT_EDGE(ip[3]);                    \
     JUMP_BY(static_cast<int32_t>(ip[1])); \
     DISPATCH();                           \
   }

@@ -188,6 +188,10 @@ void Profiling::for_each_node_runs(
       if (since && flat + s < since->runs.size()) r -= static_cast<int64_t>(since->runs[flat + s]);
       if (r == 0) continue;
       const CompiledFunc::CountRange& c = code->counters[s];
+      if (c.sign2) {  // a threaded jump's second range (CountRange)
+        ends.emplace_back(c.lo2, r * c.sign2);
+        ends.emplace_back(c.hi2, -r * c.sign2);
+      }
       r *= c.sign;  // an edge that skips instructions takes them back
       ends.emplace_back(c.lo, r);
       ends.emplace_back(c.hi, -r);
@@ -227,8 +231,7 @@ std::vector<uint64_t> Profiling::instruction_totals() const {
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     for (uint32_t s = 0; s < code->num_segments(); ++s)
-      totals[n] += runs[s] * code->segment_size(s) *
-                   static_cast<uint64_t>(static_cast<int64_t>(code->counters[s].sign));  // mod 2^64
+      totals[n] += runs[s] * static_cast<uint64_t>(code->counter_weight(s));  // mod 2^64
   }
   for (const Partial& p : partial)
     if (p.node < totals.size()) totals[p.node] += p.ran;

@@ -154,6 +154,7 @@ void Instrumentation::finish(CompiledFunc& out) {
   out.counters.reserve(out.counters.size() + seg_begin_.size() + edges_.size());
   for (size_t s = 0; s < seg_begin_.size(); ++s)
     out.counters.push_back({seg_begin_[s], s + 1 < seg_begin_.size() ? seg_begin_[s + 1] : ninstr, 1});
+  const size_t first_edge = out.counters.size();  // edge k is counter first_edge + k
   for (size_t k = 0; k < edges_.size(); ++k) {
     Edge edge = edges_[k];
     if (edge.tgt == kUnpatched) edge.tgt = edge.src;  // a jump to a label never bound: never taken
@@ -162,6 +163,14 @@ void Instrumentation::finish(CompiledFunc& out) {
     e_.code[edge.word] = static_cast<uint32_t>(out.counters.size());  // 1 + k, as it was
     if (edge.tgt <= edge.src) out.counters.push_back({edge.tgt, edge.src, 1});
     else out.counters.push_back({edge.src, edge.tgt, -1});
+  }
+  for (size_t k = 0; k < edges_.size(); ++k) {
+    if (!edges_[k].also) continue;
+    CompiledFunc::CountRange& c = out.counters[first_edge + k];
+    const CompiledFunc::CountRange& o = out.counters[first_edge + edges_[k].also - 1];
+    c.lo2 = o.lo;
+    c.hi2 = o.hi;
+    c.sign2 = o.sign;
   }
   // A counted call's entry follows the node block's counters.
   const auto nall = static_cast<uint32_t>(out.counters.size());

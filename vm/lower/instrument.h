@@ -64,6 +64,10 @@ class Instrumentation {
   // A br_table just lowered at `op` (n + 1 targets, offsets written): its
   // counted form, an edge per target after the offsets.
   void add_switch_edges(uint32_t op, uint32_t n);
+  // The edge counted by counter `edge` (a jump's operand word) also stands
+  // for the one counted by `other`: a threaded jump counts its own edge and
+  // its loop-head switch's (vm/lower/jump_threading.cc) with one increment.
+  void count_also(uint32_t edge, uint32_t other) { edges_[edge - 1].also = other; }
   // The jump at `op_pos`, offset word `word_pos`, was patched to a target
   // with `target_count` instructions counted before it (kHere: as many as now).
   static constexpr uint32_t kHere = UINT32_MAX;
@@ -114,6 +118,7 @@ class Instrumentation {
     uint32_t word;
     uint32_t src;
     uint32_t tgt;
+    uint32_t also = 0;  // count_also's other counter, or 0
   };
   std::vector<Edge> edges_;
 };

@@ -133,6 +133,7 @@ void FunctionCompiler::resolve_threaded_jumps() {
       code[op + 1] = target - op;
       code[op + 2] = edge;
       code[op + 3] = switch_edge;
+      counts_.count_also(edge, switch_edge);  // the jump's one increment counts both
       continue;
     }
     for (uint32_t at : {op, j.op}) {  // (the old jump, if the write became it, is never reached)
