@@ -7,6 +7,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -34,10 +36,12 @@ struct Output {
 };
 
 // Runs the shell command line `cmd` in directory `dir`, capturing its stdout
-// and stderr (through files named after this process, so two test binaries
-// sharing a directory do not mix their output).
+// and stderr (through files named after this process and call, so neither
+// two test binaries sharing a directory nor two threads of one test mix
+// their output or remove each other's files).
 inline Output run_shell(const std::string& dir, const std::string& cmd) {
-  std::string tag = dir + "/.wzvm-test-" + std::to_string(getpid());
+  static std::atomic<uint64_t> calls{0};
+  std::string tag = dir + "/.wzvm-test-" + std::to_string(getpid()) + "-" + std::to_string(calls++);
   std::string out = tag + ".out", err = tag + ".err";
   int rc = std::system(("cd '" + dir + "' && " + cmd + " >'" + out + "' 2>'" + err + "'").c_str());
   Output r{WIFEXITED(rc) ? WEXITSTATUS(rc) : -1, slurp(out), slurp(err)};

@@ -437,7 +437,6 @@ TEST_F(Viewers, LiveHeapAndAllocsWhileTheGuestAllocates) {
   // server thread of its own, and a CPU profile is being built meanwhile:
   // readers that ran together inside libdwarf corrupted the heap and killed
   // the guest within a few rounds (profiler/symbolize.cc).
-  // (sh() shares its output files, so the clients write files of their own.)
   auto curl_to = [&](const std::string& file, const std::string& what) {
     std::system(("curl -s --max-time 20 -o '" + path(file) + "' '" + g.url() + what + "'").c_str());
   };
