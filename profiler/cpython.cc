@@ -438,7 +438,11 @@ bool CPythonModule::running(const uint8_t* mem, uint64_t mem_size, uint32_t& fra
   uint32_t ts = 0, cf = 0;
   return l.ptr(mem, mem_size, l.runtime, l.tstate_current, ts) && ts &&
          l.ptr(mem, mem_size, ts, l.cframe, cf) && cf && l.ptr(mem, mem_size, cf, l.current_frame, frame) &&
-         frame && l.ptr(mem, mem_size, frame, l.f_code, code) && code;
+         frame && code_of(mem, mem_size, frame, code);
+}
+
+bool CPythonModule::code_of(const uint8_t* mem, uint64_t mem_size, uint32_t frame, uint32_t& code) const {
+  return l_->ptr(mem, mem_size, frame, l_->f_code, code) && code;
 }
 
 bool CPythonModule::links(const uint8_t* mem, uint64_t mem_size, uint32_t frame, FrameLinks& out) const {

@@ -89,6 +89,8 @@ class CPythonModule {
   static uint32_t dispatch_probe(const vm::Module& module, uint32_t func_index);
   // The running thread's innermost frame and the code object it runs.
   bool running(const uint8_t* mem, uint64_t mem_size, uint32_t& frame, uint32_t& code) const;
+  // The code object of `frame` (non-zero), as running() reads it.
+  bool code_of(const uint8_t* mem, uint64_t mem_size, uint32_t frame, uint32_t& code) const;
   // A frame's links: its code, instruction pointer (prev_instr), the frame
   // it returns to and whether it was the entry of its evaluation.
   struct FrameLinks {

@@ -201,9 +201,16 @@ class Profiler final : public vm::ProfileSink {
     // dispatched (`next_instr`), learnt from the first probes: the one
     // that always points into the running code object's bytecode, and
     // whose opcode there always goes with the same br_table index.
-    int next_instr = -1;                                 // index into the probe's locals; -1: learning
-    uint32_t learnt = 0;                                 // probes learnt from
-    uint64_t candidates = 0;                             // bit k: local k may be it
+    int next_instr = -1;      // index into the probe's locals; -1: learning
+    uint32_t learnt = 0;      // probes learnt from
+    uint64_t candidates = 0;  // bit k: local k may be it
+    // Which local holds the running frame (the loop's `frame`), learnt from
+    // the same probes: the one always equal to CPythonModule::running's
+    // frame. -1: none found (or still learning), every probe reads it
+    // through the thread state.
+    int frame_local = -1;
+    uint64_t frame_candidates = 0;                       // bit k: local k may be it
+    uint32_t frame_probes = 0;                           // probes it was learnt from
     std::vector<std::array<int32_t, 256>> opcode_index;  // per local: opcode -> index seen (-1: none)
     // Code objects by address (their lines, checked with same_code).
     std::unordered_map<uint32_t, CPythonModule::CodeLines> code;

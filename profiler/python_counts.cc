@@ -20,8 +20,11 @@
 // the running code object's bytecode, and whose opcode there goes with one
 // br_table index every time), and until then counting stays at the C
 // level. Every later probe checks that it still points there; one that
-// does not stays in the node it is in.
+// does not stays in the node it is in. The running frame is learnt the
+// same way: the local that always holds what CPythonModule::running finds
+// (the loop's `frame`), after which a probe reads it there.
 
+#include <algorithm>
 #include <cstring>
 
 #include "profiler/profiler.h"
@@ -33,6 +36,10 @@ namespace {
 // Probes to learn `next_instr` from; the opcodes of the first few bytecodes
 // of a run already tell the candidates apart.
 constexpr uint32_t kLearnProbes = 64;
+// Probes to learn the local holding the running frame from: more, as a
+// copy of it (a callee's argument) may match it for a while; each costs
+// the walk from the thread state that learning it saves.
+constexpr uint32_t kFrameProbes = 4096;
 // Python frames of one evaluation deeper than this are memory that loops.
 constexpr size_t kMaxFrames = 1 << 16;
 }  // namespace
@@ -46,6 +53,7 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     if (func->instance && !func->instance->memories.empty())
       s.py = symbolizer(func->instance->module.get()).python();
     s.candidates = n >= 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1;
+    s.frame_candidates = s.candidates;
     s.opcode_index.assign(std::min<uint32_t>(n, 64), {});
     for (auto& m : s.opcode_index) m.fill(-1);
   }
@@ -55,8 +63,21 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   const uint64_t size = memory.current_size();
   auto local = [&](uint32_t k) { return static_cast<uint32_t>(fp[slots[k]]); };
 
+  // The running frame: once learnt, the loop's own local (one load for its
+  // code object instead of four down from the runtime's thread state).
   uint32_t f = 0, code = 0;
-  if (!s.py->running(mem, size, f, code)) return node;
+  if (s.frame_local >= 0) {
+    f = local(static_cast<uint32_t>(s.frame_local));
+    if (!f || !s.py->code_of(mem, size, f, code)) return node;
+  } else {
+    if (!s.py->running(mem, size, f, code)) return node;
+    if (s.frame_candidates) {  // still learning it
+      for (uint32_t k = 0; k < std::min<uint32_t>(n, 64); ++k)
+        if (local(k) != f) s.frame_candidates &= ~(uint64_t{1} << k);
+      if (s.frame_candidates && ++s.frame_probes == kFrameProbes)
+        s.frame_local = __builtin_ctzll(s.frame_candidates);
+    }
+  }
   // A code object's lines, read once per code object.
   auto lines_of = [&](uint32_t c) -> const CPythonModule::CodeLines* {
     auto it = s.code.find(c);
