@@ -320,6 +320,9 @@ int run(const Options& opt) {
       opt.profile.pprof_addr.empty())
     load_options.probe_dispatch = profiler::CPythonModule::dispatch_probe;
   load_options.features = opt.features;
+  // Bodies lowered on their first call (a shared memory's threads and
+  // counting runs stay eager: LoadOptions::lazy).
+  load_options.lazy = true;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
   std::shared_ptr<const vm::Module> module = loaded.value();

@@ -2,7 +2,7 @@
 // wast2json (a JSON script per .wast plus its .wasm modules), against wzvm's vm/.
 //
 //   wzvm-spectest [-v] [--known-failures PATH] [--skip-simd] [--profile-cpu]
-//                 [--count-instructions] [--enable-<proposal>...] [--enable-all]
+//                 [--count-instructions] [--lazy] [--enable-<proposal>...] [--enable-all]
 //                 FILE.json|DIR...
 //
 // Proposal flags are those of vm/features.def, by name or by wabt's name, so
@@ -18,7 +18,10 @@
 // --profile-cpu and --count-instructions run everything with the profilers
 // attached (the CPU sampler at 10 kHz, instruction counting lowered in): the
 // results must be the same as without, since profiling never changes what a
-// program computes. ctest runs the core suite all three ways.
+// program computes. ctest runs the core suite all three ways. --lazy loads
+// modules as the command line does (LoadOptions::lazy: bodies validated at
+// load, lowered on first call); ctest's CPU-profiled run uses it, so both
+// validation paths and both ways of entering a body see the whole suite.
 
 #include <unistd.h>
 
@@ -62,6 +65,7 @@ struct Options {
   bool skip_simd = false;
   bool profile_cpu = false;
   bool count_instructions = false;
+  bool lazy = false;  // LoadOptions::lazy: bodies validated at load, lowered on first call
   // The spec files assume exactly the proposals their flags name.
   vm::Features features = vm::Features::wasm2();
   std::string known_failures_path;
@@ -301,6 +305,7 @@ class FileRunner {
     }
     vm::LoadOptions lo;
     lo.count_instructions = opts_.count_instructions;
+    lo.lazy = opts_.lazy;
     lo.features = opts_.features;
     return vm::load_module(std::move(bytes), lo);
   }
@@ -675,6 +680,7 @@ void usage(FILE* out) {
                "  --skip-simd              count the commands of simd_*.json files as skipped\n"
                "  --profile-cpu            run with the CPU profiler attached (10 kHz sampling)\n"
                "  --count-instructions     load modules with instruction counting, profiler attached\n"
+               "  --lazy                   validate bodies at load, lower each on its first call\n"
                "  --enable-NAME            allow proposal NAME (wabt's name too):");
   for (const vm::FeatureInfo& f : vm::feature_table()) {
     std::fprintf(out, " %s", f.name);
@@ -707,6 +713,8 @@ int parse_args(int argc, char** argv, Options& opts) {
       opts.profile_cpu = true;
     } else if (a == "--count-instructions") {
       opts.count_instructions = true;
+    } else if (a == "--lazy") {
+      opts.lazy = true;
     } else if (a == "--known-failures" || a.starts_with("--known-failures=")) {
       if (a.size() > std::strlen("--known-failures")) {
         opts.known_failures_path = a.substr(std::strlen("--known-failures="));

@@ -916,6 +916,16 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
   return CallEnd::TookOver;
 }
 
+// IOp::LowerFunction: `f`'s body lowered in place of its stub; false (and
+// `trap` says why) only on an internal error of the lowering.
+__attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
+  Status s = lower_on_first_call(*f->instance->module, f->func_index);
+  if (s) return true;
+  trap = Trap::make(TrapCode::HostError, "lowering " + f->instance->module->function_name(f->func_index) +
+                                             " on its first call: " + s.error().to_string());
+  return false;
+}
+
 // Never inlined or cloned: the profiling loops keep the addresses of their
 // labels in Profiling::dispatch, which must stay those of the one copy.
 // Page-aligned: where a loop's code starts within a page changes its speed
@@ -1525,6 +1535,19 @@ dispatch:
                       memory);
       ip = frame[1].hook_ret;
       frame->ip = ip;
+      DISPATCH();
+    }
+    // A lazily loaded module's body, entered for the first time (its stub:
+    // LoadOptions::lazy). The call set up the frame from the stub, which
+    // holds the arguments but is sized without the body's locals and value
+    // stack: lowered now, the body gets its own check and frame image, and
+    // starts. A frame too big traps here, at the body's start.
+    CASE(LowerFunction) {
+      if (!lower_lazily(frame->func, host_trap)) goto on_host_trap;
+      const CompiledFunc* code = frame->func->code;
+      if (fp + code->frame_slots > stack_end) TRAP(TrapCode::StackExhausted);
+      init_frame(fp, *code);
+      ip = code->code.data();
       DISPATCH();
     }
     // [copy+call_func d s][call_func f base]: the copy, then call_func's own

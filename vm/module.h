@@ -249,7 +249,10 @@ struct Module {
   std::vector<bool> declared_refs;
 
   // Lowered code of each defined function (same order as `functions`), filled by compile.
+  // A lazily loaded module (LoadOptions::lazy) holds a stub for each body
+  // until its first call lowers it in place (lower_on_first_call).
   std::vector<CompiledFunc> code;
+  bool lazy = false;
   // Lowered for counting without fuel (vm/counted_ops.def): only a thread
   // that counts instructions may run it (a Store holding it refuses others).
   bool needs_counting = false;
@@ -291,6 +294,14 @@ struct LoadOptions {
   std::function<uint32_t(const Module&, uint32_t func_index)> probe_dispatch{};
   // Proposals the module may use; anything else is rejected as in wasm 2.0.
   Features features{};
+  // Validate every body at load, lower each on its first call: a Go test
+  // binary runs a fraction of its functions, and lowering them all was two
+  // thirds of a short run (docs/RATIONALE.md, "Bodies are lowered on their
+  // first call"). Ignored when counting instructions (the counting loop's
+  // calls rely on each callee's first op) and for a module with a shared
+  // memory (threads would race to lower a body in place). A lazily loaded
+  // module must run on one thread at a time.
+  bool lazy = false;
 };
 
 // Decode, validate and lower a module. The error names section, function and offset.
@@ -302,5 +313,9 @@ Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes,
                                               const Features& features = {});  // vm/decoder.cc
 Status validate_module(const Module& module);                          // vm/validate_module.cc (not bodies)
 Status compile_functions(Module& module, const LoadOptions& options);  // vm/lower/
+// A lazily loaded module's function `func_index` (defined, still a stub):
+// lowered in place, as compile_functions would have. Fails only on an
+// internal error (the body was validated at load).
+Status lower_on_first_call(const Module& module, uint32_t func_index);  // vm/lower/
 
 }  // namespace wzvm::vm

@@ -29,6 +29,10 @@ Status compile_functions(Module& module, const LoadOptions& options) {
   }
   module.code.clear();
   module.code.resize(module.functions.size());
+  // LoadOptions::lazy: bodies are validated now and lowered on first call.
+  bool shared_memory = false;
+  for (const MemoryType& t : module.all_memories) shared_memory |= t.limits.shared;
+  module.lazy = options.lazy && !options.count_instructions && !options.fuel && !shared_memory;
   // Functions are validated and lowered independently (each reads the module
   // and writes its own CompiledFunc), so a big module's are spread over the
   // cores: lowering is most of loading a code-heavy module (issue 10's 200 ms
@@ -48,7 +52,7 @@ Status compile_functions(Module& module, const LoadOptions& options) {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       if (i > first_error.load(std::memory_order_relaxed)) break;
       lower::FunctionCompiler fc(module, static_cast<uint32_t>(module.num_imported_funcs + i), options);
-      status[i] = fc.compile(module.code[i]);
+      status[i] = module.lazy ? fc.validate(module.code[i]) : fc.compile(module.code[i]);
       if (!status[i]) {
         size_t e = first_error.load(std::memory_order_relaxed);
         while (i < e && !first_error.compare_exchange_weak(e, i, std::memory_order_relaxed)) {
@@ -65,6 +69,21 @@ Status compile_functions(Module& module, const LoadOptions& options) {
     for (std::thread& t : pool) t.join();
   }
   if (size_t e = first_error.load(); e < n) return status[e];
+  return Status();
+}
+
+// The module is shared as const once loaded, but a lazy one's stubs are
+// meant to be replaced: each body is lowered once, on the one thread that
+// runs the module (LoadOptions::lazy), and nothing holds on to a stub's
+// words past its one op. The options are the defaults: a lazy module is
+// never counted, and its call hooks and grafts were decided at load and kept
+// in the module, where the compiler reads them.
+Status lower_on_first_call(const Module& module, uint32_t func_index) {
+  CompiledFunc& out = const_cast<Module&>(module).code[func_index - module.num_imported_funcs];
+  CompiledFunc lowered;
+  lower::FunctionCompiler fc(module, func_index, LoadOptions{});
+  if (Status s = fc.compile(lowered); !s) return s;
+  out = std::move(lowered);
   return Status();
 }
 

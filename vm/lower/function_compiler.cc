@@ -108,10 +108,7 @@ void FunctionCompiler::begin() {
   ctrls_.back().base_slot = local_slots_;
 }
 
-Status FunctionCompiler::compile(CompiledFunc& out) {
-  begin();
-  const uint32_t param_slots = param_slots_, result_slots = result_slots_;
-
+Status FunctionCompiler::read_body() {
   while (!ctrls_.empty()) {
     if (r_.at_end()) {
       e_.instr_offset = static_cast<uint32_t>(r_.offset());
@@ -125,12 +122,36 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
     }
   }
   if (failed_) return Status(error_);  // an internal error in patch()
-  resolve_threaded_jumps();
   if (!r_.at_end()) {
     e_.instr_offset = static_cast<uint32_t>(r_.offset());
     malformed("END opcode expected");  // bytes after the final `end`
     return Status(error_);
   }
+  return Status();
+}
+
+Status FunctionCompiler::validate(CompiledFunc& stub) {
+  begin();
+  ctrls_.back().dead = true;  // nothing emitted; every check made (see Ctrl::dead)
+  if (Status s = read_body(); !s) return s;
+  stub = CompiledFunc{};
+  stub.code = {static_cast<uint32_t>(IOp::LowerFunction)};
+  stub.param_slots = stub.local_slots = stub.const_base = param_slots_;
+  stub.result_slots = result_slots_;
+  stub.frame_init.assign(4, 0);  // init_frame copies four words at least
+  stub.frame_init_end = param_slots_ + 4;
+  stub.frame_slots = std::max(param_slots_ + 4, result_slots_);
+  // A sample or a backtrace in the stub names the body's start.
+  stub.source_map = {{0, static_cast<uint32_t>(fn_.body_offset)}};
+  return Status();
+}
+
+Status FunctionCompiler::compile(CompiledFunc& out) {
+  begin();
+  const uint32_t param_slots = param_slots_, result_slots = result_slots_;
+  if (Status s = read_body(); !s) return s;
+  resolve_threaded_jumps();
+  if (failed_) return Status(error_);
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.
   // Exception slots follow the constants: [constants][exception slots].

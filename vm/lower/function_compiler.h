@@ -88,6 +88,11 @@ class FunctionCompiler {
   FunctionCompiler& operator=(const FunctionCompiler&) = delete;
 
   Status compile(CompiledFunc& out);
+  // Validates the body without lowering it (LoadOptions::lazy): the whole
+  // body is treated as dead code, which is validated and emits nothing.
+  // `stub` gets the frame of a body not lowered yet: its one op
+  // (IOp::LowerFunction) lowers it on the first call.
+  Status validate(CompiledFunc& stub);
 
   // For tests: how many concerns' lower_* claim Special row `info` (each
   // asked on a fresh compiler of function `func_index` of `m`, positioned
@@ -97,6 +102,7 @@ class FunctionCompiler {
  private:
   void begin();
   // ---- the pass (function_compiler.cc)
+  Status read_body();  // every instruction, to the body's final `end`
   bool instruction();
   bool simple(const OpInfo& info);   // rows lowered by their kind alone
   bool special(const OpInfo& info);  // rows with code of their own: asks each concern

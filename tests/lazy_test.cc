@@ -1,0 +1,158 @@
+// Lazy lowering (LoadOptions::lazy): every body validated at load, each
+// lowered in place of its stub on its first call, by any way in, to exactly
+// the code an eager load gives it; a frame that only the lowering sizes is
+// checked then; counting and shared memories load eagerly.
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "vm/code.h"
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm {
+namespace {
+
+using vm::Value;
+
+std::vector<uint8_t> read_bytes(const std::string& name) {
+  std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/" + name, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::shared_ptr<const vm::Module> load(const std::string& name, bool lazy, vm::LoadOptions lo = {}) {
+  lo.lazy = lazy;
+  auto m = vm::load_module(read_bytes(name), lo);
+  EXPECT_TRUE(m) << m.error().to_string();
+  return m ? m.value() : nullptr;
+}
+
+bool is_stub(const vm::CompiledFunc& c) { return c.code.at(0) == static_cast<uint32_t>(vm::IOp::LowerFunction); }
+
+// testdata/lazy.wat's functions, by index.
+enum : uint32_t { kDouble, kPlusOne, kBig, kDirect, kIndirect, kCallBig, kDown, kUnused, kDoubleExport };
+
+struct Lazy {
+  std::shared_ptr<const vm::Module> module = load("lazy.wasm", true);
+  vm::Store store;
+  vm::Instance* inst = nullptr;
+  explicit Lazy(vm::StoreLimits limits = {}) : store(limits) {
+    auto i = store.instantiate(module, {});
+    EXPECT_TRUE(i);
+    if (i) inst = i.value();
+  }
+  vm::Trap call(const char* name, std::vector<Value> args, std::vector<Value>& results) {
+    return store.invoke(inst->exported_func(name), args, results);
+  }
+  bool stub(uint32_t f) const { return is_stub(module->code.at(f)); }
+};
+
+TEST(Lazy, BodiesAreLoweredOnFirstCallAsEagerlyLoaded) {
+  Lazy l;
+  ASSERT_TRUE(l.module->lazy);
+  for (uint32_t f = 0; f < l.module->code.size(); ++f) EXPECT_TRUE(l.stub(f)) << f;
+  std::vector<Value> r;
+  // An export entered from the host, then a direct call.
+  ASSERT_FALSE(l.call("direct", {Value::from_i32(21)}, r));
+  EXPECT_EQ(r.at(0).i32, 42u);
+  EXPECT_FALSE(l.stub(kDirect));
+  EXPECT_FALSE(l.stub(kDouble));
+  EXPECT_TRUE(l.stub(kPlusOne));
+  // call_indirect into a stub.
+  ASSERT_FALSE(l.call("indirect", {Value::from_i32(5), Value::from_i32(1)}, r));
+  EXPECT_EQ(r.at(0).i32, 6u);
+  EXPECT_FALSE(l.stub(kPlusOne));
+  // A body already lowered, entered again, and a recursion through a stub.
+  ASSERT_FALSE(l.call("direct", {Value::from_i32(-4)}, r));
+  EXPECT_EQ(static_cast<int32_t>(r.at(0).i32), -8);
+  ASSERT_FALSE(l.call("down", {Value::from_i32(10)}, r));
+  EXPECT_EQ(r.at(0).i32, 5u);
+  ASSERT_FALSE(l.call("double", {Value::from_i32(7)}, r));
+  EXPECT_EQ(r.at(0).i32, 14u);
+  EXPECT_TRUE(l.stub(kUnused)) << "never called, never lowered";
+
+  // Word for word what an eager load lowered, for each body that ran.
+  auto eager = load("lazy.wasm", false);
+  ASSERT_TRUE(eager);
+  EXPECT_FALSE(eager->lazy);
+  for (uint32_t f = 0; f < eager->code.size(); ++f) {
+    if (f == kUnused || f == kCallBig) continue;
+    const vm::CompiledFunc &a = l.module->code.at(f), &b = eager->code.at(f);
+    EXPECT_EQ(a.code, b.code) << f;
+    EXPECT_EQ(a.frame_init, b.frame_init) << f;
+    EXPECT_EQ(a.frame_slots, b.frame_slots) << f;
+    EXPECT_EQ(a.source_map, b.source_map) << f;
+  }
+}
+
+TEST(Lazy, TwoInstancesShareTheLoweredBody) {
+  Lazy l;
+  auto other = l.store.instantiate(l.module, {});
+  ASSERT_TRUE(other);
+  std::vector<Value> r;
+  std::vector<Value> three = {Value::from_i32(3)};
+  ASSERT_FALSE(l.store.invoke(other.value()->exported_func("double"), three, r));
+  EXPECT_EQ(r.at(0).i32, 6u);
+  EXPECT_FALSE(l.stub(kDouble));
+  ASSERT_FALSE(l.call("double", {Value::from_i32(4)}, r));
+  EXPECT_EQ(r.at(0).i32, 8u);
+  EXPECT_EQ(l.inst->exported_func("double")->code, other.value()->exported_func("double")->code);
+}
+
+// $big's stub frame fits where its lowered frame (76 locals) does not: the
+// first call traps when the lowering sizes it, the next at the call, both
+// as call stack exhaustion; with room, it runs.
+TEST(Lazy, AFrameOnlyTheLoweringSizesIsChecked) {
+  vm::StoreLimits small;
+  small.value_stack_slots = 48;
+  Lazy l(small);
+  std::vector<Value> r;
+  vm::Trap t = l.call("call_big", {Value::from_i32(3)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::StackExhausted);
+  EXPECT_FALSE(l.stub(kBig));
+  t = l.call("call_big", {Value::from_i32(3)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::StackExhausted);
+
+  Lazy roomy;
+  ASSERT_FALSE(roomy.call("call_big", {Value::from_i32(3)}, r));
+  EXPECT_EQ(r.at(0).i32, 3u);
+}
+
+// An invalid body is refused at load, lazily as eagerly, with the same error.
+TEST(Lazy, InvalidBodiesAreRefusedAtLoad) {
+  // () -> i32 whose body is `end` alone.
+  std::vector<uint8_t> bytes = {0x00, 'a', 's', 'm', 1,    0, 0, 0,  // header
+                                1,    5,   1,   0x60, 0, 1, 0x7F,    // type () -> i32
+                                3,    2,   1,   0,                   // function 0: type 0
+                                10,   4,   1,   2,    0, 0x0B};      // code: no locals, end
+  vm::LoadOptions lazy;
+  lazy.lazy = true;
+  auto a = vm::load_module(bytes, lazy);
+  auto b = vm::load_module(bytes);
+  ASSERT_FALSE(a);
+  ASSERT_FALSE(b);
+  EXPECT_EQ(a.error().to_string(), b.error().to_string());
+  EXPECT_EQ(a.error().kind, vm::Error::Kind::Invalid);
+}
+
+TEST(Lazy, CountingAndSharedMemoriesLoadEagerly) {
+  vm::LoadOptions counting;
+  counting.count_instructions = true;
+  auto c = load("lazy.wasm", true, counting);
+  ASSERT_TRUE(c);
+  EXPECT_FALSE(c->lazy);
+  EXPECT_FALSE(is_stub(c->code.at(kUnused)));
+  vm::LoadOptions threads;
+  threads.features = vm::Features::all();
+  auto s = load("proposals_threads.wasm", true, threads);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->lazy);
+  for (const vm::CompiledFunc& f : s->code) EXPECT_FALSE(is_stub(f));
+}
+
+}  // namespace
+}  // namespace wzvm
