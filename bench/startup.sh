@@ -9,10 +9,10 @@
 #   wall time, and the median CPU time (user + sys).
 # - each MODULE (default: the 20+ MB real programs that testdata/real/run.sh
 #   fetches, when they are in its cache): N/5 runs (at least 3) of
-#   `wzvm --invoke <no such export> MODULE`, which reads, decodes, validates,
-#   lowers every function and instantiates the module (data segments copied),
-#   then stops before running anything: load + instantiate, plus process
-#   start-up.
+#   `wzvm --invoke <no such export> MODULE`, which reads, decodes, validates
+#   every function (the CLI lowers each on its first call, LoadOptions::lazy)
+#   and instantiates the module (data segments copied), then stops before
+#   running anything: load + instantiate, plus process start-up.
 # Times come from bash's `time` (millisecond resolution) per run.
 set -euo pipefail
 BUILD=build
