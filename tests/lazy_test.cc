@@ -31,7 +31,9 @@ std::shared_ptr<const vm::Module> load(const std::string& name, bool lazy, vm::L
   return m ? m.value() : nullptr;
 }
 
-bool is_stub(const vm::CompiledFunc& c) { return c.code.at(0) == static_cast<uint32_t>(vm::IOp::LowerFunction); }
+bool is_stub(const vm::CompiledFunc& c) {
+  return c.code.at(0) == static_cast<uint32_t>(vm::IOp::LowerFunction);
+}
 
 // testdata/lazy.wat's functions, by index.
 enum : uint32_t { kDouble, kPlusOne, kBig, kDirect, kIndirect, kCallBig, kDown, kUnused, kDoubleExport };
@@ -125,10 +127,10 @@ TEST(Lazy, AFrameOnlyTheLoweringSizesIsChecked) {
 // An invalid body is refused at load, lazily as eagerly, with the same error.
 TEST(Lazy, InvalidBodiesAreRefusedAtLoad) {
   // () -> i32 whose body is `end` alone.
-  std::vector<uint8_t> bytes = {0x00, 'a', 's', 'm', 1,    0, 0, 0,  // header
-                                1,    5,   1,   0x60, 0, 1, 0x7F,    // type () -> i32
-                                3,    2,   1,   0,                   // function 0: type 0
-                                10,   4,   1,   2,    0, 0x0B};      // code: no locals, end
+  std::vector<uint8_t> bytes = {0x00, 'a', 's', 'm',  1, 0,   0,    0,  // header
+                                1,    5,   1,   0x60, 0, 1,   0x7F,     // type () -> i32
+                                3,    2,   1,   0,                      // function 0: type 0
+                                10,   4,   1,   2,    0, 0x0B};         // code: no locals, end
   vm::LoadOptions lazy;
   lazy.lazy = true;
   auto a = vm::load_module(bytes, lazy);
