@@ -74,14 +74,19 @@ class Reader {
   }
   bool u64(uint64_t& out) { return uleb(64, out); }
   bool s32(int32_t& out) {
+    // One byte, as in u32: any 7-bit value is in range, sign-extended.
+    if (p_ < end_ && *p_ < 0x80) {
+      out = static_cast<int8_t>(*p_++ << 1) >> 1;
+      return true;
+    }
     out = 0;
     int64_t v;
     if (!sleb(32, v)) return false;
     out = static_cast<int32_t>(v);
     return true;
   }
-  bool s33(int64_t& out) { return sleb(33, out); }
-  bool s64(int64_t& out) { return sleb(64, out); }
+  bool s33(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb(33, out); }
+  bool s64(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb(64, out); }
 
   bool f32(uint32_t& bits) {
     bits = 0;
@@ -136,6 +141,10 @@ class Reader {
     }
   }
 
+  bool one_signed_byte(int64_t& out) {
+    out = static_cast<int8_t>(*p_++ << 1) >> 1;
+    return true;
+  }
   bool sleb(unsigned bits, int64_t& out) {
     out = 0;
     uint64_t result = 0;
