@@ -14,6 +14,6 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # Embedding (the static libraries' own dependencies, for find_package(wzvm)).
-set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libprotobuf-dev, zlib1g-dev, nlohmann-json3-dev, libdwarf-dev, golang-go")
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "libprotobuf-dev, zlib1g-dev, libdeflate-dev, nlohmann-json3-dev, libdwarf-dev, golang-go")
 set(CPACK_GENERATOR DEB)
 include(CPack)

@@ -1,17 +1,25 @@
 #pragma once
-// Writing profile files: gzip (zlib) and an atomic write (temporary file in
-// the same directory, then rename), so a reader never sees half a profile and
-// a failed write leaves nothing behind.
+// Writing profile files: gzip (libdeflate) and an atomic write (temporary
+// file in the same directory, then rename), so a reader never sees half a
+// profile and a failed write leaves nothing behind.
 
-#include <memory>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
-struct z_stream_s;  // zlib's z_stream
+struct libdeflate_compressor;
 
 namespace wzvm::profiler {
 
-// gzip member with no file name and mtime 0, so equal inputs give equal bytes.
+// What gzip() and GzipFileWriter compress as one gzip member: a file is the
+// members of its data's consecutive pieces of this size (the last one
+// shorter; one empty member for no data). gzip readers read concatenated
+// members as one stream (RFC 1952; Go's compress/gzip, zlib's gzread); a
+// reader that inflates by hand must go on after each member's end
+// (profiler/report.cc, read_profile). Each member has no file name and mtime
+// 0, so equal inputs give equal bytes.
+inline constexpr size_t kGzipMember = size_t{1} << 20;
+
 bool gzip(std::string_view data, std::string& out, std::string& why);
 
 // Replaces `path` with `data` as one step (rename(2) within its directory).
@@ -19,11 +27,10 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
 
 // A gzip file written as its data comes, so that neither the data nor its
 // gzip need be held whole: the bytes are those gzip() gives for all of it
-// at once (zlib's output does not depend on how its input is split when
-// nothing is flushed before the end), written to a temporary file that
-// finish() renames to `path`, as write_file_atomic does. A profile of a
-// deep recursion is hundreds of megabytes of protobuf (docs/RATIONALE.md,
-// "Profiling overhead").
+// at once (the members cut the data at the same places however writes split
+// it), written to a temporary file that finish() renames to `path`, as
+// write_file_atomic does. A profile of a deep recursion is hundreds of
+// megabytes of protobuf (docs/RATIONALE.md, "Profiling overhead").
 class GzipFileWriter {
  public:
   explicit GzipFileWriter(std::string path);
@@ -35,11 +42,13 @@ class GzipFileWriter {
   bool finish(std::string& why);
 
  private:
-  bool deflate_out(int flush);  // compresses zs_'s input, writes what comes out
+  void member(std::string_view piece);  // compresses one member and writes it
   std::string path_, tmp_, why_;
   int fd_ = -1;
-  std::unique_ptr<z_stream_s> zs_;  // null until deflateInit2 succeeded
-  std::string out_;                 // zlib's output buffer
+  libdeflate_compressor* c_ = nullptr;  // null until allocated
+  std::string pending_;                 // data not yet a whole member
+  std::string out_;                     // a member's compressed bytes
+  bool wrote_ = false;                  // a member was written
 };
 
 }  // namespace wzvm::profiler

@@ -110,7 +110,8 @@ bool read_profile(const std::string& path, pb::Profile& profile, std::string& wh
   if (data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f &&
       static_cast<unsigned char>(data[1]) == 0x8b) {
     z_stream zs{};
-    // 15 + 16: gzip only (pprof files are gzip members).
+    // 15 + 16: gzip only. A pprof file is one gzip member or several in a
+    // row (wzvm writes a member per MiB: profiler/output.h).
     if (inflateInit2(&zs, 15 + 16) != Z_OK) {
       why = "zlib: inflateInit2 failed";
       return false;
@@ -124,6 +125,7 @@ bool read_profile(const std::string& path, pb::Profile& profile, std::string& wh
       zs.avail_out = sizeof buf;
       rc = inflate(&zs, Z_NO_FLUSH);
       raw.append(buf, sizeof buf - zs.avail_out);
+      if (rc == Z_STREAM_END && zs.avail_in > 0 && inflateReset(&zs) == Z_OK) rc = Z_OK;  // the next member
       if (rc == Z_BUF_ERROR && zs.avail_in == 0) break;
     }
     inflateEnd(&zs);

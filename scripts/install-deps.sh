@@ -12,9 +12,10 @@ PACKAGES=(
   libc++-14-dev-wasm32 libc++abi-14-dev-wasm32 rustc libstd-rust-dev-wasm32
   # libraries
   libgtest-dev libgmock-dev libbenchmark-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-  # profiler: pprof files are protobuf (protoc at build time) + gzip; the tests
-  # and the demo read them with `go tool pprof`
-  protobuf-compiler libprotobuf-dev golang-go
+  # profiler: pprof files are protobuf (protoc at build time) + gzip (written
+  # with libdeflate, read with zlib); the tests and the demo read them with
+  # `go tool pprof`
+  protobuf-compiler libprotobuf-dev libdeflate-dev golang-go
   # source-level profiles: DWARF (libdwarf) and demangling (libiberty); the
   # DWARF test programs also use the C++ and Rust toolchains above
   libdwarf-dev libiberty-dev
