@@ -4,6 +4,7 @@
 // profile and a failed write leaves nothing behind.
 
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -31,6 +32,8 @@ bool write_file_atomic(const std::string& path, std::string_view data, std::stri
 // it), written to a temporary file that finish() renames to `path`, as
 // write_file_atomic does. A profile of a deep recursion is hundreds of
 // megabytes of protobuf (docs/RATIONALE.md, "Profiling overhead").
+struct MemberBuffer;  // output.cc
+
 class GzipFileWriter {
  public:
   explicit GzipFileWriter(std::string path);
@@ -47,7 +50,7 @@ class GzipFileWriter {
   int fd_ = -1;
   libdeflate_compressor* c_ = nullptr;  // null until allocated
   std::string pending_;                 // data not yet a whole member
-  std::string out_;                     // a member's compressed bytes
+  std::unique_ptr<MemberBuffer> out_;   // a member's compressed bytes
   bool wrote_ = false;                  // a member was written
 };
 
