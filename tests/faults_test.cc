@@ -33,6 +33,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <regex>
@@ -151,6 +152,21 @@ class Child {
 bool wait_for_text(const std::string& file, const std::string& text, milliseconds limit) {
   for (auto end = Clock::now() + limit; Clock::now() < end; std::this_thread::sleep_for(milliseconds(5)))
     if (slurp(file).find(text) != std::string::npos) return true;
+  return false;
+}
+
+// Waits until process `pid`'s main thread sleeps (state S in
+// /proc/PID/stat): the guest, once it printed "sleeping", is in its
+// poll_oneoff. Seeing the text alone left a window before the call (the
+// wasi-libc functions between are lowered on their first call), in which a
+// signal stopped the guest before it made the call.
+bool wait_main_thread_sleeps(pid_t pid, milliseconds limit) {
+  for (auto end = Clock::now() + limit; Clock::now() < end; std::this_thread::sleep_for(milliseconds(1))) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const size_t name_end = stat.rfind(')');  // the command name may hold spaces
+    if (name_end != std::string::npos && name_end + 2 < stat.size() && stat[name_end + 2] == 'S') return true;
+  }
   return false;
 }
 
@@ -409,6 +425,7 @@ TEST_F(Faults, SigtermDuringAHostCallWritesTheProfile) {
   Child c(dir_, {"--profile=cpu", "--profile-out", "p.pb.gz", kFaults, "sleep", "500"}, path("out"),
           path("err"));
   ASSERT_TRUE(wait_for_text(path("out"), "sleeping", milliseconds(10000))) << slurp(path("err"));
+  ASSERT_TRUE(wait_main_thread_sleeps(c.pid(), milliseconds(10000)));
   kill(c.pid(), SIGTERM);
   ASSERT_TRUE(c.wait(milliseconds(20000)));
   const std::string err = slurp(path("err"));
