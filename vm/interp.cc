@@ -368,6 +368,17 @@ const uint32_t kHookedReturnStub[1] = {static_cast<uint32_t>(IOp::HookedReturn)}
 // Where a frame that is not the top one continues when its callee returns.
 const uint32_t* resume_ip(const Frame* f) { return f->ip == kHookedReturnStub ? f[1].hook_ret : f->ip; }
 
+// A new frame's node (unknown), call_hook (none) and ret_check, as one
+// 8-byte store of a sign-extended 32-bit immediate when `check` is false:
+// one store per call for the three fields (Frame::ret_check).
+__attribute__((always_inline)) inline void fresh_frame(Frame* f, bool check) {
+  static_assert(offsetof(Frame, call_hook) == offsetof(Frame, node) + 4 &&
+                offsetof(Frame, ret_check) == offsetof(Frame, node) + 5 &&
+                offsetof(Frame, counters) >= offsetof(Frame, node) + 8 && kUnknownNode <= INT32_MAX);
+  const uint64_t w = kUnknownNode | uint64_t{check} << 40;
+  std::memcpy(reinterpret_cast<char*>(f) + offsetof(Frame, node), &w, sizeof w);
+}
+
 // CALL's `kid` of call ops that have no call-site entry.
 constexpr uint32_t kNoKid = UINT32_MAX;
 
@@ -741,9 +752,9 @@ struct CallEnv {
   Profiling* prof;  // null in the plain loop with nothing attached
   bool profiled;    // prof set, or the counting loop
   const NodeContext& nc;
-  Frame* frames;  // th.frames
-  Frame* entry;   // the first frame of this entry
-  Frame* frame_limit;
+  Frame* frames;      // th.frames
+  Frame* entry;       // the first frame of this entry
+  Frame* frame_last;  // the last frame a call may be made from: th.frames[max_depth - 1]
   uint64_t* stack_end;
   uint64_t* saved_top;  // th.top at entry, put back after each host call
   Trap& host_trap;      // where a host callee's trap goes
@@ -761,6 +772,9 @@ struct CallSite {
   // CallLocalCounted: a wasm function of this instance (no host call, no
   // memory to reload) whose code starts with its segment 0.
   bool local = false;
+  // CallFunc: a wasm function of this instance, as `local` but with no
+  // segment to count (the plain code's call to a function of its module).
+  bool own = false;
   // CallTableGraft: the callee's node is grafted (graft_node).
   bool graft = false;
 };
@@ -798,12 +812,17 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
   r.frame = frame;
   frame->func = callee;
   frame->fp = nfp;
+  // node unknown (the plain loop finds it when needed, node_of; the
+  // counting loop's is that of `counters`), no hook, no return check
+  fresh_frame(frame, false);
   r.fp = nfp;
   init_frame(r.fp, code);
   r.ip = code.code.data();
-  if (!kSite.local && callee->instance != r.inst) {
+  if (!(kSite.local || kSite.own) && callee->instance != r.inst) {
     r.inst = callee->instance;
     r.load_memory();
+    // its return reloads the caller's memory
+    frame->ret_check = 1;
   }
   if constexpr (kCounting) {
     // `counters` is the caller's, still: its block names the caller's node
@@ -820,8 +839,6 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
     }
     frame->counters = r.counters;
   } else {
-    // found when needed (node_of); stored unprofiled too: one store per call
-    frame->node = kUnknownNode;
     // a grafted callee's callers are read now, while the memory still holds them
     if constexpr (kSite.graft)
       if (env.profiled) frame->node = graft_node(*prof, node_of(*prof, env.nc, frame - 1), callee, next);
@@ -854,7 +871,7 @@ template <Mode kMode, CallSite kSite>
 __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, FuncInst* callee,
                                                    uint64_t* nfp, const uint32_t* next, uint32_t kid) {
   Frame* const frame = r.frame;
-  if (!kSite.local && callee->is_host()) {
+  if (!(kSite.local || kSite.own) && callee->is_host()) {
     frame->ip = next;
     env.th.depth = static_cast<uint32_t>(frame - env.frames) + 1;
     bool ok;
@@ -867,7 +884,7 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
     return CallEnd::HostReturned;
   }
   const CompiledFunc* code = callee->code;
-  if (__builtin_expect(frame + 1 >= env.frame_limit || nfp + code->frame_slots > env.stack_end, 0)) {
+  if (__builtin_expect(frame >= env.frame_last || nfp + code->frame_slots > env.stack_end, 0)) {
     frame->ip = next;
     return CallEnd::StackExhausted;
   }
@@ -900,6 +917,8 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
   if (callee->instance != r.inst) {
     r.inst = callee->instance;
     r.load_memory();
+    // the frame may now be of another instance than its caller's
+    frame->ret_check = 1;
   }
   if constexpr (kMode == Mode::Counted) {
     // the caller's frame still resumes after the call that entered the
@@ -977,7 +996,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
                     .nc = nc,
                     .frames = frames,
                     .entry = entry,
-                    .frame_limit = frame_limit,
+                    .frame_last = th.max_depth ? frame_limit - 1 : frames,  // with no depth, the entry traps
                     .stack_end = stack_end,
                     .saved_top = saved_top,
                     .host_trap = host_trap};
@@ -1031,11 +1050,9 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
     LOAD_MEM();
     // Time the embedder spent before this entry is not guest time.
     if (profiled && saved_depth == 0 && prof->cpu) prof->cpu_mark = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-    if constexpr (kCounting) {
-      counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr);
-    } else {
-      frame->node = kUnknownNode;
-    }
+    // its return leaves the loop (Ret)
+    fresh_frame(frame, true);
+    if constexpr (kCounting) counters = frame->counters = prof->enter_counted(th.entry_node, func, nullptr);
   }
 
   // The registers, copied for a call path (Regs).
@@ -1514,18 +1531,27 @@ dispatch:
       uint32_t n = ip[2];
       if (n == 1) fp[0] = fp[ip[1]];
       else if (n) std::memmove(fp, fp + ip[1], n * sizeof(uint64_t));
-      if (frame == entry) goto done;
+      // The entry frame, and frames whose caller may be of another instance,
+      // have their ret_check set by the call (Frame::ret_check).
+      if (__builtin_expect(frame->ret_check, 0)) {
+        if (frame == entry) goto done;
+        --frame;
+        fp = frame->fp;
+        ip = frame->ip;
+        if constexpr (kCounting) counters = frame->counters;
+        // The cached memory stays right within one instance: every memory.grow
+        // in this loop reloads it, and so does every host call. A callee of
+        // another instance may have grown a memory shared with this one.
+        if (Instance* caller = frame->func->instance; caller != inst) {
+          inst = caller;
+          LOAD_MEM();
+        }
+        DISPATCH();
+      }
       --frame;
       fp = frame->fp;
       ip = frame->ip;
       if constexpr (kCounting) counters = frame->counters;
-      // The cached memory stays right within one instance: every memory.grow
-      // in this loop reloads it, and so does every host call. A callee of
-      // another instance may have grown a memory shared with this one.
-      if (Instance* caller = frame->func->instance; caller != inst) {
-        inst = caller;
-        LOAD_MEM();
-      }
       DISPATCH();
     }
     CASE(HookedReturn) {
@@ -1565,6 +1591,10 @@ dispatch:
     }
     CASE(CallFunc) {
     call_func:
+      Regs r = REGS();
+      END_CALL(r, call<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
+    }
+    CASE(CallImport) {
       Regs r = REGS();
       END_CALL(r, call<kMode, CallSite{}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
     }

@@ -14,8 +14,10 @@
 namespace wzvm::vm {
 
 // One activation of a wasm function.
-// Frame::node not looked up yet (the plain loop finds nodes lazily).
-constexpr uint32_t kUnknownNode = UINT32_MAX;
+// Frame::node not looked up yet (the plain loop finds nodes lazily). Below
+// 2^31, so that a call writes node, call_hook and ret_check as one 8-byte
+// store of a sign-extended 32-bit immediate (vm/interp.cc, kFreshFrame).
+constexpr uint32_t kUnknownNode = INT32_MAX;
 
 struct Frame {
   FuncInst* func;      // the function running in this frame
@@ -31,6 +33,14 @@ struct Frame {
   // and the caller's real resume point (the caller's `ip` is then the stub
   // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.
   uint8_t call_hook;
+  // Set when a return from this frame must do more than pop it: the entry
+  // frame of a run (its return leaves the loop) and a frame whose function
+  // may be of another instance than its caller's (the caller's memory 0 is
+  // then reloaded). Zero for most calls, so a plain `ret` tests this one byte
+  // instead of comparing the frame with the entry and loading the caller's
+  // instance through its function (docs/RATIONALE.md, "A call knows what its
+  // return checks").
+  uint8_t ret_check;
   uint64_t* counters;  // while counting: the node's segment run counters (Profiling), never null
   const uint32_t* hook_ret;
 };

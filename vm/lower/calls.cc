@@ -93,9 +93,11 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       // for a host function and for another instance, and counts the
       // callee's first segment itself (Instrumentation::begin_body).
       const bool local = index >= m_.num_imported_funcs;
+      // The plain code's CallFunc is such a call too (no host test, no
+      // instance compare); an import is a CallImport.
       if (counts_.edges() && local && !hooked) emit_op(IOp::CallLocalCounted);
       else if (counting) emit_op(hooked ? IOp::CallHookedCounted : IOp::CallFuncCounted);
-      else emit_op(hooked ? IOp::CallHooked : IOp::CallFunc);
+      else emit_op(hooked ? IOp::CallHooked : local ? IOp::CallFunc : IOp::CallImport);
       word(index);
       slot_word(base);
       pair_copy_call(e_);
