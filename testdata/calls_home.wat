@@ -6,6 +6,8 @@
 (module
   (import "other" "mem" (memory 1))
   (import "other" "grow" (func $grow (result i32)))
+  (import "other" "grow_void" (func $grow_void))
+  (import "other" "grow_pair" (func $grow_pair (result i32 i32)))
   (type $t (func (result i32)))
   (table 2 funcref)
   (elem (i32.const 0) $grow $seven)
@@ -16,6 +18,15 @@
     (i32.add (i32.load (i32.sub (i32.mul (memory.size) (i32.const 65536)) (i32.const 4))) (call $seven)))
   (func (export "by_call") (result i32)
     (drop (call $grow))
+    (call $touch))
+  ;; returns of no result (ret0) and of two (ret) from the other instance
+  (func (export "by_call_void") (result i32)
+    (call $grow_void)
+    (call $touch))
+  (func (export "by_call_pair") (result i32)
+    (call $grow_pair)
+    (drop)
+    (drop)
     (call $touch))
   (func (export "by_table") (result i32)
     (drop (call_indirect (type $t) (i32.const 0)))
@@ -34,6 +45,18 @@
     (if (result i32) (local.get $n)
       (then (call $deep (i32.sub (local.get $n) (i32.const 1))))
       (else (drop (call $grow)) (call $touch))))
+  ;; returns of this module's functions with no result, one and two; the
+  ;; entry's own return is a ret1
+  (func $nothing)
+  (func $pair (result i32 i32) (i32.const 3) (i32.const 4))
+  (func (export "returns") (result i32)
+    (call $nothing)
+    (i32.add (call $pair))
+    (call $seven)
+    (i32.add))
+  ;; the entry's return is a ret0, and a ret with two results
+  (func (export "entry_void") (call $nothing))
+  (func (export "entry_pair") (result i32 i32) (call $pair))
   ;; n + 1 frames: n calls of this module's function
   (func $dive (export "dive") (param $n i32) (result i32)
     (if (result i32) (local.get $n)

@@ -5,4 +5,7 @@
   (memory (export "mem") 1)
   ;; grows the memory by one page; the old size in pages
   (func (export "grow") (result i32) (memory.grow (i32.const 1)))
+  ;; the same with no result (ret0) and with two (ret): the old size and 9
+  (func (export "grow_void") (drop (memory.grow (i32.const 1))))
+  (func (export "grow_pair") (result i32 i32) (memory.grow (i32.const 1)) (i32.const 9))
 )

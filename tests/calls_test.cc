@@ -2,7 +2,7 @@
 // (vm/interp.cc, the call paths and Ret). A call to a function of the
 // caller's own module is a call_func, which neither tests for a host
 // function nor compares instances; an import is a call_import. A return
-// tests the frame's ret_check, which the entry frame and every callee that
+// (ret0, ret1 or ret) tests the frame's ret_check, which the entry frame and every callee that
 // may be of another instance have set: the caller's memory 0 is then
 // reloaded, so the size a callee of another instance grew is seen. Each
 // case runs in the plain loop, plain with a profiler attached, and counted
@@ -59,9 +59,13 @@ struct Linked {
     Extern mem;
     mem.kind = ExternKind::Memory;
     mem.memory = other->memories.at(0);
-    Extern grow;
-    grow.func = other->exported_func("grow");
-    auto h = store.instantiate(*home_module, {mem, grow});
+    std::vector<Extern> imports{mem};
+    for (const char* name : {"grow", "grow_void", "grow_pair"}) {
+      Extern f;
+      f.func = other->exported_func(name);
+      imports.push_back(f);
+    }
+    auto h = store.instantiate(*home_module, imports);
     EXPECT_TRUE(h.ok());
     if (!h.ok()) return;
     home = *h;
@@ -91,12 +95,36 @@ struct Linked {
 
 constexpr How kAll[] = {How::Plain, How::Profiled, How::Counted, How::Fuel};
 
-TEST(CallPaths, OwnFunctionsAreCallFuncImportsCallImport) {
+// The ops lowering picks: call_func for a function of the module,
+// call_import for an import; ret0, ret1 and ret by the number of result
+// slots. Each return gives its results, the entry's too.
+TEST(CallPaths, CallAndReturnOps) {
   Linked l(How::Plain);
   ASSERT_NE(l.home, nullptr);
   EXPECT_STREQ(l.op_at("by_call", 0), "call_import");
   EXPECT_STREQ(l.op_at("by_call", 3), "call_func");
+  EXPECT_STREQ(l.op_at("by_call", 6), "ret1");
   EXPECT_STREQ(l.op_at("by_tail", 0), "call_func");
+  EXPECT_STREQ(l.op_at("entry_void", 3), "ret0");
+  EXPECT_STREQ(l.op_at("entry_pair", 3), "ret");
+  for (How how : kAll) {
+    SCOPED_TRACE(how_name(how));
+    Linked m(how);
+    ASSERT_NE(m.home, nullptr);
+    std::vector<Value> r;
+    Trap t = m.call("returns", {}, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(r.at(0).i32, 3u + 4 + 7);
+    r.clear();
+    t = m.call("entry_void", {}, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_TRUE(r.empty());
+    t = m.call("entry_pair", {}, r);
+    ASSERT_FALSE(t) << t.message;
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].i32, 3u);
+    EXPECT_EQ(r[1].i32, 4u);
+  }
 }
 
 // A callee of another instance grows the memory the caller shares: after
@@ -107,7 +135,8 @@ TEST(CallPaths, ReturnsFromAnotherInstanceReloadTheMemory) {
     Linked l(how);
     ASSERT_NE(l.home, nullptr);
     uint64_t pages = 1;
-    for (const char* name : {"by_call", "by_table", "by_tail", "by_tail_indirect"}) {
+    for (const char* name :
+         {"by_call", "by_call_void", "by_call_pair", "by_table", "by_tail", "by_tail_indirect"}) {
       SCOPED_TRACE(name);
       std::vector<Value> r;
       Trap t = l.call(name, {}, r);

@@ -1531,15 +1531,32 @@ dispatch:
       DISPATCH();
     }
     CASE(Unreachable) { TRAP(TrapCode::Unreachable); }
+    // ret0 and ret1 are ret with n known (0, 1); their unchecked pop is
+    // ret's, the checked one is ret's own (ret_checked).
+    CASE(Ret0) {
+      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
+      --frame;
+      fp = frame->fp;
+      ip = frame->ip;
+      if constexpr (kCounting) counters = frame->counters;
+      DISPATCH();
+    }
+    CASE(Ret1) {
+      fp[0] = fp[ip[1]];
+      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
+      --frame;
+      fp = frame->fp;
+      ip = frame->ip;
+      if constexpr (kCounting) counters = frame->counters;
+      DISPATCH();
+    }
     CASE(Ret) {
-      uint32_t n = ip[2];
-      // in line: GCC moved the one-result copy out of the way, a jump back
-      // for most returns
-      if (__builtin_expect(n == 1, 1)) fp[0] = fp[ip[1]];
-      else if (n) std::memmove(fp, fp + ip[1], n * sizeof(uint64_t));
+      // two results or more
+      std::memmove(fp, fp + ip[1], ip[2] * sizeof(uint64_t));
       // The entry frame, and frames whose caller may be of another instance,
       // have their ret_check set by the call (Frame::ret_check).
       if (__builtin_expect(frame->ret_check, 0)) {
+      ret_checked:
         if (frame == entry) goto done;
         --frame;
         fp = frame->fp;

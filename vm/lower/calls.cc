@@ -66,9 +66,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       slot_word(base);
     }
     word(arg_slots);
-    emit_op(IOp::Ret);
-    slot_word(base);
-    word(result_slots);
+    emit_ret(base, result_slots);
     counts_.resume_segment(segment);
     max_slot_ = std::max(max_slot_, base + result_slots);
     set_unreachable();
@@ -110,9 +108,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     // A direct tail call to a hooked function: a hooked call, then a return.
     if (emitting()) {
       counts_.emit_count_edge(false);
-      emit_op(IOp::Ret);
-      slot_word(base);
-      word(result_slots);
+      emit_ret(base, result_slots);
     }
     set_unreachable();
     return true;

@@ -495,9 +495,7 @@ void FunctionCompiler::emit_return(std::vector<Operand>& vs, bool early) {
     }
   }
   if (early) counts_.emit_count_edge(false);
-  emit_op(IOp::Ret);
-  slot_word(src);
-  word(n);
+  emit_ret(src, n);
 }
 
 }  // namespace wzvm::vm::lower

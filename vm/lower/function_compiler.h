@@ -134,6 +134,13 @@ class FunctionCompiler {
   void slot_word(uint32_t slot) { e_.slot_word(slot); }
   void src_word(uint32_t src) { e_.src_word(src); }
   void mark_dst(uint32_t pos) { e_.mark_dst(pos); }
+  // [ret src n]: ret0 and ret1 for no result and one, whose handlers do not
+  // read n (vm/internal_ops.def).
+  void emit_ret(uint32_t src, uint32_t n) {
+    emit_op(n == 0 ? IOp::Ret0 : n == 1 ? IOp::Ret1 : IOp::Ret);
+    slot_word(src);
+    word(n);
+  }
   bool want_const_slot() const { return e_.want_const_slot(loop_depth_ > 0); }
   void emit_copy(uint32_t dst, uint32_t src, ValType t);
   // Counted without fuel: the jump just lowered becomes its counted form.
