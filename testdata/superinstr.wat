@@ -153,6 +153,25 @@
         (local.set $pc (i32.const 7))
         (br $top)))
     (i32.add (local.get $acc) (local.get $pc)))
+  ;; go_shape with a run of three writes before the start's jump (copy3):
+  ;; the dead write of $pc, the run's last copy, goes; the run is a copy2.
+  (func (export "go_run") (param $pc i32) (param $n i32) (result i32)
+    (local $acc i32) (local $k i32)
+    (loop $top
+      (block $b2
+        (block $b1
+          (block $b0
+            (br_table $b0 $b1 $b2 (local.get $pc)))
+          (local.set $acc (i32.const 0))
+          (local.set $k (local.get $n))
+          (local.set $pc (i32.const 1))
+          (br $top))
+        (local.set $acc (i32.add (local.get $acc) (local.get $k)))
+        (local.set $k (i32.sub (local.get $k) (i32.const 1)))
+        (if (local.get $k) (then (local.set $pc (i32.const 1)) (br $top)))
+        (local.set $pc (i32.const 7))
+        (br $top)))
+    (i32.add (local.get $acc) (local.get $n)))
   ;; The same loop run twice by an outer one: the second run starts from
   ;; the $pc the first left (2: done at once), so the writes stay.
   (func (export "go_twice") (param $n i32) (result i32)
@@ -259,6 +278,26 @@
   ;; copy2 copy call_func: the single copy is the one paired
   (func (export "call_three") (param i32 i32 i32) (result i32)
     (call $sub3 (local.get 1) (local.get 2) (local.get 0)))
+  ;; copy3 and copy4 runs paired with their calls (merge_copy, pair_copy_call)
+  (func $sub4 (param i32 i32 i32 i32) (result i32)
+    (i32.sub (i32.sub (i32.sub (local.get 0) (local.get 1)) (local.get 2)) (local.get 3)))
+  (func (export "call_three_run") (param i32 i32 i32) (result i32)
+    (local i32)
+    (local.set 3 (local.get 0))
+    (call $sub3 (local.get 1) (local.get 2) (local.get 3)))
+  (func (export "call_four") (param i32 i32 i32 i32) (result i32)
+    (call $sub4 (local.get 3) (local.get 2) (local.get 1) (local.get 0)))
+  ;; Five local-to-local moves in a row: copy4, then a copy (a run is at
+  ;; most four); each reads what the ones before it wrote. The load after
+  ;; them traps for an address past the memory.
+  (func (export "copy_run") (param i32 i32) (result i32)
+    (local i32 i32 i32 i32)
+    (local.set 2 (local.get 0))
+    (local.set 3 (local.get 2))
+    (local.set 4 (local.get 1))
+    (local.set 5 (local.get 3))
+    (local.set 0 (local.get 4))
+    (i32.load (i32.sub (local.get 5) (local.get 0))))
   ;; n levels deep, each call's argument a local: a stack overflow traps at
   ;; the paired call
   (func $deep (export "call_deep") (param i32) (result i32)

@@ -314,15 +314,24 @@ TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
   EXPECT_STREQ(op_at("call_one", 3), "call_func");
   EXPECT_STREQ(op_at("call_two", 0), "copy2+call_func");
   EXPECT_STREQ(op_at("call_two", 5), "call_func");
-  EXPECT_STREQ(op_at("call_three", 0), "copy2");
-  EXPECT_STREQ(op_at("call_three", 5), "copy+call_func");
-  EXPECT_STREQ(op_at("call_three", 8), "call_func");
+  EXPECT_STREQ(op_at("call_three", 0), "copy3+call_func");
+  EXPECT_STREQ(op_at("call_three", 7), "call_func");
+  EXPECT_STREQ(op_at("call_three_run", 0), "copy4+call_func") << "the local's copy, then three arguments";
+  EXPECT_STREQ(op_at("call_three_run", 9), "call_func");
+  EXPECT_STREQ(op_at("call_four", 0), "copy4+call_func");
+  EXPECT_STREQ(op_at("call_four", 9), "call_func");
   ASSERT_FALSE(f.call("call_one", {Value::from_i32(1024)}, r));
   EXPECT_EQ(r.at(0).i32, 1040u);
   ASSERT_FALSE(f.call("call_two", {Value::from_i32(5), Value::from_i32(100)}, r));
   EXPECT_EQ(r.at(0).i32, 100u - 5);
   ASSERT_FALSE(f.call("call_three", {Value::from_i32(1), Value::from_i32(100), Value::from_i32(10)}, r));
   EXPECT_EQ(r.at(0).i32, 100u - 10 - 1);
+  ASSERT_FALSE(f.call("call_three_run", {Value::from_i32(1), Value::from_i32(100), Value::from_i32(10)}, r));
+  EXPECT_EQ(r.at(0).i32, 100u - 10 - 1);
+  ASSERT_FALSE(f.call("call_four",
+                      {Value::from_i32(1), Value::from_i32(10), Value::from_i32(100), Value::from_i32(1000)},
+                      r));
+  EXPECT_EQ(r.at(0).i32, 1000u - 100 - 10 - 1);
   ASSERT_FALSE(f.call("call_deep", {Value::from_i32(1000)}, r));
   EXPECT_EQ(r.at(0).i32, 2000u);
   // A trap in the callee: the load there, then the paired call in the caller.
@@ -352,6 +361,28 @@ TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
       {"call_one", {Value::from_i32(65534)}, 4, vm::TrapCode::MemoryOutOfBounds},  // get call get load
       {"call_deep", {Value::from_i32(5)}, 53, vm::TrapCode::None},  // 10 per level (if, call, ...), then 3
   });
+}
+
+// Copies in a row are one op, up to four (vm/lower/fusion.cc, merge_copy):
+// each copy reads what the ones before it wrote, a trap after them is the
+// trapping instruction's, and counts are per wasm instruction.
+TEST(SuperInstructions, CopiesInARowAreOneOp) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("copy_run")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "copy4");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(9))), "copy") << "a fifth copy starts a run";
+  ASSERT_FALSE(f.call("copy_run", {Value::from_i32(1100), Value::from_i32(60)}, r));
+  EXPECT_EQ(r.at(0).i32, 1u) << "mem[1100 - 60]: local 5 is local 0's, through locals 2 and 3";
+  vm::Trap t = f.call("copy_run", {Value::from_i32(65600), Value::from_i32(60)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  // get set x5, get get sub load: the load traps, counted
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "copy_run",
+                                                            {Value::from_i32(65600), Value::from_i32(60)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->trap().code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(p->total(), 5u * 2 + 4);
 }
 
 // Past a function's constant area, a constant it holds is named in place,
@@ -776,6 +807,19 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   EXPECT_EQ(r.at(0).i32, 0u) << "the default: done at once";
   ASSERT_FALSE(f.call("go_shape_reads", {Value::from_i32(0), Value::from_i32(3)}, r));
   EXPECT_EQ(r.at(0).i32, 6u + 7) << "$pc is read after the loop: its last write stays";
+  // A run of three copies before the jump, the last one $pc's: the write
+  // goes and the run is a copy2 (jump threading drops a run's last copy).
+  const vm::CompiledFunc* run = f.inst->exported_func("go_run")->code;
+  for (auto [word, offset] : run->source_map) {
+    if (f.module->bytes.at(offset) != 0x21 || f.module->bytes.at(offset + 1) != 0) continue;
+    const auto op = static_cast<vm::IOp>(run->code.at(word));
+    EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack || op == vm::IOp::Copy2)
+        << vm::iop_name(op) << " at word " << word;
+    if (op == vm::IOp::Copy2) EXPECT_NE(run->code.at(word + 3), 0u) << "the copy2 does not write $pc";
+  }
+  EXPECT_EQ(std::count(run->code.begin(), run->code.end(), static_cast<uint32_t>(vm::IOp::Copy3)), 0);
+  ASSERT_FALSE(f.call("go_run", {Value::from_i32(0), Value::from_i32(100)}, r));
+  EXPECT_EQ(r.at(0).i32, 5050u + 100);
   ASSERT_FALSE(f.call("go_twice", {Value::from_i32(3)}, r));
   EXPECT_EQ(r.at(0).i32, 6u) << "the second run starts at the $pc the first left: done at once";
   // Counted code threads its jumps too, each counting the switch's edge

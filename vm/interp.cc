@@ -1429,6 +1429,21 @@ dispatch:
       ip += 5;
       DISPATCH();
     }
+    CASE(Copy3) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      ip += 7;
+      DISPATCH();
+    }
+    CASE(Copy4) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      fp[ip[7]] = fp[ip[8]];
+      ip += 9;
+      DISPATCH();
+    }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
@@ -1610,6 +1625,21 @@ dispatch:
       fp[ip[1]] = fp[ip[2]];
       fp[ip[3]] = fp[ip[4]];
       ip += 5;
+      goto call_func;
+    }
+    CASE(Copy3CallFunc) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      ip += 7;
+      goto call_func;
+    }
+    CASE(Copy4CallFunc) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      fp[ip[7]] = fp[ip[8]];
+      ip += 9;
       goto call_func;
     }
     CASE(CallFunc) {

@@ -82,7 +82,7 @@ class Emitter {
   // instructions counted before it (the next op's `before`).
   void bind_label(uint32_t counted) {
     if (last_op != UINT32_MAX) op_at_label_ = last_op;
-    last_copy2 = UINT32_MAX;
+    last_copies = UINT32_MAX;
     last_dst = UINT32_MAX;
     last_op = UINT32_MAX;
     prev_op = UINT32_MAX;
@@ -188,10 +188,13 @@ class Emitter {
   uint32_t instr_offset = 0;                              // the module byte offset of the current instruction
 
   // The window: ops emitted since the last label.
-  uint32_t last_dst = UINT32_MAX;    // the result word of the op just emitted (mark_dst)
-  uint32_t last_op = UINT32_MAX;     // op word of the last op emitted since the last label
-  uint32_t prev_op = UINT32_MAX;     // the op emitted before it, with no label between (merge_add_pair)
-  uint32_t last_copy2 = UINT32_MAX;  // the last copy2 made since the last label (jump threading)
+  uint32_t last_dst = UINT32_MAX;  // the result word of the op just emitted (mark_dst)
+  uint32_t last_op = UINT32_MAX;   // op word of the last op emitted since the last label
+  uint32_t prev_op = UINT32_MAX;   // the op emitted before it, with no label between (merge_add_pair)
+  // The last run of copies (copy2, copy3, copy4) made since the last label:
+  // a further copy may join it (merge_copy), a call pair with it, jump
+  // threading drop its last copy.
+  uint32_t last_copies = UINT32_MAX;
   // The op emitted before last_op, labels between or not, when the window
   // still had it whole as its last op at the first of those labels (no
   // fusion can change it after a label). An op that falls through runs

@@ -45,7 +45,29 @@ bool fuse_const_address(Emitter& e, IOp access, uint32_t dst, const Operand& add
 // An f64.store to 32-bit memory 0 of the f64 binary just emitted
 // (StoreBin_X, StoreBinLoad_X).
 bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
-// A one-slot copy after a copy: copy2.
+// How many copies the op `op` makes: 1 to 4 for copy, copy2, copy3,
+// copy4, else 0.
+inline uint32_t copy_run_length(uint32_t op) {
+  switch (static_cast<IOp>(op)) {
+    case IOp::Copy:
+      return 1;
+    case IOp::Copy2:
+      return 2;
+    case IOp::Copy3:
+      return 3;
+    case IOp::Copy4:
+      return 4;
+    default:
+      return 0;
+  }
+}
+// The op that makes `n` copies (1 to 4).
+inline IOp copy_run_op(uint32_t n) {
+  constexpr IOp kRuns[] = {IOp::Copy, IOp::Copy2, IOp::Copy3, IOp::Copy4};
+  return kRuns[n - 1];
+}
+// A one-slot copy after a copy or a run of up to three: the run one longer
+// (copy2, copy3, copy4).
 bool merge_copy(Emitter& e, uint32_t dst, uint32_t src);
 // A conditional jump on `cond`, taken when non-zero (`if_true`) or zero,
 // fused with the compare or eqz that computed it; `out` is (op word, offset
@@ -56,9 +78,9 @@ bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
 // between): the first's op word becomes the pair's (vm/mem_pairs.def), both
 // ops staying whole.
 void pair_mem_access(Emitter& e);
-// A call_func just emitted right after a copy or copy2 (no label between):
-// the copy's op word becomes copy+call_func or copy2+call_func, both ops
-// staying whole.
+// A call_func just emitted right after a copy or a run of copies (no label
+// between): the copy's op word becomes copy+call_func (copy2+call_func, ...),
+// both ops staying whole.
 void pair_copy_call(Emitter& e);
 // The switch just emitted at `q` (its table done) right after a load of the
 // value it switches on (no label between): the load's op word becomes the

@@ -43,11 +43,12 @@ uint32_t FunctionCompiler::head_switch_write(const Ctrl& loop) const {
   if (!threads_jumps() || loop.head == UINT32_MAX) return UINT32_MAX;
   const std::vector<uint32_t>& code = e_.code;
   const uint32_t slot = heads_[loop.head].slot;
-  // (a copy2 leaves last_op unset: no third copy merges into it)
-  if (const uint32_t p = e_.last_copy2; p != UINT32_MAX && here() == p + 5 &&
-                                        code[p] == static_cast<uint32_t>(IOp::Copy2) && code[p + 3] == slot &&
-                                        (code[p + 4] & kConstTag))
-    return p;
+  // (a run of copies leaves last_op unset: its last copy is the write)
+  if (const uint32_t p = e_.last_copies; p != UINT32_MAX) {
+    const uint32_t n = copy_run_length(code[p]);
+    if (n >= 2 && here() == p + 1 + 2 * n && code[p + 2 * n - 1] == slot && (code[p + 2 * n] & kConstTag))
+      return p;
+  }
   const uint32_t p = e_.last_op;
   if (p == UINT32_MAX || here() != p + 3 || code[p + 1] != slot) return UINT32_MAX;
   const IOp op = static_cast<IOp>(code[p]);
@@ -61,8 +62,8 @@ uint64_t FunctionCompiler::written_constant(uint32_t p) const {
       return code[p + 2];
     case IOp::Copy:
       return e_.consts[code[p + 2] & ~kConstTag];
-    default:
-      return e_.consts[code[p + 4] & ~kConstTag];  // Copy2's second
+    default:  // a run's last copy
+      return e_.consts[code[p + 2 * copy_run_length(code[p])] & ~kConstTag];
   }
 }
 
@@ -100,10 +101,11 @@ void FunctionCompiler::resolve_threaded_jumps() {
     uint32_t op = j.op;
     // (a probe.counted reads every i32 local: there the write stays)
     if (h.outermost && h.jumps == h.threaded && slot_reads_[h.slot] == 1 && !(counted && counts_.probes())) {
-      // [const32 s v] / [copy s c] [jump] -> [jump]; [copy2 d c s c'] [jump] -> [copy d c] [jump]
-      const bool copy2 = code[j.write] == static_cast<uint32_t>(IOp::Copy2);
-      op = copy2 ? j.write + 3 : j.write;
-      if (copy2) code[j.write] = static_cast<uint32_t>(IOp::Copy);
+      // [const32 s v] / [copy s c] [jump] -> [jump]; [copy2 d c s c'] [jump] -> [copy d c] [jump],
+      // and a longer run loses its last copy alike
+      const uint32_t n = copy_run_length(code[j.write]);
+      op = n >= 2 ? j.write + 2 * n - 1 : j.write;
+      if (n >= 2) code[j.write] = static_cast<uint32_t>(copy_run_op(n - 1));
       // the write's slot operands from `op` on are the jump's words now
       gone.emplace_back(op, j.op + j.rotated);
     }
