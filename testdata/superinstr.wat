@@ -298,6 +298,24 @@
     (local.set 5 (local.get 3))
     (local.set 0 (local.get 4))
     (i32.load (i32.sub (local.get 5) (local.get 0))))
+  ;; A copy right before a jump_unless (an `if` on a local), a jump_if back
+  ;; to a loop and a jump out of a block: copy+jump_unless, copy+jump_if,
+  ;; copy+jump (pair_copy_jumps). Sums the odd numbers up to n, doubled.
+  (func (export "copy_jumps") (param $n i32) (result i32)
+    (local $acc i32) (local $prev i32) (local $odd i32)
+    (loop $l
+      (local.set $odd (i32.and (local.get $n) (i32.const 1)))
+      (local.set $prev (local.get $n))
+      (if (local.get $odd)
+        (then (local.set $acc (i32.add (local.get $acc) (local.get $prev)))))
+      (local.set $n (i32.sub (local.get $n) (i32.const 1)))
+      (local.set $prev (local.get $acc))
+      (br_if $l (local.get $n)))
+    (block $out
+      (local.set $acc (i32.add (local.get $acc) (local.get $prev)))
+      (local.set $prev (local.get $n))
+      (br $out))
+    (i32.add (local.get $acc) (local.get $prev)))
   ;; n levels deep, each call's argument a local: a stack overflow traps at
   ;; the paired call
   (func $deep (export "call_deep") (param i32) (result i32)

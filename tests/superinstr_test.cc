@@ -385,6 +385,48 @@ TEST(SuperInstructions, CopiesInARowAreOneOp) {
   EXPECT_EQ(p->total(), 5u * 2 + 4);
 }
 
+// A copy right before a jump runs with it (vm/lower/fusion.cc,
+// pair_copy_jumps): the copy's op word is the pair's, the jump whole after
+// it, forward or back; results are the wasm's, and code lowered for fuel
+// (whose jumps are plain, so it pairs) counts what counted code does.
+TEST(SuperInstructions, ACopyBeforeAJumpRunsWithIt) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("copy_jumps")->code->code;
+  for (vm::IOp pair : {vm::IOp::CopyJump, vm::IOp::CopyJumpIf, vm::IOp::CopyJumpUnless})
+    EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(pair)), 1) << vm::iop_name(pair);
+  EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(vm::IOp::Copy)), 0);
+  ASSERT_FALSE(f.call("copy_jumps", {Value::from_i32(5)}, r));
+  EXPECT_EQ(r.at(0).i32, 2u * (5 + 3 + 1));
+  ASSERT_FALSE(f.call("copy_jumps", {Value::from_i32(4)}, r));
+  EXPECT_EQ(r.at(0).i32, 2u * (3 + 1));
+  // Each pass `get const and set, get set, get if` (8), `get get add set`
+  // when odd (4), `get const sub set, get set, get br_if` (8); then `get
+  // get add set, get set, br` (7) and `get get add` (3).
+  const std::vector<CountCase> cases = {
+      {"copy_jumps", {Value::from_i32(5)}, 5u * 16 + 3 * 4 + 10, vm::TrapCode::None},
+      {"copy_jumps", {Value::from_i32(4)}, 4u * 16 + 2 * 4 + 10, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  auto m = vm::load_module(read_bytes(path()), fuel);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store store;
+  auto inst = store.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  const std::vector<uint32_t>& fuel_code = inst.value()->exported_func("copy_jumps")->code->code;
+  EXPECT_GT(
+      std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJumpIf)) +
+          std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJumpUnless)) +
+          std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJump)),
+      0)
+      << "code lowered for fuel pairs too";
+}
+
 // Past a function's constant area, a constant it holds is named in place,
 // and a constant address of a load or store goes into the access's offset
 // (vm/lower/fusion.cc, fuse_const_address): no const32 is left, results are
@@ -793,8 +835,9 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
   for (auto [word, offset] : code->source_map) {
     if (f.module->bytes.at(offset) != 0x21 || f.module->bytes.at(offset + 1) != 0) continue;
     const auto op = static_cast<vm::IOp>(code->code.at(word));
+    // (the copy runs with the jump after it: copy+jump, pair_copy_jumps)
     EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack ||
-                (op == vm::IOp::Copy && code->code.at(word + 1) != 0))
+                (op == vm::IOp::CopyJump && code->code.at(word + 1) != 0))
         << vm::iop_name(op) << " at word " << word;
     ++writes;
   }

@@ -1444,6 +1444,26 @@ dispatch:
       ip += 9;
       DISPATCH();
     }
+    // [copy+jump d s][jump offset] and the conditional ones (vm/internal_ops.def):
+    // the copy, then the jump (or its back form: the same code) read from the
+    // jump's words, its offset relative to its own op word, 3 on.
+    CASE(CopyJump) {
+      fp[ip[1]] = fp[ip[2]];
+      JUMP_BY(3 + static_cast<int32_t>(ip[4]));
+      DISPATCH();
+    }
+    CASE(CopyJumpIf) {
+      fp[ip[1]] = fp[ip[2]];
+      if (rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
+      else ip += 6;
+      DISPATCH();
+    }
+    CASE(CopyJumpUnless) {
+      fp[ip[1]] = fp[ip[2]];
+      if (!rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
+      else ip += 6;
+      DISPATCH();
+    }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));

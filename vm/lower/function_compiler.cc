@@ -38,7 +38,7 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
 // CompiledFunc is copied out at its exact size.
 namespace {
 struct SpareBuffers {
-  std::vector<uint32_t> code, slot_words, local_slot, slot_reads;
+  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops;
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   std::vector<uint64_t> consts;
   std::vector<Emitter::CountMark> count_marks;
@@ -64,6 +64,7 @@ void FunctionCompiler::swap_buffers() {
   trade(e_.count_marks, s.count_marks);
   trade(local_slot_, s.local_slot);
   trade(slot_reads_, s.slot_reads);
+  trade(copy_ops_, s.copy_ops);
   trade(vals_, s.vals);
   trade(scratch_, s.scratch);
   trade(ctrls_, s.ctrls);
@@ -151,6 +152,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   const uint32_t param_slots = param_slots_, result_slots = result_slots_;
   if (Status s = read_body(); !s) return s;
   resolve_threaded_jumps();
+  pair_copy_jumps(e_, copy_ops_);  // every jump final now
   if (failed_) return Status(error_);
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.
@@ -293,7 +295,7 @@ void FunctionCompiler::emit_copy(uint32_t dst, uint32_t src, ValType t) {
   if (dst == src) return;
   if (slot_count(t) == 1 && merge_copy(e_, dst, src)) return;
   if (slot_count(t) == 1) {
-    emit_op(IOp::Copy);
+    copy_ops_.push_back(emit_op(IOp::Copy));
     slot_word(dst);
     src_word(src);
   } else {

@@ -82,6 +82,11 @@ void pair_mem_access(Emitter& e);
 // between): the copy's op word becomes copy+call_func (copy2+call_func, ...),
 // both ops staying whole.
 void pair_copy_call(Emitter& e);
+// At the end of a body, every jump final: each copy of `copies` (the op
+// words where a copy was emitted) that is still a copy, right before a
+// jump, jump_if or jump_unless (or a back form), becomes the pair
+// copy+jump, copy+jump_if or copy+jump_unless, both ops staying whole.
+void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies);
 // The switch just emitted at `q` (its table done) right after a load of the
 // value it switches on (no label between): the load's op word becomes the
 // pair's (vm/switch_pairs.def), both ops staying whole.
