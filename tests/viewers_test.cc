@@ -365,22 +365,24 @@ class LiveGuest {
 
 // A loop export that runs far longer than any test: about 13 instructions per
 // iteration, 2^31 iterations.
-constexpr const char* kForever = "2000000000";
+// A guest that runs until the test ends: live_forever.wasm's `forever`,
+// which calls its `loop` again and again.
+std::vector<std::string> forever() { return {"--invoke", "forever", testdata("live_forever.wasm")}; }
 
 TEST_F(Viewers, LiveCpuProfileThroughGoToolPprof) {
-  LiveGuest g(dir_, {}, kForever);
+  LiveGuest g(dir_, {}, forever());
   ASSERT_THAT(g.url(), HasSubstr("http://127.0.0.1:")) << g.err();
   std::string raw = pprof("-raw '" + g.url() + "/debug/pprof/profile?seconds=1'");
   EXPECT_THAT(raw, HasSubstr("samples/count cpu/nanoseconds[dflt] host/nanoseconds"));
   EXPECT_THAT(raw, HasSubstr(" loop "));
-  EXPECT_THAT(raw, HasSubstr("prof_counts.wasm"));
+  EXPECT_THAT(raw, HasSubstr("live_forever.wasm"));
   std::string top = pprof("-top '" + g.url() + "/debug/pprof/profile?seconds=1'");
   EXPECT_THAT(top, HasSubstr("loop"));
 }
 
 TEST_F(Viewers, LiveIndexConflictAndUnavailable) {
   if (!have("curl")) GTEST_SKIP() << "curl not installed";
-  LiveGuest g(dir_, {}, kForever);
+  LiveGuest g(dir_, {}, forever());
   ASSERT_FALSE(g.url().empty()) << g.err();
   auto curl = [&](const std::string& p) {
     return sh("curl -s -w ' HTTP%{http_code}' '" + g.url() + p + "'").out;
@@ -407,7 +409,7 @@ TEST_F(Viewers, LiveIndexConflictAndUnavailable) {
 }
 
 TEST_F(Viewers, LiveInstructionsWindow) {
-  LiveGuest g(dir_, {"--profile=instructions", "--profile-out", path("end.pb.gz")}, kForever);
+  LiveGuest g(dir_, {"--profile=instructions", "--profile-out", path("end.pb.gz")}, forever());
   ASSERT_FALSE(g.url().empty()) << g.err();
   Output r = sh("curl -s '" + g.url() + "/debug/pprof/instructions?seconds=0.5&debug=1'");
   EXPECT_THAT(r.out, HasSubstr("instructions/count: total "));
