@@ -129,7 +129,17 @@ bool skip_instruction(const uint8_t*& p, const uint8_t* end, uint8_t& op) {
 // Linear memory as the data segments initialise it (Go's tables are
 // constants, written by active segments at constant offsets).
 struct GoModule::Image {
-  std::vector<uint8_t> bytes;
+  // Left uninitialised on allocation: load() copies the segments and zeroes
+  // only the gaps between them (zeroing all 11 MB of json's tests first
+  // wrote every byte twice).
+  struct Bytes {
+    std::unique_ptr<uint8_t[]> p;
+    size_t n = 0;
+    const uint8_t* data() const { return p.get(); }
+    uint8_t* data() { return p.get(); }
+    size_t size() const { return n; }
+    uint8_t operator[](size_t i) const { return p[i]; }
+  } bytes;
   bool read(uint64_t addr, void* out, size_t n) const {
     if (addr > bytes.size() || n > bytes.size() - addr) return false;
     std::memcpy(out, bytes.data() + addr, n);
@@ -179,7 +189,7 @@ std::unique_ptr<GoModule> GoModule::read(const vm::Module& module, std::string& 
 
 bool GoModule::load(const vm::Module& module, std::string& why) {
   image_ = std::make_unique<Image>();
-  std::vector<uint8_t>& mem = image_->bytes;
+  Image::Bytes& mem = image_->bytes;
   // Sized first: Go splits its data at runs of zeros (100,000 segments for
   // encoding/json's tests), and growing the image segment by segment copied
   // it again and again.
@@ -191,65 +201,113 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
     return at + d.size <= (uint64_t{1} << 32);
   };
   uint64_t size = 0, at = 0;
-  for (const vm::DataSegment& d : module.datas)
-    if (placed(d, at)) size = std::max<uint64_t>(size, at + d.size);
-  mem.assign(size, 0);
-  for (const vm::DataSegment& d : module.datas)
-    if (placed(d, at)) std::memcpy(mem.data() + at, module.bytes.data() + d.data_offset, d.size);
+  // Go writes its segments in rising, disjoint order: then each gap is
+  // zeroed once; any other order (overlaps, where the later segment wins)
+  // zeroes everything first and copies in module order.
+  bool ascending = true;
+  for (const vm::DataSegment& d : module.datas) {
+    if (!placed(d, at)) continue;
+    ascending &= at >= size;
+    size = std::max<uint64_t>(size, at + d.size);
+  }
+  mem.p.reset(new uint8_t[size]);
+  mem.n = size;
+  uint64_t filled = 0;
+  if (!ascending) std::memset(mem.data(), 0, size);
+  for (const vm::DataSegment& d : module.datas) {
+    if (!placed(d, at)) continue;
+    if (ascending) std::memset(mem.data() + filled, 0, at - filled);
+    std::memcpy(mem.data() + at, module.bytes.data() + d.data_offset, d.size);
+    filled = at + d.size;
+  }
+  if (ascending) std::memset(mem.data() + filled, 0, size - filled);
   const Image& im = *image_;
   const size_t nfunc = module.functions.size();
 
-  // The scans below look for tables and pointers in the whole image (11 MB
-  // for json's tests), a fixed cost of every profiled Go run: each step is
-  // one unchecked 8-byte load and compare where the data is aligned (a
-  // memcmp per position, 2-byte steps and checked loads were 90 M
-  // instructions of json's 118 M here), memmem where text has no alignment.
-  // word_at(i) reads 8 bytes at i, which the loops keep inside the image.
+  // The image is searched from its end: Go's linker places pclntab and the
+  // text of strings in read-only data, and what points at them
+  // (runtime.firstmoduledata, runtime.buildVersion) and class_to_size in
+  // the writable data after it, in the last 5% of json's tests' 5.9 MB.
+  // Two forward passes over the whole image (pcHeader's magic, then the
+  // words pointing at it and at the version text) were 26 M instructions
+  // of every profiled run of json's tests, and more before (118 M). Each
+  // step is one unchecked 8-byte load; word_at(i) reads 8 bytes at i, which
+  // the loops keep inside the image.
   auto word_at = [&](size_t i) {
     uint64_t v;
     std::memcpy(&v, mem.data() + i, 8);
     return v;
   };
-  // The first 8-aligned word at or after `from` (aligned) equal to `v`, or the image's size.
-  auto find_word = [&](size_t from, uint64_t v) {
-    for (; from + 8 <= mem.size(); from += 8)
-      if (word_at(from) == v) return from;
-    return mem.size();
-  };
   uint64_t magic_word = 0;
   std::memcpy(&magic_word, kMagic, sizeof kMagic);
   constexpr uint64_t kMagicMask = (uint64_t{1} << (8 * sizeof kMagic)) - 1;
-
-  // pcHeader candidates, each checked through the one moduledata pointing at it.
-  std::optional<uint64_t> found;
-  for (size_t i = 0; i + 64 <= mem.size(); i += 8) {
-    if ((word_at(i) & kMagicMask) != magic_word) continue;
-    uint8_t min_lc = mem[i + 6], ptr_size = mem[i + 7];
-    uint64_t n = im.at<uint64_t>(i + 8);
-    if (min_lc != 1 || ptr_size != 8 || n != nfunc) continue;
-    for (size_t m = find_word(0, i); m + kMdWords * 8 <= mem.size(); m = find_word(m + 8, i)) {
-      auto word = [&](uint32_t w) { return im.at<uint64_t>(m + 8ull * w); };
-      // pcHeader: magic, pads, minLC, ptrSize, then 8-byte words: nfunc,
-      // nfiles, textStart, and the offsets of funcnametab, cutab, filetab,
-      // pctab and pclntab from the header (words 4 to 8).
-      auto off = [&](uint32_t k) { return i + im.at<uint64_t>(i + 8ull * k); };
-      // funcnametab, cutab, filetab, pctab, pclntable, as the header says.
-      if (word(kFuncnametab) != off(4) || word(kCutab) != off(5) || word(kFiletab) != off(6) ||
-          word(kPctab) != off(7) || word(kPclntable) != off(8) || word(kFtab) != off(8) ||
-          word(kFtab + 1) != nfunc + 1)
-        continue;
-      if (found) {
-        why = "two moduledata tables point at pclntab";
-        return false;
+  // runtime.class_to_size: uint16s 0, 8, 16, 24, 32, 48, ... rising to
+  // 32768 (the largest small object). Found by its start, read to its end.
+  static constexpr uint16_t kStart[] = {0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128};
+  uint64_t class_word = 0;
+  std::memcpy(&class_word, kStart, 8);
+  auto read_table = [&](size_t i) {
+    if (i + sizeof kStart > mem.size() || word_at(i) != class_word ||
+        std::memcmp(mem.data() + i, kStart, sizeof kStart) != 0)
+      return;
+    std::vector<uint16_t> t;
+    for (size_t j = i; j + 2 <= mem.size() && t.size() < 256; j += 2) {
+      uint16_t v = im.at<uint16_t>(j);
+      if (!t.empty() && v <= t.back()) break;
+      t.push_back(v);
+      if (v == 32768) {
+        size_classes_ = std::move(t);
+        break;
       }
-      found = m;
-      ph_ = i;
     }
+  };
+  // moduledata at m, pointing at a pcHeader: magic, pads, minLC, ptrSize,
+  // then 8-byte words nfunc, nfiles, textStart, and the offsets of
+  // funcnametab, cutab, filetab, pctab and pclntab from the header (words 4
+  // to 8), which moduledata's slices repeat. w is m's first word.
+  auto is_moduledata = [&](size_t m, uint64_t h) {
+    if (h % 8 || h + 72 > mem.size() || m + kMdWords * 8 > mem.size()) return false;
+    if ((word_at(h) & kMagicMask) != magic_word || mem[h + 6] != 1 || mem[h + 7] != 8 ||
+        word_at(h + 8) != nfunc)
+      return false;
+    auto word = [&](uint32_t k) { return word_at(m + 8ull * k); };
+    auto off = [&](uint32_t k) { return h + word_at(h + 8ull * k); };
+    return word(kFuncnametab) == off(4) && word(kCutab) == off(5) && word(kFiletab) == off(6) &&
+           word(kPctab) == off(7) && word(kPclntable) == off(8) && word(kFtab) == off(8) &&
+           word(kFtab + 1) == nfunc + 1;
+  };
+  // runtime.buildVersion at m: a Go string {ptr, len} whose text is "go1.N[.M]".
+  auto version_at = [&](size_t m, uint64_t ptr) {
+    const uint64_t len = word_at(m + 8);
+    if (len < 5 || len > 32 || len > mem.size() || ptr > mem.size() - len ||
+        std::memcmp(mem.data() + ptr, "go1.", 4) != 0)
+      return false;
+    for (uint64_t k = 4; k < len; ++k)
+      if (!std::isdigit(mem[ptr + k]) && mem[ptr + k] != '.') return false;
+    if (mem[ptr + len - 1] == '.') return false;
+    version_.assign(reinterpret_cast<const char*>(mem.data() + ptr), len);
+    return true;
+  };
+  std::optional<uint64_t> found;
+  const size_t top =
+      mem.size() < 16 ? 0 : (mem.size() - 16) / 8 * 8 + 8;  // one past the last word with a word after it
+  for (size_t m = top; m > 0 && (!found || version_.empty() || size_classes_.empty());) {
+    m -= 8;
+    const uint64_t w = word_at(m);
+    if (!found && is_moduledata(m, w)) {
+      found = m;
+      ph_ = w;
+    }
+    if (version_.empty()) version_at(m, w);
+    if (__builtin_expect(w == class_word, 0) && size_classes_.empty()) read_table(m);
   }
   if (!found) {
     why = "no pclntab (Go 1.20+ format) with a moduledata pointing at it";
     return false;
   }
+  // Go's linker aligns a table this size to 8 bytes at least; every 2-byte
+  // position is tried only if no aligned one starts it.
+  for (size_t i = 0; i + sizeof kStart <= mem.size() && size_classes_.empty(); i += 2) read_table(i);
   auto word = [&](uint32_t w) { return im.at<uint64_t>(*found + 8ull * w); };
   funcnametab_ = word(kFuncnametab);
   cutab_ = word(kCutab);
@@ -303,50 +361,6 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
   module_ = &module;
   mapped_ = std::make_unique<std::atomic<bool>[]>(nfunc);
 
-  // runtime.class_to_size: uint16s 0, 8, 16, 24, 32, 48, ... rising to
-  // 32768 (the largest small object). Found by its start, read to its end.
-  {
-    static constexpr uint16_t kStart[] = {0, 8, 16, 24, 32, 48, 64, 80, 96, 112, 128};
-    // Go's linker aligns a table this size to 8 bytes at least; every
-    // 2-byte position is tried only if no aligned one starts it.
-    uint64_t first = 0;
-    std::memcpy(&first, kStart, 8);
-    auto read_table = [&](size_t i) {
-      if (word_at(i) != first || std::memcmp(mem.data() + i, kStart, sizeof kStart) != 0) return;
-      std::vector<uint16_t> t;
-      for (size_t j = i; j + 2 <= mem.size() && t.size() < 256; j += 2) {
-        uint16_t v = im.at<uint16_t>(j);
-        if (!t.empty() && v <= t.back()) break;
-        t.push_back(v);
-        if (v == 32768) {
-          size_classes_ = std::move(t);
-          break;
-        }
-      }
-    };
-    for (size_t step : {8, 2})
-      for (size_t i = 0; i + sizeof kStart <= mem.size() && size_classes_.empty(); i += step) read_table(i);
-  }
-
-  // runtime.buildVersion: a Go string {ptr, len} whose text is "go1.N[.M]".
-  auto find = [&](size_t from, const char* text) -> size_t {
-    if (from >= mem.size()) return mem.size();
-    const void* hit = memmem(mem.data() + from, mem.size() - from, text, std::strlen(text));
-    return hit ? static_cast<size_t>(static_cast<const uint8_t*>(hit) - mem.data()) : mem.size();
-  };
-  for (size_t i = find(0, "go1."); i + 5 < mem.size(); i = find(i + 1, "go1.")) {
-    if (i > 0 && std::isalnum(mem[i - 1])) continue;
-    size_t e = i + 4;
-    while (e < mem.size() && (std::isdigit(mem[e]) || mem[e] == '.')) ++e;
-    if (e == i + 4 || mem[e - 1] == '.') continue;
-    for (size_t s = find_word(0, i); s + 16 <= mem.size(); s = find_word(s + 8, i)) {
-      if (word_at(s + 8) == e - i) {
-        version_.assign(reinterpret_cast<const char*>(mem.data() + i), e - i);
-        break;
-      }
-    }
-    if (!version_.empty()) break;
-  }
   // g.goid: after stack, stackguard0/1, _panic, _defer, m, sched (a gobuf of
   // 7 words at 56), syscallsp, syscallpc, [syscallbp, new in 1.23],
   // stktopsp, param and atomicstatus (4 bytes, padded): runtime/runtime2.go.

@@ -20,8 +20,9 @@
 //  - a call stores its return PC (PC_F << 16 | PC_B after the call) at the
 //    Go stack pointer (global 0) before calling, and frames are walked with
 //    pclntab's pcsp table: fp = sp + spdelta(pc) + 8, return PC at fp - 8.
-// pclntab (Go 1.20+, magic 0xFFFFFFF1) is found in the data segments and
-// must be pointed to by exactly one consistent moduledata; any mismatch
+// pclntab (Go 1.20+, magic 0xFFFFFFF1) is found in the data segments
+// through a consistent moduledata pointing at it (the last in the image:
+// the search runs from the end, where Go's linker puts it); any mismatch
 // (pointer size, instruction size, function count, entry PCs) means the
 // module is not read as Go: wasm-level profiles, and one note says why.
 
