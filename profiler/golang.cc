@@ -34,8 +34,12 @@ enum Md : uint32_t {
 
 // The immediates of the instructions Go's compiler emits (wasm 1.0, sign
 // extension, saturating conversions, bulk memory): enough to find
-// instruction boundaries. Returns false on anything else.
-bool skip_instruction(const uint8_t*& p, const uint8_t* end, uint8_t& op) {
+// instruction boundaries. Returns false on anything else. In line in
+// map_regions' two loops, which walk every instruction of each function a
+// profile saw: called, it was 54% of their instructions (callgrind,
+// strconv's Itoa tests, --profile=instructions).
+__attribute__((always_inline)) inline bool skip_instruction(const uint8_t*& p, const uint8_t* end,
+                                                            uint8_t& op) {
   auto u = [&](uint64_t* out = nullptr) {
     uint64_t v = 0;
     for (int shift = 0; p < end && shift < 70; shift += 7) {
@@ -446,6 +450,9 @@ void GoModule::map_regions(uint32_t k) const {
   const uint32_t last_resume_depth = open - nblocks + 1;
   uint32_t last_call = kNone;
   f.region_start.clear();
+  f.region_start.reserve(nblocks);
+  f.region_pc.reserve(nblocks);
+  f.region_call.reserve(nblocks);
   while (q < end) {
     const uint8_t* at = q;
     if (!skip_instruction(q, end, op)) return one_region();
