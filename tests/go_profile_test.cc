@@ -136,6 +136,55 @@ TEST_F(GoModuleRead, UnreadableTablesFallBackWithANote) {
   EXPECT_EQ(sym.function(worker).function_file, "");
 }
 
+// The image Go's tables are read from is built from the data segments in
+// module order. Go writes them rising and disjoint, and only the gaps are
+// zeroed then; in any other order the image is zeroed first and a later
+// segment overwrites an earlier one, as instantiation would.
+TEST_F(GoModuleRead, SegmentsInAnyOrderBuildTheSameImage) {
+  vm::Module& m = *module;
+  std::reverse(m.datas.begin(), m.datas.end());
+  std::string note;
+  auto reversed = profiler::GoModule::read(m, note);
+  ASSERT_TRUE(reversed) << note;
+  EXPECT_EQ(reversed->version(), go->version());
+  ASSERT_EQ(reversed->num_functions(), go->num_functions());
+  for (uint32_t k = 0; k < go->num_functions(); k += 97) {  // defined-function indices
+    ASSERT_FALSE(go->function(k).function.empty()) << k;
+    EXPECT_EQ(reversed->function(k).function, go->function(k).function) << k;
+    EXPECT_EQ(reversed->function(k).file, go->function(k).file) << k;
+    EXPECT_EQ(reversed->function(k).start_line, go->function(k).start_line) << k;
+  }
+}
+
+TEST_F(GoModuleRead, ALaterSegmentOverwritesAnEarlierOne) {
+  vm::Module& m = *module;
+  const std::string version = go->version();
+  ASSERT_THAT(version, ::testing::StartsWith("go1."));
+  // A copy of the segment that holds the version's text, with the text's
+  // digits changed, placed at the same address after every other segment.
+  auto holds = [&](const vm::DataSegment& d) {
+    const uint8_t* p = m.bytes.data() + d.data_offset;
+    return std::search(p, p + d.size, version.begin(), version.end()) != p + d.size;
+  };
+  auto it = std::find_if(m.datas.begin(), m.datas.end(), holds);
+  ASSERT_NE(it, m.datas.end());
+  vm::DataSegment copy = *it;
+  std::vector<uint8_t> text(m.bytes.begin() + copy.data_offset,
+                            m.bytes.begin() + copy.data_offset + copy.size);
+  auto at = std::search(text.begin(), text.end(), version.begin(), version.end());
+  std::string changed = version;
+  for (size_t i = 4; i < changed.size(); ++i)
+    if (changed[i] != '.') changed[i] = '9';
+  std::copy(changed.begin(), changed.end(), at);
+  copy.data_offset = static_cast<uint32_t>(m.bytes.size());
+  m.bytes.insert(m.bytes.end(), text.begin(), text.end());
+  m.datas.push_back(copy);
+  std::string note;
+  auto overwritten = profiler::GoModule::read(m, note);
+  ASSERT_TRUE(overwritten) << note;
+  EXPECT_EQ(overwritten->version(), changed);
+}
+
 // representative_counts (one search per resume point a run of instructions
 // crosses) sums to what representative_offset gives instruction by
 // instruction, over every defined function of a real Go module: every byte
