@@ -89,6 +89,25 @@
     (global.set $g32 (i32.wrap_i64 (i64.mul (local.get 0) (i64.const 3))))
     (i64.extend_i32_u (global.get $g32)))
 
+;; Go keeps bools as i64: i64.extend_i32_u of a comparison emits nothing,
+  ;; the comparison having written its 0 or 1 zero-extended into the whole
+  ;; slot. Each first leaves a wide value in the slot the comparison reuses.
+  (func (export "bool64") (param i64 i64) (result i64)
+    (drop (i64.add (local.get 0) (local.get 1)))
+    (i64.extend_i32_u (i64.lt_u (local.get 0) (local.get 1))))
+  (func (export "bool64_imm") (param i64) (result i64)
+    (drop (i64.add (local.get 0) (local.get 0)))
+    (i64.extend_i32_u (i64.lt_u (local.get 0) (i64.const 5))))
+  (func (export "bool64_f64") (param f64 f64) (result i64)
+    (drop (i64.reinterpret_f64 (local.get 0)))
+    (i64.extend_i32_u (f64.lt (local.get 0) (local.get 1))))
+  ;; into a local that held a wide value (local.set's redirect)
+  (func (export "bool64_set") (param i64 i64) (result i64)
+    (local i64)
+    (local.set 2 (local.get 0))
+    (local.set 2 (i64.extend_i32_u (i64.gt_s (local.get 0) (local.get 1))))
+    (local.get 2))
+
   ;; i32.eqz of an integer compare is the negated compare, which then fuses
   ;; with the branch; a float compare is never negated (NaN).
   (func (export "not_lt_u") (param i64 i64) (result i32)

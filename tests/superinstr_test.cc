@@ -768,6 +768,44 @@ TEST(GoShapes, EqzOfACompareIsTheNegatedCompare) {
   EXPECT_EQ(r.at(0).i32, 0u);
 }
 
+TEST(GoShapes, AComparisonsBoolIsAlreadyAnI64) {
+  Fixture f;
+  std::vector<Value> r;
+  auto i64 = [](uint64_t v) { return Value::from_i64(v); };
+  const uint64_t wide = 0xFFFFFFFF00000000u;
+  // The comparison reuses the slot the add left wide: 0, not 0xFFFFFFFF00000000.
+  for (auto [a, b] : {std::pair{wide, uint64_t{1}}, std::pair{uint64_t{1}, wide}, std::pair{wide, wide}}) {
+    ASSERT_FALSE(f.call("bool64", {i64(a), i64(b)}, r));
+    EXPECT_EQ(r.at(0).i64, a < b ? 1u : 0u) << a << " " << b;
+    ASSERT_FALSE(f.call("bool64_set", {i64(a), i64(b)}, r));
+    EXPECT_EQ(r.at(0).i64, static_cast<int64_t>(a) > static_cast<int64_t>(b) ? 1u : 0u) << a << " " << b;
+  }
+  for (uint64_t x : {uint64_t{4}, uint64_t{5}, wide + 4}) {
+    ASSERT_FALSE(f.call("bool64_imm", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, x < 5 ? 1u : 0u) << x;
+  }
+  ASSERT_FALSE(f.call("bool64_f64", {f64(-1.5), f64(2.0)}, r));
+  EXPECT_EQ(r.at(0).i64, 1u) << "-1.5 < 2: the slot held -1.5's bits";
+  ASSERT_FALSE(f.call("bool64_f64", {f64(-1.5), f64(std::numeric_limits<double>::quiet_NaN())}, r));
+  EXPECT_EQ(r.at(0).i64, 0u);
+  // No op for the extend: the i64.lt_u [dst a k] (5 from the constant
+  // area), then the return.
+  const vm::CompiledFunc* code = f.inst->exported_func("bool64_imm")->code;
+  ASSERT_NE(code, nullptr);
+  size_t at = 0;
+  while (at < code->code.size() && code->code[at] != static_cast<uint32_t>(vm::IOp::I64LtU)) ++at;
+  ASSERT_LT(at + 4, code->code.size());
+  EXPECT_EQ(std::string(vm::iop_name(static_cast<vm::IOp>(code->code[at + 4]))).rfind("ret", 0), 0u)
+      << vm::iop_name(static_cast<vm::IOp>(code->code[at + 4]));
+  // Counted, the extend is still an instruction: drop's add (get get add
+  // drop), then get const lt_u extend.
+  const std::vector<CountCase> cases = {{"bool64_imm", {i64(3)}, 8, vm::TrapCode::None}};
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 // Past the 64 constants of a function's constant area, constants are ops
 // of their own; an integer binary right after one takes it as an immediate.
 TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {

@@ -97,15 +97,25 @@ __attribute__((always_inline)) inline FuncInst* table_target(const Instance* ins
   return f;
 }
 
+// A numeric op's result into its slot. An i32 is written zero-extended, the
+// whole slot: an 8-byte store of the 32-bit register costs what a 4-byte one
+// does, and then a comparison's slot holds what i64.extend_i32_u would make
+// of it, which lowering leaves out (vm/lower/values.cc, OpTables::zext).
+template <class R>
+__attribute__((always_inline)) inline void wr_result(uint64_t* fp, uint32_t slot, R v) {
+  if constexpr (std::is_same_v<R, uint32_t>) wr<uint64_t>(fp, slot, v);
+  else wr<R>(fp, slot, v);
+}
+
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_t* ip) {
   if constexpr (F::kTraps) {
     R r;
     TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), r);
-    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
+    if (t == TrapCode::None) wr_result<R>(fp, ip[1], r);
     return t;
   } else {
-    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2])));
+    wr_result<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2])));
     return TrapCode::None;
   }
 }
@@ -116,10 +126,10 @@ __attribute__((always_inline)) inline TrapCode binary_into(uint64_t* fp, uint32_
   if constexpr (F::kTraps) {
     R r;
     TrapCode t = F::template op<R, A>(a, b, r);
-    if (t == TrapCode::None) wr<R>(fp, dst, r);
+    if (t == TrapCode::None) wr_result<R>(fp, dst, r);
     return t;
   } else {
-    wr<R>(fp, dst, F::template op<R, A>(a, b));
+    wr_result<R>(fp, dst, F::template op<R, A>(a, b));
     return TrapCode::None;
   }
 }

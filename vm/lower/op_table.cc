@@ -64,6 +64,11 @@ void OpTables::init_fused() {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_IMM_MAP_
+  zext.fill(false);
+  for (auto op = static_cast<size_t>(IOp::I32Eqz); op <= static_cast<size_t>(IOp::F64Ge); ++op) {
+    zext[op] = true;
+    if (imm[op] != IOp::Count) zext[static_cast<size_t>(imm[op])] = true;
+  }
   f64_mem.fill({IOp::Count, IOp::Count});
   store_bin_load.fill(IOp::Count);
 #define WZVM_F64BIN_MAP_(Name, Extra)                                                    \

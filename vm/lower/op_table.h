@@ -75,6 +75,11 @@ struct OpTables {
   std::array<IOp, static_cast<size_t>(IOp::Count)> negated{};
   // Imm_X for each integer binary X (vm/code.h).
   std::array<IOp, static_cast<size_t>(IOp::Count)> imm{};
+  // The comparisons (i32.eqz to f64.ge) and their Imm_ forms: their handlers
+  // leave the 0 or 1 zero-extended in the whole slot (vm/interp.cc,
+  // wr_result), so `i64.extend_i32_u` of one emits nothing (Go makes an i64
+  // of every bool it keeps: 1.8% of compress/flate's ops were that extend).
+  std::array<bool, static_cast<size_t>(IOp::Count)> zext{};
 
   OpInfo* table_for(int prefix) {
     return prefix == 0xFC   ? fc.data()

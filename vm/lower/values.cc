@@ -24,6 +24,16 @@ bool FunctionCompiler::numeric(const OpInfo& info) {
       if (emitting() && !a.is_virtual()) narrow_extended_add(e_, a, local_slots_);
       return true;
     }
+    if (const uint32_t p = e_.last_op; info.op == IOp::I64ExtendI32U && emitting() && p != UINT32_MAX &&
+                                       tables_.zext[e_.code[p]] && !a.is_virtual() && e_.last_dst == p + 1 &&
+                                       e_.code[p + 1] == a.slot) {
+      // The operand is the comparison just emitted, whose 0 or 1 is already
+      // the i64 in its slot (OpTables::zext): nothing to emit. The result
+      // is that temporary, and as with the wrap above, last_dst stays, so a
+      // local.set can still redirect the comparison to the local.
+      push(ValType::I64);
+      return true;
+    }
     if (info.op == IOp::I32Eqz && emitting() && negate_last_compare(e_, a)) {
       push(ValType::I32);  // the compare's slot: last_dst still names it
       return true;
