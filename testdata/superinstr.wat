@@ -101,6 +101,12 @@
   (func (export "bool64_f64") (param f64 f64) (result i64)
     (drop (i64.reinterpret_f64 (local.get 0)))
     (i64.extend_i32_u (f64.lt (local.get 0) (local.get 1))))
+  ;; Go's `if b` on b = (x == 0) kept as an i64: eqz, extend, eqz, eqz, if
+  (func (export "go_bool_if") (param i64) (result i32)
+    (if (result i32) (i32.eqz (i64.eqz (i64.extend_i32_u (i64.eqz (local.get 0)))))
+      (then (i32.const 1)) (else (i32.const 2))))
+  (func (export "eqz3") (param i32) (result i32)
+    (i32.eqz (i32.eqz (i32.eqz (local.get 0)))))
   ;; into a local that held a wide value (local.set's redirect)
   (func (export "bool64_set") (param i64 i64) (result i64)
     (local i64)

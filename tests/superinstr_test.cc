@@ -784,6 +784,25 @@ TEST(GoShapes, AComparisonsBoolIsAlreadyAnI64) {
     ASSERT_FALSE(f.call("bool64_imm", {i64(x)}, r));
     EXPECT_EQ(r.at(0).i64, x < 5 ? 1u : 0u) << x;
   }
+  // eqz(eqz(eqz(x))) is eqz(x): one eqz op left.
+  for (uint64_t x : {uint64_t{0}, uint64_t{1}, wide, uint64_t{0x100000000u}}) {
+    ASSERT_FALSE(f.call("go_bool_if", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x == 0 ? 1u : 2u) << x;
+  }
+  for (uint32_t x : {0u, 1u, 2u, 0x80000000u}) {
+    ASSERT_FALSE(f.call("eqz3", {Value::from_i32(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x == 0 ? 1u : 0u) << x;
+  }
+  const vm::CompiledFunc* eqz3 = f.inst->exported_func("eqz3")->code;
+  ASSERT_NE(eqz3, nullptr);
+  EXPECT_EQ(std::count(eqz3->code.begin(), eqz3->code.end(), static_cast<uint32_t>(vm::IOp::I32Eqz)), 1);
+  const std::vector<CountCase> eqz_cases = {{"go_bool_if", {i64(0)}, 7, vm::TrapCode::None},
+                                            {"go_bool_if", {i64(5)}, 7, vm::TrapCode::None},
+                                            {"eqz3", {Value::from_i32(0)}, 4, vm::TrapCode::None}};
+  expect_counts(eqz_cases);
+  profiler::RunOptions eqz_fuel;
+  eqz_fuel.fuel = 1000;
+  expect_counts(eqz_cases, eqz_fuel, " (fuel)");
   ASSERT_FALSE(f.call("bool64_f64", {f64(-1.5), f64(2.0)}, r));
   EXPECT_EQ(r.at(0).i64, 1u) << "-1.5 < 2: the slot held -1.5's bits";
   ASSERT_FALSE(f.call("bool64_f64", {f64(-1.5), f64(std::numeric_limits<double>::quiet_NaN())}, r));

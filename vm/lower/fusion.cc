@@ -113,6 +113,43 @@ bool negate_last_compare(Emitter& e, const Operand& a) {
   return true;
 }
 
+// [eqz t x] [eqz t t] eqz -> [eqz t x]: Go tests a bool it keeps as an i64
+// (`b = x == 0` made i64) with `i64.eqz; i32.eqz; if`, so `if b` on such a
+// bool is three eqz in a row once the extend between emits nothing
+// (OpTables::zext), and the last two cancel: both 0 or 1. (Which eqz, i32
+// or i64, does not matter: the first writes its 0 or 1 zero-extended.)
+// None of them traps: counted, the second's count mark goes and the first
+// counts all three, as narrow_extended_add's does.
+bool cancel_double_eqz(Emitter& e, const Operand& a, uint32_t local_slots) {
+  auto& code = e.code;
+  const uint32_t q = e.last_op, p = e.prev_op;
+  auto is_eqz = [&](uint32_t at) {
+    return code[at] == static_cast<uint32_t>(IOp::I32Eqz) || code[at] == static_cast<uint32_t>(IOp::I64Eqz);
+  };
+  if (q == UINT32_MAX || p == UINT32_MAX || q != p + 3 || !is_eqz(q) || !is_eqz(p) ||
+      !e.last_op_is(static_cast<IOp>(code[q]), 3, a))
+    return false;
+  const uint32_t t = code[p + 1];
+  if (t < local_slots || (t & (kConstTag | kExnTag)) || code[q + 1] != t || code[q + 2] != t) return false;
+  auto& sw = e.slot_words;
+  const size_t n = sw.size();
+  if (n < 4 || sw[n - 4] != p + 1 || sw[n - 3] != p + 2 || sw[n - 2] != q + 1 || sw[n - 1] != q + 2)
+    return false;
+  code.resize(q);
+  sw.resize(n - 2);
+  if (!e.source_map.empty() && e.source_map.back().first == q) e.source_map.pop_back();
+  if (e.counting) {
+    auto& marks = e.count_marks;
+    if (!marks.empty() && marks.back().pos == q) marks.pop_back();
+    if (!marks.empty() && marks.back().pos == p && e.seg_pos != UINT32_MAX && marks.back().seg == e.seg_pos)
+      marks.back().index = code[e.seg_pos];
+  }
+  e.last_op = p;
+  e.last_dst = p + 1;
+  e.prev_op = UINT32_MAX;
+  return true;
+}
+
 // [i64.extend_i32_u t x] [i64.add d t c] i32.wrap_i64 -> [i32.add d x c]:
 // the low half of zext(x) + c is x + c's low half. Go addresses its stack
 // this way (`SP + 24` as i64, wrapped, then the access), so the sum can

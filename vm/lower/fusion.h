@@ -30,6 +30,9 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
 // `i32.eqz` of the compare just emitted: the compare negated (true: done,
 // its result is the eqz's).
 bool negate_last_compare(Emitter& e, const Operand& a);
+// An eqz of the eqz just emitted of the eqz before it: eqz(eqz(eqz(x))) is
+// eqz(x), the first (true: done, its result is the third's).
+bool cancel_double_eqz(Emitter& e, const Operand& a, uint32_t local_slots);
 // `i32.wrap_i64` of an i64.add of a zero-extended i32: an i32.add.
 // `local_slots`: slots below are locals (not temporaries).
 void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots);

@@ -34,6 +34,11 @@ bool FunctionCompiler::numeric(const OpInfo& info) {
       push(ValType::I64);
       return true;
     }
+    if ((info.op == IOp::I32Eqz || info.op == IOp::I64Eqz) && emitting() &&
+        cancel_double_eqz(e_, a, local_slots_)) {
+      push(ValType::I32);  // the first eqz's slot: last_dst names it
+      return true;
+    }
     if (info.op == IOp::I32Eqz && emitting() && negate_last_compare(e_, a)) {
       push(ValType::I32);  // the compare's slot: last_dst still names it
       return true;
