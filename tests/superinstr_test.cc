@@ -825,6 +825,45 @@ TEST(GoShapes, AComparisonsBoolIsAlreadyAnI64) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+TEST(GoShapes, ShiftsUpAndBackAreASignExtension) {
+  Fixture f;
+  std::vector<Value> r;
+  auto i64 = [](uint64_t v) { return Value::from_i64(v); };
+  auto has = [&](const char* fn, vm::IOp op) {
+    const vm::CompiledFunc* code = f.inst->exported_func(fn)->code;
+    return code &&
+           std::find(code->code.begin(), code->code.end(), static_cast<uint32_t>(op)) != code->code.end();
+  };
+  EXPECT_TRUE(has("sext32", vm::IOp::I64Extend32S));
+  EXPECT_FALSE(has("sext32", vm::IOp::I64ShrS));
+  EXPECT_TRUE(has("sext16", vm::IOp::I64Extend16S));
+  EXPECT_TRUE(has("sext8", vm::IOp::I64Extend8S));
+  EXPECT_TRUE(has("sext32_full", vm::IOp::I64Extend32S)) << "from the shift's immediate and a const64";
+  EXPECT_FALSE(has("sext32_full", vm::IOp::Imm_I64ShrS));
+  EXPECT_FALSE(has("shl_shr_unequal", vm::IOp::I64Extend32S));
+  for (uint64_t x : {uint64_t{0}, uint64_t{0x7F}, uint64_t{0x80}, uint64_t{0xFFFF8000u},
+                     uint64_t{0x12345678ABCDEF01u}, uint64_t{0x00000000FFFFFFFFu}, ~uint64_t{0}}) {
+    ASSERT_FALSE(f.call("sext32", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(x)))) << x;
+    ASSERT_FALSE(f.call("sext16", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int16_t>(x)))) << x;
+    ASSERT_FALSE(f.call("sext8", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int8_t>(x)))) << x;
+    ASSERT_FALSE(f.call("sext32_full", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, 4006 + static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(x)))) << x;
+    ASSERT_FALSE(f.call("shl_shr_unequal", {i64(x)}, r));
+    EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(static_cast<int64_t>(x << 32) >> 31)) << x;
+  }
+  // Every instruction counted: get const shl const shr_s; 4 x (get const add
+  // set), then get get const shl const shr_s add.
+  const std::vector<CountCase> cases = {{"sext32", {i64(5)}, 5, vm::TrapCode::None},
+                                        {"sext32_full", {i64(5)}, 23, vm::TrapCode::None}};
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 // Past the 64 constants of a function's constant area, constants are ops
 // of their own; an integer binary right after one takes it as an immediate.
 TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {
