@@ -124,6 +124,22 @@
     (local.set $s (i64.add (local.get $s) (i64.const 1002)))
     (local.set $s (i64.add (local.get $s) (i64.const 1003)))
     (i64.add (local.get $s) (i64.shr_s (i64.shl (local.get 0) (i64.const 32)) (i64.const 32))))
+  ;; Go after a call: the stack pointer reloaded into its local, then a
+  ;; test of the call's result: one op, global.get+jump_if (or _unless)
+  (func (export "gg_br_if") (param i32) (result i32)
+    (local i32)
+    (block
+      (local.set 1 (global.get $g32))
+      (br_if 0 (local.get 0))
+      (local.set 1 (i32.const 5)))
+    (local.get 1))
+  (func (export "gg_br_unless") (param i32) (result i32)
+    (local i32)
+    (block
+      (local.set 1 (global.get $g32))
+      (br_if 0 (i32.eqz (local.get 0)))
+      (local.set 1 (i32.const 5)))
+    (local.get 1))
   ;; into a local that held a wide value (local.set's redirect)
   (func (export "bool64_set") (param i64 i64) (result i64)
     (local i64)

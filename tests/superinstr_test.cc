@@ -864,6 +864,26 @@ TEST(GoShapes, ShiftsUpAndBackAreASignExtension) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+TEST(GoShapes, AGlobalGetRunsWithTheJumpAfterIt) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_in = [&](const char* fn, vm::IOp op) {
+    const vm::CompiledFunc* code = f.inst->exported_func(fn)->code;
+    return code &&
+           std::find(code->code.begin(), code->code.end(), static_cast<uint32_t>(op)) != code->code.end();
+  };
+  EXPECT_TRUE(op_in("gg_br_if", vm::IOp::GlobalGetJumpIf));
+  EXPECT_TRUE(op_in("gg_br_unless", vm::IOp::GlobalGetJumpUnless));
+  // $g32 is set by wrap_global: 3 * 0x155555556 wrapped is 2.
+  ASSERT_FALSE(f.call("wrap_global", {Value::from_i64(0x0000000155555556u)}, r));
+  for (uint32_t x : {0u, 1u, 0x80000000u}) {
+    ASSERT_FALSE(f.call("gg_br_if", {Value::from_i32(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x ? 2u : 5u) << x;
+    ASSERT_FALSE(f.call("gg_br_unless", {Value::from_i32(x)}, r));
+    EXPECT_EQ(r.at(0).i32, x ? 5u : 2u) << x;
+  }
+}
+
 // Past the 64 constants of a function's constant area, constants are ops
 // of their own; an integer binary right after one takes it as an immediate.
 TEST(SuperInstructions, ConstantsBeyondTheAreaAreImmediates) {

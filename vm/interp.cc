@@ -1474,6 +1474,20 @@ dispatch:
       else ip += 6;
       DISPATCH();
     }
+    // [global.get+jump_if d g][jump_if cond offset], and unless: the global's
+    // value into d, then the jump as copy+jump_if's.
+    CASE(GlobalGetJumpIf) {
+      fp[ip[1]] = inst->globals[ip[2]]->value;
+      if (rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
+      else ip += 6;
+      DISPATCH();
+    }
+    CASE(GlobalGetJumpUnless) {
+      fp[ip[1]] = inst->globals[ip[2]]->value;
+      if (!rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
+      else ip += 6;
+      DISPATCH();
+    }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));

@@ -168,7 +168,8 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
       ValType t = m_.all_globals[g].type;
       uint32_t dst = push(t);
       if (emitting()) {
-        emit_op(t == ValType::V128 ? IOp::GlobalGetV : IOp::GlobalGet);
+        const uint32_t at = emit_op(t == ValType::V128 ? IOp::GlobalGetV : IOp::GlobalGet);
+        if (t != ValType::V128) copy_ops_.push_back(at);  // may pair with a jump after it
         slot_word(dst);
         word(g);
         mark_dst(here() - 2);
