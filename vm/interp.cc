@@ -1403,6 +1403,25 @@ dispatch:
 #include "vm/step_jumps.def"
 #undef WZVM_STEP_JUMP
 
+    // ---- A load and the compare-and-branch after it (vm/load_jumps.def):
+    // [op dst a offset] [Jump_Test x y offset], the load (its trap at the
+    // op), then the test from the jump's own op word, 4 words on.
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                               \
+  CASE(Name) {                                                                                     \
+    using C = BinaryFunctor<IOp::Test>::F;                                                         \
+    static_assert(!C::kTraps && std::is_same_v<MemRow<IOp::Load>::Val, uint32_t>);                 \
+    if (__builtin_expect(!mem_access<IOp::Load, 0>(fp, ip, mem, memsize), 0))                      \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                           \
+    const bool c =                                                                                 \
+        C::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[5]), rd<uint32_t>(fp, ip[6])) != 0; \
+    ip += 4; /* the jump's op word: its offset is relative to it */                                \
+    if (c == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) JUMP_BY(static_cast<int32_t>(ip[3])); \
+    else ip += 4;                                                                                  \
+    DISPATCH();                                                                                    \
+  }
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
+
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).
 #define WZVM_GEN_IMM_(Name, R, P1)                                               \
@@ -1488,6 +1507,14 @@ dispatch:
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
       else ip += 7;
+      DISPATCH();
+    }
+    CASE(I32ShrUAndAdd) {
+      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+      const uint32_t field =
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[1], (field & rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
+      ip += 6;
       DISPATCH();
     }
     CASE(CopyN) {
