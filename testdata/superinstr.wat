@@ -668,4 +668,19 @@
     (local.get 0))
   ;; setobj's tag byte: mem[b + 8] = mem[a + 8]
   (func (export "copy_tag") (param i32 i32)
-    (i32.store8 offset=8 (local.get 1) (i32.load8_u offset=8 (local.get 0)))))
+    (i32.store8 offset=8 (local.get 1) (i32.load8_u offset=8 (local.get 0))))
+  ;; Lua's dispatch: `switch (table[i & 0x7f] - 2)`, the table at `base`
+  (func (export "lua_dispatch") (param i32 i32) (result i32)
+    (block $d (block $c (block $b (block $a
+      (br_table $a $b $c $d
+        (i32.add
+          (i32.load (i32.add (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 2)) (local.get 1)))
+          (i32.const -2))))
+      (return (i32.const 10))) (return (i32.const 11))) (return (i32.const 12)))
+    (i32.const 13))
+  ;; the masked, scaled index alone, and added to a base
+  (func (export "and_shl") (param i32 i32) (result i32)
+    (i32.shl (i32.and (local.get 0) (i32.const 127)) (local.get 1)))
+  (func (export "and_shl_add") (param i32 i32) (result i32)
+    (i32.add (local.get 1) (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 4))))
+  (data (i32.const 3072) "\02\00\00\00\03\00\00\00\04\00\00\00\05\00\00\00\00\00\00\00"))

@@ -1370,5 +1370,51 @@ TEST(LuaShapes, DecodeAndTagTestsAreFused) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// Lua's dispatch, `switch (table[i & 0x7f] - 2)`, is one op and the switch:
+// the and, the shl and the add go into the load (load_and_shl_add(I32Load)),
+// which pairs with the switch (vm/switch_pairs.def). Every index goes where
+// the wasm sends it, the mask and the shift count are applied as wasm does,
+// a trap is the load's with exact counts; the and+shl and and+shl+add forms
+// compute what the pairs do.
+TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  EXPECT_STREQ(op_at("lua_dispatch", 0), "load_and_shl_add(I32Load)+switch");
+  EXPECT_STREQ(op_at("lua_dispatch", 7), "switch") << "the switch whole after it";
+  EXPECT_STREQ(op_at("and_shl", 0), "i32.and+shl");
+  EXPECT_STREQ(op_at("and_shl_add", 0), "i32.and+shl+add");
+  auto call = [&](const char* name, uint32_t a, uint32_t b) {
+    r.clear();
+    vm::Trap t = f.call(name, {Value::from_i32(a), Value::from_i32(b)}, r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  // the table at 3072: 2 3 4 5 0, less 2: cases 0 1 2, then the default
+  const std::pair<uint32_t, uint32_t> ops[] = {{0, 10}, {1, 11},   {2, 12},          {3, 13},
+                                               {4, 13}, {129, 11}, {0xffffff80u, 10}};
+  for (auto [i, want] : ops) EXPECT_EQ(call("lua_dispatch", i, 3072), want) << i;
+  EXPECT_EQ(call("lua_dispatch", 1, 3072 + 0xfffffffcu), 10u) << "the address wraps: the entry at 3072";
+  EXPECT_EQ(call("and_shl", 0x1ff, 4), 0x7f0u);
+  EXPECT_EQ(call("and_shl", 0x1ff, 36), 0x7f0u) << "the shift count taken mod 32";
+  EXPECT_EQ(call("and_shl_add", 0x181, 0xfffffff0u), 0u) << "(1 << 4) + base, wrapped";
+  vm::Trap t = f.call("lua_dispatch", {Value::from_i32(2), Value::from_i32(65536 - 8)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  // `get const and const shl get add load` (8), then `const add br_table`
+  // (3) and `const return` (2) or the block's `const` (1)
+  const std::vector<CountCase> cases = {
+      {"lua_dispatch", {Value::from_i32(2), Value::from_i32(65536 - 8)}, 8, vm::TrapCode::MemoryOutOfBounds},
+      {"lua_dispatch", {Value::from_i32(1), Value::from_i32(3072)}, 13, vm::TrapCode::None},
+      {"lua_dispatch", {Value::from_i32(4), Value::from_i32(3072)}, 12, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 }  // namespace
 }  // namespace wzvm

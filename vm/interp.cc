@@ -277,9 +277,9 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
 // The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
-// at [First dst a offset], or at (x << k) + c for [LoadShlAdd_Load dst x k c
-// offset], written to fp[dst] as the load writes it and returned in `v`.
-// False: out of bounds, nothing read.
+// at [First dst a offset], at (x << k) + c for [LoadShlAdd_Load dst x k c
+// offset], or at ((x & m) << k) + c for [LoadAndShlAdd_I32Load dst x m k c offset], written to fp[dst] as the
+// load writes it and returned in `v`. False: out of bounds, nothing read.
 template <IOp First, IOp Load>
 __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
                                                        uint64_t memsize, uint32_t& v) {
@@ -289,6 +289,11 @@ __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint3
   uint64_t ea;
   if constexpr (First == Load) {
     ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];
+  } else if constexpr (First == IOp::LoadAndShlAdd_I32Load) {
+    using Shl = BinaryFunctor<IOp::I32Shl>::F;
+    const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+    const uint32_t a = Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4]));
+    ea = static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[5])) + ip[6];
   } else {
     using Shl = BinaryFunctor<IOp::I32Shl>::F;
     const uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
@@ -1291,6 +1296,13 @@ dispatch:
 #undef WZVM_GEN_LOADADD_
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
     CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
+    // [load_and_shl_add(I32Load) dst x m k c offset] (vm/internal_ops.def).
+    CASE(LoadAndShlAdd_I32Load) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      const uint32_t a = Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4]));
+      WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[5]), 6, I32, uint32_t);
+    }
 #undef WZVM_LOAD_AT_
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):
@@ -1374,7 +1386,8 @@ dispatch:
     // at the op.
 #define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
   CASE(Name) {                                                                             \
-    static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load);        \
+    static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load ||       \
+                  IOp::First == IOp::LoadAndShlAdd_I32Load);                               \
     uint32_t v;                                                                            \
     if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
       TRAP(TrapCode::MemoryOutOfBounds);                                                   \
@@ -1514,6 +1527,22 @@ dispatch:
       const uint32_t field =
           ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[1], (field & rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(I32AndShl) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(fp, ip[1], Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4])));
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(I32AndShlAdd) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(
+          fp, ip[1],
+          Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
       ip += 6;
       DISPATCH();
     }

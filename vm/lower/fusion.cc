@@ -82,6 +82,29 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
     e.mark_dst(p + 1);  // last_op stays p: a load may take an i32.shl+add as its address
     return true;
   }
+  if (info.op == IOp::I32Shl && e.last_op_is(IOp::I32And, 4, a)) {
+    // [i32.and t x m] [i32.shl dst t k] -> [i32.and+shl dst x m k]: an index
+    // masked and scaled (vm/internal_ops.def), which an i32.add and then a
+    // load may take on. Neither traps. The shifted value must be the and's.
+    const uint32_t p = e.last_op;
+    code[p] = static_cast<uint32_t>(IOp::I32AndShl);
+    code[p + 1] = dst;
+    e.src_word(b.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);
+    return true;
+  }
+  if (info.op == IOp::I32Add && (e.last_op_is(IOp::I32AndShl, 5, a) || e.last_op_is(IOp::I32AndShl, 5, b))) {
+    // [i32.and+shl t x m k] [i32.add dst t c] (or c t) -> [i32.and+shl+add dst x m k c]
+    const uint32_t p = e.last_op;
+    const Operand& other = e.last_op_is(IOp::I32AndShl, 5, a) ? b : a;
+    code[p] = static_cast<uint32_t>(IOp::I32AndShlAdd);
+    code[p + 1] = dst;
+    e.src_word(other.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);  // last_op stays p: an i32.load may take it as its address (fuse_load)
+    return true;
+  }
   IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
   if (bin_load != IOp::Count && e.last_op_is(IOp::F64Load, 4, b)) {
     // [f64.load t addr off] [X dst a t] -> [bin_load(X) dst a addr off].
@@ -189,6 +212,10 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   // [imm(i32.add) t x imm] [i32.load dst t offset] -> [load_add_imm(I32Load)
   // dst x imm offset]: the same words, the immediate in place of y.
   else if (load == IOp::I32Load && e.last_op_is(IOp::Imm_I32Add, 4, addr)) fused = IOp::LoadAddImm_I32Load;
+  // [i32.and+shl+add t x m k c] [i32.load dst t offset] -> [load_and_shl_add(I32Load)
+  // dst x m k c offset]: Lua's dispatch table read (vm/internal_ops.def).
+  else if (load == IOp::I32Load && e.last_op_is(IOp::I32AndShlAdd, 6, addr))
+    fused = IOp::LoadAndShlAdd_I32Load;
   if (fused == IOp::Count) return false;
   uint32_t p = e.last_op;
   e.code[p] = static_cast<uint32_t>(fused);
