@@ -694,4 +694,51 @@
     (call $dirty (i64.const -1))
     (local.set 1 (i64.add (local.get 1) (call $l5 (local.get 0))))
     (call $dirty (i64.const -1))
-    (i64.add (local.get 1) (call $consts (local.get 0)))))
+    (i64.add (local.get 1) (call $consts (local.get 0))))
+  ;; Lua 5.4's decode and tag tests (vm/internal_ops.def, i32.shr_u+and+add;
+  ;; vm/load_jumps.def; vm/mem_pairs.def): a register's address from a field
+  ;; of the instruction word, `base + ((i >> 3) & 0xff0)`
+  (func (export "lua_ra") (param i32 i32) (result i32)
+    (i32.add (local.get 1) (i32.and (i32.shr_u (local.get 0) (i32.const 3)) (i32.const 4080))))
+  ;; the field first: the add's other operand second
+  (func (export "lua_rb") (param i32 i32) (result i32)
+    (i32.add (i32.and (i32.shr_u (local.get 0) (local.get 1)) (i32.const 4080)) (local.get 1)))
+  ;; `if (!(tt & 15)) return 0; return 1`: a tag byte loaded and tested
+  (func (export "tag_and") (param i32) (result i32)
+    (block
+      (br_if 0 (i32.eqz (i32.and (i32.load8_u offset=8 (local.get 0)) (i32.const 15))))
+      (return (i32.const 1)))
+    (i32.const 0))
+  ;; `if (tt != want) return 0; return 1`
+  (func (export "tag_ne") (param i32 i32) (result i32)
+    (block
+      (br_if 0 (i32.ne (i32.load8_u offset=8 (local.get 0)) (local.get 1)))
+      (return (i32.const 1)))
+    (i32.const 0))
+  ;; `(a & b) ? 1 : 2` through if: the eqz goes, the if tests the and
+  (func (export "eqz_and_if") (param i32 i32) (result i32)
+    (if (result i32) (i32.eqz (i32.and (local.get 0) (local.get 1)))
+      (then (i32.const 2)) (else (i32.const 1))))
+  ;; a br_if back to a loop on an eqz: no jump_unless(I32And) goes backward
+  (func (export "eqz_and_loop") (param i32) (result i32)
+    (loop $l
+      (br_if $l (i32.eqz (i32.and (local.tee 0 (i32.sub (local.get 0) (i32.const 1))) (i32.const 1)))))
+    (local.get 0))
+  ;; setobj's tag byte: mem[b + 8] = mem[a + 8]
+  (func (export "copy_tag") (param i32 i32)
+    (i32.store8 offset=8 (local.get 1) (i32.load8_u offset=8 (local.get 0))))
+  ;; Lua's dispatch: `switch (table[i & 0x7f] - 2)`, the table at `base`
+  (func (export "lua_dispatch") (param i32 i32) (result i32)
+    (block $d (block $c (block $b (block $a
+      (br_table $a $b $c $d
+        (i32.add
+          (i32.load (i32.add (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 2)) (local.get 1)))
+          (i32.const -2))))
+      (return (i32.const 10))) (return (i32.const 11))) (return (i32.const 12)))
+    (i32.const 13))
+  ;; the masked, scaled index alone, and added to a base
+  (func (export "and_shl") (param i32 i32) (result i32)
+    (i32.shl (i32.and (local.get 0) (i32.const 127)) (local.get 1)))
+  (func (export "and_shl_add") (param i32 i32) (result i32)
+    (i32.add (local.get 1) (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 4))))
+  (data (i32.const 3072) "\02\00\00\00\03\00\00\00\04\00\00\00\05\00\00\00\00\00\00\00"))

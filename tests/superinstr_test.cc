@@ -53,6 +53,14 @@ TEST(InternalOps, OneListNamesEveryOpInOrder) {
       << #Name;
 #include "vm/step_jumps.def"
 #undef WZVM_STEP_JUMP
+// a load pair likewise
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                               \
+  EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;                                        \
+  EXPECT_EQ(std::string(text),                                                                     \
+            std::string(vm::iop_name(vm::IOp::Load)) + "+" + vm::iop_name(vm::IOp::Jump##_##Test)) \
+      << #Name;
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
 #define WZVM_COUNTED_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/counted_ops.def"
 #undef WZVM_COUNTED_IOP
@@ -1397,6 +1405,131 @@ TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
   f.store.thread()->profiling = nullptr;
   EXPECT_EQ(t.code, vm::TrapCode::Interrupted);
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+}
+
+// Lua 5.4's decode and tag tests, each one dispatch: a register's address
+// from a field of the instruction word (i32.shr_u+and+add), the branch on
+// !(tt & m) (the eqz goes into jump_unless(I32And)) and on tt != v, each
+// paired with the load of the tag byte (vm/load_jumps.def), and setobj's
+// tag copy (i32.load8_u+i32.store8). Results as the wasm's, a trap in the
+// load is the load's (in a pair, at the pair's op word) with exact counts,
+// and a branch back to a loop on an eqz keeps a back form.
+TEST(LuaShapes, DecodeAndTagTestsAreFused) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  EXPECT_STREQ(op_at("lua_ra", 0), "i32.shr_u+and+add");
+  EXPECT_STREQ(op_at("lua_rb", 0), "i32.shr_u+and+add");
+  EXPECT_STREQ(op_at("tag_and", 0), "i32.load8_u+jump_unless(I32And)");
+  EXPECT_STREQ(op_at("tag_and", 4), "jump_unless(I32And)") << "the jump whole after the load";
+  EXPECT_STREQ(op_at("tag_ne", 0), "i32.load8_u+jump_if(I32Ne)");
+  EXPECT_STREQ(op_at("tag_ne", 4), "jump_if(I32Ne)");
+  EXPECT_STREQ(op_at("eqz_and_if", 0), "jump_if(I32And)") << "the and and the eqz, one branch";
+  EXPECT_STREQ(op_at("copy_tag", 0), "i32.load8_u+i32.store8");
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  EXPECT_EQ(call("lua_ra", {Value::from_i32(0x12345678u), Value::from_i32(1000)}),
+            ((0x12345678u >> 3) & 4080u) + 1000u);
+  EXPECT_EQ(call("lua_ra", {Value::from_i32(0xffffffffu), Value::from_i32(0xfffffff0u)}), 4080u - 16u)
+      << "the add wraps";
+  EXPECT_EQ(call("lua_rb", {Value::from_i32(0x12345678u), Value::from_i32(35)}),
+            ((0x12345678u >> 3) & 4080u) + 35u)
+      << "the shift count taken mod 32";
+  // the tag bytes at 1024 + 8 on: 08 04 00 00 fc ff 00 00
+  const std::pair<uint32_t, uint32_t> tags[] = {{1024, 1}, {1025, 1}, {1026, 0}, {1028, 1}, {1031, 0}};
+  for (auto [a, want] : tags) EXPECT_EQ(call("tag_and", {Value::from_i32(a)}), want) << a;
+  EXPECT_EQ(call("tag_ne", {Value::from_i32(1024), Value::from_i32(8)}), 1u);
+  EXPECT_EQ(call("tag_ne", {Value::from_i32(1024), Value::from_i32(9)}), 0u);
+  EXPECT_EQ(call("tag_ne", {Value::from_i32(1028), Value::from_i32(0xfc)}), 1u);
+  EXPECT_EQ(call("eqz_and_if", {Value::from_i32(6), Value::from_i32(3)}), 1u);
+  EXPECT_EQ(call("eqz_and_if", {Value::from_i32(6), Value::from_i32(9)}), 2u);
+  EXPECT_EQ(call("eqz_and_loop", {Value::from_i32(9)}), 7u) << "9 -> 8 -> 7, odd";
+  EXPECT_EQ(call("eqz_and_loop", {Value::from_i32(2)}), 1u);
+  call("copy_tag", {Value::from_i32(1028), Value::from_i32(2048)});
+  EXPECT_EQ(call("tag_ne", {Value::from_i32(2048), Value::from_i32(0xfc)}), 1u) << "mem[2056] = mem[1036]";
+  // Traps: the tag's load at 65536, the store of the copy at 65536.
+  for (auto [name, args] :
+       {std::pair{"tag_and", std::vector<Value>{Value::from_i32(65528)}},
+        std::pair{"tag_ne", std::vector<Value>{Value::from_i32(65528), Value::from_i32(0)}}}) {
+    vm::Trap t = f.call(name, args, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x2D) << name << ": i32.load8_u";
+  }
+  vm::Trap t = f.call("copy_tag", {Value::from_i32(1024), Value::from_i32(65528)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x3A) << "i32.store8";
+  t = f.call("copy_tag", {Value::from_i32(65528), Value::from_i32(1024)}, r);
+  EXPECT_EQ(f.trap_opcode(t), 0x2D) << "i32.load8_u";
+  // Counts (a block is not counted): tag_and's `get load8_u const and eqz
+  // br_if` (6), then `const return` (2) or `const` after the block's end
+  // (1); tag_ne's `get load8_u get ne br_if` (5) likewise; a trap in the
+  // load after `get load8_u` (2); copy_tag's `get get load8_u store8` (4).
+  const std::vector<CountCase> cases = {
+      {"tag_and", {Value::from_i32(1024)}, 8, vm::TrapCode::None},
+      {"tag_and", {Value::from_i32(1026)}, 7, vm::TrapCode::None},
+      {"tag_and", {Value::from_i32(65528)}, 2, vm::TrapCode::MemoryOutOfBounds},
+      {"tag_ne", {Value::from_i32(1024), Value::from_i32(8)}, 7, vm::TrapCode::None},
+      {"tag_ne", {Value::from_i32(1024), Value::from_i32(9)}, 6, vm::TrapCode::None},
+      {"tag_ne", {Value::from_i32(65528), Value::from_i32(8)}, 2, vm::TrapCode::MemoryOutOfBounds},
+      {"copy_tag", {Value::from_i32(1024), Value::from_i32(65528)}, 4, vm::TrapCode::MemoryOutOfBounds},
+      {"copy_tag", {Value::from_i32(65528), Value::from_i32(1024)}, 3, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
+// Lua's dispatch, `switch (table[i & 0x7f] - 2)`, is one op and the switch:
+// the and, the shl and the add go into the load (load_and_shl_add(I32Load)),
+// which pairs with the switch (vm/switch_pairs.def). Every index goes where
+// the wasm sends it, the mask and the shift count are applied as wasm does,
+// a trap is the load's with exact counts; the and+shl and and+shl+add forms
+// compute what the pairs do.
+TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  EXPECT_STREQ(op_at("lua_dispatch", 0), "load_and_shl_add(I32Load)+switch");
+  EXPECT_STREQ(op_at("lua_dispatch", 7), "switch") << "the switch whole after it";
+  EXPECT_STREQ(op_at("and_shl", 0), "i32.and+shl");
+  EXPECT_STREQ(op_at("and_shl_add", 0), "i32.and+shl+add");
+  auto call = [&](const char* name, uint32_t a, uint32_t b) {
+    r.clear();
+    vm::Trap t = f.call(name, {Value::from_i32(a), Value::from_i32(b)}, r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  // the table at 3072: 2 3 4 5 0, less 2: cases 0 1 2, then the default
+  const std::pair<uint32_t, uint32_t> ops[] = {{0, 10}, {1, 11},   {2, 12},          {3, 13},
+                                               {4, 13}, {129, 11}, {0xffffff80u, 10}};
+  for (auto [i, want] : ops) EXPECT_EQ(call("lua_dispatch", i, 3072), want) << i;
+  EXPECT_EQ(call("lua_dispatch", 1, 3072 + 0xfffffffcu), 10u) << "the address wraps: the entry at 3072";
+  EXPECT_EQ(call("and_shl", 0x1ff, 4), 0x7f0u);
+  EXPECT_EQ(call("and_shl", 0x1ff, 36), 0x7f0u) << "the shift count taken mod 32";
+  EXPECT_EQ(call("and_shl_add", 0x181, 0xfffffff0u), 0u) << "(1 << 4) + base, wrapped";
+  vm::Trap t = f.call("lua_dispatch", {Value::from_i32(2), Value::from_i32(65536 - 8)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  // `get const and const shl get add load` (8), then `const add br_table`
+  // (3) and `const return` (2) or the block's `const` (1)
+  const std::vector<CountCase> cases = {
+      {"lua_dispatch", {Value::from_i32(2), Value::from_i32(65536 - 8)}, 8, vm::TrapCode::MemoryOutOfBounds},
+      {"lua_dispatch", {Value::from_i32(1), Value::from_i32(3072)}, 13, vm::TrapCode::None},
+      {"lua_dispatch", {Value::from_i32(4), Value::from_i32(3072)}, 12, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
 }
 
 }  // namespace

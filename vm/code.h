@@ -110,11 +110,13 @@ enum class IOp : uint32_t {
 const char* iop_name(IOp op);
 
 // The words of the load that a switch pair (vm/switch_pairs.def) begins
-// with, its op word included, for the row's First: [Load dst a offset], or
-// [LoadShlAdd_Load dst x k c offset]. The switch's op word follows.
+// with, its op word included, for the row's First: [Load dst a offset],
+// [LoadShlAdd_Load dst x k c offset] or [LoadAndShlAdd_I32Load dst x m k c
+// offset]. The switch's op word follows.
 constexpr uint32_t switch_pair_load_words(IOp first) {
 #define WZVM_SWITCH_PAIR(Name, First, Load, text) \
-  if (first == IOp::First) return IOp::First == IOp::Load ? 4 : 6;
+  if (first == IOp::First)                        \
+    return IOp::First == IOp::Load ? 4 : IOp::First == IOp::LoadAndShlAdd_I32Load ? 7 : 6;
 #include "vm/switch_pairs.def"
 #undef WZVM_SWITCH_PAIR
   return 0;

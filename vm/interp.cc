@@ -287,9 +287,9 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
 // The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
-// at [First dst a offset], or at (x << k) + c for [LoadShlAdd_Load dst x k c
-// offset], written to fp[dst] as the load writes it and returned in `v`.
-// False: out of bounds, nothing read.
+// at [First dst a offset], at (x << k) + c for [LoadShlAdd_Load dst x k c
+// offset], or at ((x & m) << k) + c for [LoadAndShlAdd_I32Load dst x m k c offset], written to fp[dst] as the
+// load writes it and returned in `v`. False: out of bounds, nothing read.
 template <IOp First, IOp Load>
 __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
                                                        uint64_t memsize, uint32_t& v) {
@@ -299,6 +299,11 @@ __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint3
   uint64_t ea;
   if constexpr (First == Load) {
     ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];
+  } else if constexpr (First == IOp::LoadAndShlAdd_I32Load) {
+    using Shl = BinaryFunctor<IOp::I32Shl>::F;
+    const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+    const uint32_t a = Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4]));
+    ea = static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[5])) + ip[6];
   } else {
     using Shl = BinaryFunctor<IOp::I32Shl>::F;
     const uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
@@ -1301,6 +1306,13 @@ dispatch:
 #undef WZVM_GEN_LOADADD_
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
     CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
+    // [load_and_shl_add(I32Load) dst x m k c offset] (vm/internal_ops.def).
+    CASE(LoadAndShlAdd_I32Load) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      const uint32_t a = Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4]));
+      WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[5]), 6, I32, uint32_t);
+    }
 #undef WZVM_LOAD_AT_
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):
@@ -1384,7 +1396,8 @@ dispatch:
     // at the op.
 #define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
   CASE(Name) {                                                                             \
-    static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load);        \
+    static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load ||       \
+                  IOp::First == IOp::LoadAndShlAdd_I32Load);                               \
     uint32_t v;                                                                            \
     if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
       TRAP(TrapCode::MemoryOutOfBounds);                                                   \
@@ -1412,6 +1425,25 @@ dispatch:
   }
 #include "vm/step_jumps.def"
 #undef WZVM_STEP_JUMP
+
+    // ---- A load and the compare-and-branch after it (vm/load_jumps.def):
+    // [op dst a offset] [Jump_Test x y offset], the load (its trap at the
+    // op), then the test from the jump's own op word, 4 words on.
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                               \
+  CASE(Name) {                                                                                     \
+    using C = BinaryFunctor<IOp::Test>::F;                                                         \
+    static_assert(!C::kTraps && std::is_same_v<MemRow<IOp::Load>::Val, uint32_t>);                 \
+    if (__builtin_expect(!mem_access<IOp::Load, 0>(fp, ip, mem, memsize), 0))                      \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                           \
+    const bool c =                                                                                 \
+        C::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[5]), rd<uint32_t>(fp, ip[6])) != 0; \
+    ip += 4; /* the jump's op word: its offset is relative to it */                                \
+    if (c == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) JUMP_BY(static_cast<int32_t>(ip[3])); \
+    else ip += 4;                                                                                  \
+    DISPATCH();                                                                                    \
+  }
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
 
     // ---- Integer arithmetic with a constant second operand (vm/code.h):
     // [Imm_X dst a imm], imm one word (i32) or two (i64, low first).
@@ -1512,6 +1544,30 @@ dispatch:
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
       else ip += 7;
+      DISPATCH();
+    }
+    CASE(I32ShrUAndAdd) {
+      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+      const uint32_t field =
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[1], (field & rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(I32AndShl) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(fp, ip[1], Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4])));
+      ip += 5;
+      DISPATCH();
+    }
+    CASE(I32AndShlAdd) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(
+          fp, ip[1],
+          Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
+      ip += 6;
       DISPATCH();
     }
     CASE(CopyN) {

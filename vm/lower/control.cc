@@ -140,7 +140,7 @@ bool FunctionCompiler::op_br_if() {
   if (emitting()) {
     Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
     if (!needs_moves(depth, vs)) {
-      auto [op, w] = emit_cond_jump(true, cond);
+      auto [op, w] = emit_cond_jump(true, cond, target.kind == BlockKind::Loop);
       add_edge(op, w);
       if (target.kind == BlockKind::Loop) {
         patch_to_loop(target, op, w);
@@ -328,9 +328,10 @@ void FunctionCompiler::patch(uint32_t op_pos, uint32_t word_pos, uint32_t target
 // patch; returns (op word, offset word). When `cond` was computed by the
 // instruction just emitted, that instruction becomes a fused
 // compare-and-branch in place (fuse_cond_jump).
-std::pair<uint32_t, uint32_t> FunctionCompiler::emit_cond_jump(bool if_true, const Operand& cond) {
+std::pair<uint32_t, uint32_t> FunctionCompiler::emit_cond_jump(bool if_true, const Operand& cond,
+                                                               bool to_loop) {
   std::pair<uint32_t, uint32_t> fused;
-  if (fuse_cond_jump(e_, if_true, cond, loop_depth_ > 0, fused)) return fused;
+  if (fuse_cond_jump(e_, if_true, cond, loop_depth_ > 0, to_loop, fused)) return fused;
   uint32_t op = emit_op(if_true ? IOp::JumpIf : IOp::JumpUnless);
   src_word(cond.src);
   word(0);

@@ -52,6 +52,7 @@ class Emitter {
     op_at_label_ = UINT32_MAX;
     prev_op = last_op;
     last_op = pos;
+    eqz_of_last = UINT32_MAX;
     if (counting) {
       // What ran before this op: at a label, what was counted before it
       // (a jump there counted its edge); else what the op before it ran,
@@ -86,6 +87,7 @@ class Emitter {
     last_dst = UINT32_MAX;
     last_op = UINT32_MAX;
     prev_op = UINT32_MAX;
+    eqz_of_last = UINT32_MAX;
     label_since_op_ = true;
     label_count_ = counted;
   }
@@ -191,6 +193,12 @@ class Emitter {
   uint32_t last_dst = UINT32_MAX;  // the result word of the op just emitted (mark_dst)
   uint32_t last_op = UINT32_MAX;   // op word of the last op emitted since the last label
   uint32_t prev_op = UINT32_MAX;   // the op emitted before it, with no label between (merge_add_pair)
+  // The i32.eqz just emitted (last_op), when its operand is the temporary
+  // result of prev_op, read by it alone (fuse_cond_jump), and prev_op and
+  // fall_op as they were before the eqz, for when it goes.
+  uint32_t eqz_of_last = UINT32_MAX;
+  uint32_t prev_op_before_eqz = UINT32_MAX;
+  uint32_t fall_op_before_eqz = UINT32_MAX;
   // The last run of copies (copy2, copy3, copy4) made since the last label:
   // a further copy may join it (merge_copy), a call pair with it, jump
   // threading drop its last copy.

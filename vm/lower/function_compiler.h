@@ -250,7 +250,8 @@ class FunctionCompiler {
   void bind_label();
   void patch(uint32_t op_pos, uint32_t word_pos, uint32_t target,
              uint32_t target_count = Instrumentation::kHere);
-  std::pair<uint32_t, uint32_t> emit_cond_jump(bool if_true, const Operand& cond);
+  // `to_loop`: the jump goes back to a loop's start (it needs a back form).
+  std::pair<uint32_t, uint32_t> emit_cond_jump(bool if_true, const Operand& cond, bool to_loop = false);
   void emit_label_values(const Ctrl& c);
   void emit_exit_to_end(Ctrl& c);
   void emit_branch(uint32_t depth, std::vector<Operand>& vs);

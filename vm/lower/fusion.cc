@@ -38,13 +38,19 @@ IOp switch_pair(uint32_t first) {
   return IOp::Count;
 }
 
-// The step pair (vm/step_jumps.def) for `step` followed by `jump`, or IOp::Count.
+// The step pair (vm/step_jumps.def) or load pair (vm/load_jumps.def) for
+// `step` followed by `jump`, or IOp::Count.
 IOp step_jump(uint32_t step, uint32_t jump) {
 #define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                              \
   if (step == static_cast<uint32_t>(IOp::Step) && jump == static_cast<uint32_t>(IOp::Jump##_##Test)) \
     return IOp::Name;
 #include "vm/step_jumps.def"
 #undef WZVM_STEP_JUMP
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                                 \
+  if (step == static_cast<uint32_t>(IOp::Load) && jump == static_cast<uint32_t>(IOp::Jump##_##Test)) \
+    return IOp::Name;
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
   return IOp::Count;
 }
 
@@ -126,6 +132,19 @@ bool shifts_to_extend(Emitter& e, IOp op, uint32_t dst, const Operand& a, const 
 bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a, const Operand& b) {
   auto& code = e.code;
   if (shifts_to_extend(e, info.op, dst, a, b)) return true;
+  if (info.op == IOp::I32Add &&
+      (e.last_op_is(IOp::I32ShrUAnd, 5, a) || e.last_op_is(IOp::I32ShrUAnd, 5, b))) {
+    // [i32.shr_u+and t x s m] [i32.add dst t c] (or c t) -> [i32.shr_u+and+add
+    // dst x s m c]: a bit field added to a base (vm/internal_ops.def). None traps.
+    const uint32_t p = e.last_op;
+    const Operand& other = e.last_op_is(IOp::I32ShrUAnd, 5, a) ? b : a;
+    code[p] = static_cast<uint32_t>(IOp::I32ShrUAndAdd);
+    code[p + 1] = dst;
+    e.src_word(other.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);
+    return true;
+  }
   if (IOp chain = chain_with_last(e, info.op, a, b); chain != IOp::Count) {
     // [First t x y] [Second dst t c] (or c t) -> [chain dst x y c]
     uint32_t p = e.last_op;
@@ -135,6 +154,29 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
     e.src_word(other.src);
     e.retarget_fused(p);
     e.mark_dst(p + 1);  // last_op stays p: a load may take an i32.shl+add as its address
+    return true;
+  }
+  if (info.op == IOp::I32Shl && e.last_op_is(IOp::I32And, 4, a)) {
+    // [i32.and t x m] [i32.shl dst t k] -> [i32.and+shl dst x m k]: an index
+    // masked and scaled (vm/internal_ops.def), which an i32.add and then a
+    // load may take on. Neither traps. The shifted value must be the and's.
+    const uint32_t p = e.last_op;
+    code[p] = static_cast<uint32_t>(IOp::I32AndShl);
+    code[p + 1] = dst;
+    e.src_word(b.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);
+    return true;
+  }
+  if (info.op == IOp::I32Add && (e.last_op_is(IOp::I32AndShl, 5, a) || e.last_op_is(IOp::I32AndShl, 5, b))) {
+    // [i32.and+shl t x m k] [i32.add dst t c] (or c t) -> [i32.and+shl+add dst x m k c]
+    const uint32_t p = e.last_op;
+    const Operand& other = e.last_op_is(IOp::I32AndShl, 5, a) ? b : a;
+    code[p] = static_cast<uint32_t>(IOp::I32AndShlAdd);
+    code[p + 1] = dst;
+    e.src_word(other.src);
+    e.retarget_fused(p);
+    e.mark_dst(p + 1);  // last_op stays p: an i32.load may take it as its address (fuse_load)
     return true;
   }
   IOp bin_load = op_tables().f64_mem[static_cast<size_t>(info.op)].first;
@@ -281,6 +323,10 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   // [imm(i32.add) t x imm] [i32.load dst t offset] -> [load_add_imm(I32Load)
   // dst x imm offset]: the same words, the immediate in place of y.
   else if (load == IOp::I32Load && e.last_op_is(IOp::Imm_I32Add, 4, addr)) fused = IOp::LoadAddImm_I32Load;
+  // [i32.and+shl+add t x m k c] [i32.load dst t offset] -> [load_and_shl_add(I32Load)
+  // dst x m k c offset]: Lua's dispatch table read (vm/internal_ops.def).
+  else if (load == IOp::I32Load && e.last_op_is(IOp::I32AndShlAdd, 6, addr))
+    fused = IOp::LoadAndShlAdd_I32Load;
   if (fused == IOp::Count) return false;
   uint32_t p = e.last_op;
   e.code[p] = static_cast<uint32_t>(fused);
@@ -387,7 +433,7 @@ bool merge_copy(Emitter& e, uint32_t dst, uint32_t src) {
   return true;
 }
 
-bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
+bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop, bool to_loop,
                     std::pair<uint32_t, uint32_t>& out) {
   auto& code = e.code;
   if (cond.is_virtual() || e.last_dst == UINT32_MAX || code[e.last_dst] != cond.slot) return false;
@@ -403,6 +449,41 @@ bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
     e.last_dst = UINT32_MAX;
     out = {p, p + 3};
     return true;
+  }
+  if (prev == IOp::I32Eqz && e.eqz_of_last == p && e.prev_op != UINT32_MAX && e.prev_op + 4 == p &&
+      e.here() == p + 3) {
+    // [X t a b] [i32.eqz d t] -> [JumpUnless_X a b offset] (br_if; an `if`
+    // takes JumpIf_X): the branch on !(a X b), X any op with fused jumps.
+    // C tests a flag so, `if (!(x & m))`: Lua's tag tests (`ttisnil`,
+    // `l_isfalse`) made `i32.and -> jump_unless` 1.8% of objects.lua's
+    // dispatches. Neither traps; the eqz's source offset and count mark go
+    // with its op word, and the op keeps X's, as the fusion above does.
+    const uint32_t x = e.prev_op;
+    auto [xif, xunless] = op_tables().fused[code[x]];
+    auto& sw = e.slot_words;
+    const size_t n = sw.size();
+    // A br_if back to a loop would need jump_unless(X) backward, which has
+    // no back form (only jump_if(X) has one): such a branch stays as it was.
+    if (xif != IOp::Count && !(to_loop && if_true) && code[x + 1] == code[p + 2] && n >= 5 &&
+        sw[n - 2] == p + 1 && sw[n - 1] == p + 2) {
+      code.resize(p);
+      sw.resize(n - 2);
+      if (!e.source_map.empty() && e.source_map.back().first == p) e.source_map.pop_back();
+      if (e.counting && !e.count_marks.empty() && e.count_marks.back().pos == p) e.count_marks.pop_back();
+      code[x] = static_cast<uint32_t>(if_true ? xunless : xif);
+      code[x + 1] = code[x + 2];
+      code[x + 2] = code[x + 3];
+      code[x + 3] = 0;
+      e.drop_dst_word(x);
+      // X is the last op again, as after a compare that fuses alone: a step
+      // or a load before it may pair with the jump (pair_last_step_jump).
+      e.last_op = x;
+      e.prev_op = e.prev_op_before_eqz;
+      e.fall_op = e.fall_op_before_eqz;
+      e.last_dst = e.eqz_of_last = UINT32_MAX;
+      out = {x, x + 3};
+      return true;
+    }
   }
   if (prev == IOp::I32Eqz) {  // [eqz dst a] -> [JumpUnless/JumpIf a offset]
     code[p] = static_cast<uint32_t>(if_true ? IOp::JumpUnless : IOp::JumpIf);

@@ -75,7 +75,8 @@ bool merge_copy(Emitter& e, uint32_t dst, uint32_t src);
 // A conditional jump on `cond`, taken when non-zero (`if_true`) or zero,
 // fused with the compare or eqz that computed it; `out` is (op word, offset
 // word). `in_loop`: a constant may go to the constant area cheaply.
-bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
+// `to_loop`: the jump goes back to a loop's start, so it must have a back form.
+bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop, bool to_loop,
                     std::pair<uint32_t, uint32_t>& out);
 // A load or store of memory 0 just emitted right after another (no label
 // between): the first's op word becomes the pair's (vm/mem_pairs.def), both

@@ -43,12 +43,22 @@ bool FunctionCompiler::numeric(const OpInfo& info) {
       push(ValType::I32);  // the compare's slot: last_dst still names it
       return true;
     }
+    // The binary op just emitted whose temporary result this eqz reads: a
+    // branch on the eqz may branch on the op's negation (fuse_cond_jump).
+    const bool of_last = info.op == IOp::I32Eqz && emitting() && e_.last_op != UINT32_MAX &&
+                         e_.last_op_is(static_cast<IOp>(e_.code[e_.last_op]), 4, a);
     uint32_t dst = push(info.result);
     if (emitting()) {
-      emit_op(info.op);
+      const uint32_t prev = e_.prev_op, fall = e_.fall_op;
+      const uint32_t op = emit_op(info.op);
       slot_word(dst);
       src_word(a.src);
       mark_dst(here() - 2);
+      if (of_last) {
+        e_.eqz_of_last = op;
+        e_.prev_op_before_eqz = prev;
+        e_.fall_op_before_eqz = fall;
+      }
     }
     return true;
   }
