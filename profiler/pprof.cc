@@ -799,13 +799,16 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     b.use_contexts(prof->has_contexts() ? prof : nullptr);
     std::vector<uint32_t> nodes;  // those with counts, in order
     {
-      // A function's instructions are all in its unit: one leaf each.
+      // A function's instructions are all in its unit: one leaf each, so
+      // only its first node's runs are made here (json's test binary: most
+      // nodes are a recursion's, of functions already seen).
       Builder::Prefetch pf(b, tree);
       std::unordered_set<const vm::FuncInst*> leaf_seen;
-      prof->for_each_node_runs(
+      prof->for_each_node(
+          [&](uint32_t n) { return !leaf_seen.count(tree.node(n).func); },
           [&](uint32_t n, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
             const vm::FuncInst* f = tree.node(n).func;
-            if (leaf_seen.insert(f).second)
+            if (!runs.empty() && leaf_seen.insert(f).second)
               pf.add(n, f, scratch.of(n, offsets, runs, tree, profiler).front().offset);
             else pf.add(n, f, -1);
             nodes.push_back(n);
