@@ -87,7 +87,7 @@ class Builder {
     const size_t rest = s->ByteSizeLong();
     size_t ids = 0, size = rest;
     if (stream_leaf_) {
-      ids = COS::VarintSize64(stream_leaf_) + stream_callers_.size();
+      ids = COS::VarintSize64(stream_leaf_) + callers_size();
       size += 1 + COS::VarintSize64(ids) + ids;
     }
     const size_t at = samples_.size();
@@ -100,7 +100,7 @@ class Builder {
       p = WFL::WriteTagToArray(pb::Sample::kLocationIdFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, p);
       p = COS::WriteVarint32ToArray(static_cast<uint32_t>(ids), p);
       p = COS::WriteVarint64ToArray(stream_leaf_, p);
-      p = std::copy(stream_callers_.begin(), stream_callers_.end(), p);
+      p = std::copy(callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_), callers_.end(), p);
     }
     p = s->SerializeWithCachedSizesToArray(p);
     samples_.resize(static_cast<size_t>(p - base));
@@ -162,28 +162,8 @@ class Builder {
     if (streaming_ && s == &scratch_) {  // end_sample writes the ids
       stream_leaf_ = leaf;
       if (stream_tree_ == &tree && stream_node_ == node) return;  // the callers are encoded
-      auto varint = [](uint64_t id, std::string& out) {
-        for (; id >= 0x80; id >>= 7) out.push_back(static_cast<char>(id | 0x80));
-        out.push_back(static_cast<char>(id));
-      };
-      // Nodes are made as calls are, so a recursion's are in order and each
-      // is the last one's callee: its callers are the last one's and one
-      // more frame in front (unless either stack is elided).
-      const uint32_t parent = tree.node(node).parent;
-      if (stream_tree_ == &tree && stream_node_ == parent && parent != vm::CallTree::kRoot &&
-          tree.node(node).depth <= 2 * kStackEnd) {
-        use_tree(tree);
-        uint64_t& id = caller_location_[node];
-        if (!id) id = caller_id(tree, node);
-        if (id != kNoFrame) {
-          std::string first;
-          varint(id, first);
-          stream_callers_.insert(0, first);
-        }
-      } else {
-        stream_callers_.clear();
-        for_each_caller(tree, node, [&](uint64_t id) { varint(id, stream_callers_); });
-      }
+      if (stream_tree_ != &tree) forget_callers();                // node ids are the tree's
+      encode_callers(tree, node);
       stream_tree_ = &tree;
       stream_node_ = node;
       return;
@@ -207,6 +187,80 @@ class Builder {
     last_tree_ = &tree;
     last_node_ = node;
   }
+  // The streamed sample's callers (add_stack), as packed varints: the last
+  // callers_size() bytes of callers_, innermost first, so the frames a node
+  // shares with the last one encoded (its outer ones) stay where they are.
+  // The writers go node by node in order of their making, so the next node
+  // is mostly the last one's callee or a sibling of one of its callers:
+  // only the frames below the deepest node both stacks hold are encoded
+  // again, not the whole stack (json's test binary: 1.4 M nodes a hundred
+  // frames deep, each walked to the root, were 6% of its instruction run).
+  // callers_path_[d]: the last stack's node at depth d; callers_tail_[d]:
+  // how many bytes at the end of callers_ are the callers of that node.
+  std::string callers_;
+  size_t callers_begin_ = 0;
+  std::vector<uint32_t> callers_path_;
+  std::vector<size_t> callers_tail_;
+  size_t callers_size() const { return callers_.size() - callers_begin_; }
+  void encode_callers(const vm::CallTree& tree, uint32_t node) {
+    use_tree(tree);
+    uint8_t bytes[10];
+    auto prepend = [&](uint64_t id) {
+      size_t n = 0;
+      for (; id >= 0x80; id >>= 7) bytes[n++] = static_cast<uint8_t>(id | 0x80);
+      bytes[n++] = static_cast<uint8_t>(id);
+      if (callers_begin_ < n) {  // room in front: twice the size, the bytes at the end
+        const size_t size = callers_size();
+        std::string grown(2 * callers_.size() + 64, '\0');
+        std::copy(callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_), callers_.end(),
+                  grown.end() - static_cast<std::ptrdiff_t>(size));
+        callers_.swap(grown);
+        callers_begin_ = callers_.size() - size;
+      }
+      callers_begin_ -= n;
+      std::copy(bytes, bytes + n, callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_));
+    };
+    const uint32_t depth = tree.node(node).depth;
+    if (depth > 2 * kStackEnd) {  // elided: encoded whole, and no stack to share
+      callers_path_.clear();
+      callers_tail_.assign(1, 0);
+      std::vector<uint64_t> ids;
+      for_each_caller(tree, node, [&](uint64_t id) { ids.push_back(id); });
+      callers_begin_ = callers_.size();
+      for (auto it = ids.rbegin(); it != ids.rend(); ++it) prepend(*it);
+      return;
+    }
+    // The nodes below the deepest one the last stack holds, innermost first.
+    std::vector<uint32_t>& below = callers_below_;
+    below.clear();
+    uint32_t c = node;
+    for (; c != vm::CallTree::kRoot; c = tree.node(c).parent) {
+      const uint32_t d = tree.node(c).depth;
+      if (d < callers_path_.size() && callers_path_[d] == c) break;
+      below.push_back(c);
+    }
+    const uint32_t shared = c == vm::CallTree::kRoot ? 0 : tree.node(c).depth;
+    if (callers_tail_.empty()) callers_tail_.assign(1, 0);
+    callers_begin_ = callers_.size() - callers_tail_[shared];
+    callers_path_.resize(depth + 1);
+    callers_tail_.resize(depth + 1);
+    for (auto it = below.rbegin(); it != below.rend(); ++it) {
+      const uint32_t n = *it, d = tree.node(n).depth;
+      if (tree.node(n).parent != vm::CallTree::kRoot) {
+        uint64_t& id = caller_location_[n];
+        if (!id) id = caller_id(tree, n);
+        if (id != kNoFrame) prepend(id);
+      }
+      callers_path_[d] = n;
+      callers_tail_[d] = callers_size();
+    }
+  }
+  void forget_callers() {
+    callers_path_.clear();
+    callers_tail_.clear();
+    callers_begin_ = callers_.size();
+  }
+  std::vector<uint32_t> callers_below_;
   // The Location ids of `node`'s callers, innermost first, elided as
   // add_stack says.
   template <typename F>
@@ -391,6 +445,7 @@ class Builder {
     remap(stream_leaf_);
     // The cached encodings of ids are stale.
     stream_tree_ = nullptr;
+    forget_callers();
     last_sample_ = nullptr;
   }
   // intern_callers for every node of `nodes` (each the node of some
@@ -641,10 +696,9 @@ class Builder {
   int weight_index_ = 0;
   pb::Sample scratch_;
   // add_stack's stack of the streamed sample, kept out of scratch_: its
-  // leaf's id (0: none, the ids are scratch_'s) and its callers' packed
-  // varints, those of node stream_node_ of stream_tree_.
+  // leaf's id (0: none, the ids are scratch_'s) and the node of
+  // stream_tree_ whose callers' packed varints callers_ ends with.
   uint64_t stream_leaf_ = 0;
-  std::string stream_callers_;
   const vm::CallTree* stream_tree_ = nullptr;
   uint32_t stream_node_ = 0;
   static constexpr size_t kOutBuffer = size_t{1} << 20;
