@@ -221,14 +221,24 @@ class Builder {
       std::copy(bytes, bytes + n, callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_));
     };
     const uint32_t depth = tree.node(node).depth;
-    if (depth > 2 * kStackEnd) {  // elided: encoded whole, and no stack to share
-      callers_path_.clear();
-      callers_tail_.assign(1, 0);
-      std::vector<uint64_t> ids;
-      for_each_caller(tree, node, [&](uint64_t id) { ids.push_back(id); });
-      callers_begin_ = callers_.size();
-      for (auto it = ids.rbegin(); it != ids.rend(); ++it) prepend(*it);
-      return;
+    if (depth > 2 * kStackEnd) {
+      // Elided (for_each_caller): the callers of the ancestor at depth
+      // kStackEnd + 1 (encoded as any stack, sharing the last one's), then
+      // "[frames-elided]" and the innermost kStackEnd - 1 callers, found
+      // without walking the frames between (json's test binary recurses
+      // thousands deep).
+      encode_callers(tree, ancestor_at(tree, node, kStackEnd + 1));
+      uint64_t inner[kStackEnd - 1];
+      uint32_t c = node;
+      for (uint32_t i = 0; i < kStackEnd - 1; ++i, c = tree.node(c).parent) {
+        uint64_t& id = caller_location_[c];
+        if (!id) id = caller_id(tree, c);
+        inner[i] = id;
+      }
+      prepend(elided_location());
+      for (uint32_t i = kStackEnd - 1; i-- > 0;)
+        if (inner[i] != kNoFrame) prepend(inner[i]);
+      return;  // the path stays the ancestor's: deeper nodes are not in it
     }
     // The nodes below the deepest one the last stack holds, innermost first.
     std::vector<uint32_t>& below = callers_below_;
@@ -259,6 +269,20 @@ class Builder {
     callers_path_.clear();
     callers_tail_.clear();
     callers_begin_ = callers_.size();
+    ancestors_.clear();
+  }
+  // `node`'s ancestor at `depth` (kStackEnd + 1, the one depth asked),
+  // kept per node on the way (0: not yet).
+  std::vector<uint32_t> ancestors_;
+  uint32_t ancestor_at(const vm::CallTree& tree, uint32_t node, uint32_t depth) {
+    if (ancestors_.size() < tree.size()) ancestors_.resize(tree.size(), 0);
+    std::vector<uint32_t>& walk = callers_below_;
+    walk.clear();
+    uint32_t c = node;
+    for (; tree.node(c).depth > depth && !ancestors_[c]; c = tree.node(c).parent) walk.push_back(c);
+    const uint32_t a = tree.node(c).depth == depth ? c : ancestors_[c];
+    for (const uint32_t w : walk) ancestors_[w] = a;
+    return a;
   }
   std::vector<uint32_t> callers_below_;
   // The Location ids of `node`'s callers, innermost first, elided as
