@@ -87,7 +87,7 @@ class Builder {
     const size_t rest = s->ByteSizeLong();
     size_t ids = 0, size = rest;
     if (stream_leaf_) {
-      ids = COS::VarintSize64(stream_leaf_) + stream_callers_.size();
+      ids = COS::VarintSize64(stream_leaf_) + callers_size();
       size += 1 + COS::VarintSize64(ids) + ids;
     }
     const size_t at = samples_.size();
@@ -100,7 +100,7 @@ class Builder {
       p = WFL::WriteTagToArray(pb::Sample::kLocationIdFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, p);
       p = COS::WriteVarint32ToArray(static_cast<uint32_t>(ids), p);
       p = COS::WriteVarint64ToArray(stream_leaf_, p);
-      p = std::copy(stream_callers_.begin(), stream_callers_.end(), p);
+      p = std::copy(callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_), callers_.end(), p);
     }
     p = s->SerializeWithCachedSizesToArray(p);
     samples_.resize(static_cast<size_t>(p - base));
@@ -162,28 +162,8 @@ class Builder {
     if (streaming_ && s == &scratch_) {  // end_sample writes the ids
       stream_leaf_ = leaf;
       if (stream_tree_ == &tree && stream_node_ == node) return;  // the callers are encoded
-      auto varint = [](uint64_t id, std::string& out) {
-        for (; id >= 0x80; id >>= 7) out.push_back(static_cast<char>(id | 0x80));
-        out.push_back(static_cast<char>(id));
-      };
-      // Nodes are made as calls are, so a recursion's are in order and each
-      // is the last one's callee: its callers are the last one's and one
-      // more frame in front (unless either stack is elided).
-      const uint32_t parent = tree.node(node).parent;
-      if (stream_tree_ == &tree && stream_node_ == parent && parent != vm::CallTree::kRoot &&
-          tree.node(node).depth <= 2 * kStackEnd) {
-        use_tree(tree);
-        uint64_t& id = caller_location_[node];
-        if (!id) id = caller_id(tree, node);
-        if (id != kNoFrame) {
-          std::string first;
-          varint(id, first);
-          stream_callers_.insert(0, first);
-        }
-      } else {
-        stream_callers_.clear();
-        for_each_caller(tree, node, [&](uint64_t id) { varint(id, stream_callers_); });
-      }
+      if (stream_tree_ != &tree) forget_callers();                // node ids are the tree's
+      encode_callers(tree, node);
       stream_tree_ = &tree;
       stream_node_ = node;
       return;
@@ -207,6 +187,104 @@ class Builder {
     last_tree_ = &tree;
     last_node_ = node;
   }
+  // The streamed sample's callers (add_stack), as packed varints: the last
+  // callers_size() bytes of callers_, innermost first, so the frames a node
+  // shares with the last one encoded (its outer ones) stay where they are.
+  // The writers go node by node in order of their making, so the next node
+  // is mostly the last one's callee or a sibling of one of its callers:
+  // only the frames below the deepest node both stacks hold are encoded
+  // again, not the whole stack (json's test binary: 1.4 M nodes a hundred
+  // frames deep, each walked to the root, were 6% of its instruction run).
+  // callers_path_[d]: the last stack's node at depth d; callers_tail_[d]:
+  // how many bytes at the end of callers_ are the callers of that node.
+  std::string callers_;
+  size_t callers_begin_ = 0;
+  std::vector<uint32_t> callers_path_;
+  std::vector<size_t> callers_tail_;
+  size_t callers_size() const { return callers_.size() - callers_begin_; }
+  void encode_callers(const vm::CallTree& tree, uint32_t node) {
+    use_tree(tree);
+    uint8_t bytes[10];
+    auto prepend = [&](uint64_t id) {
+      size_t n = 0;
+      for (; id >= 0x80; id >>= 7) bytes[n++] = static_cast<uint8_t>(id | 0x80);
+      bytes[n++] = static_cast<uint8_t>(id);
+      if (callers_begin_ < n) {  // room in front: twice the size, the bytes at the end
+        const size_t size = callers_size();
+        std::string grown(2 * callers_.size() + 64, '\0');
+        std::copy(callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_), callers_.end(),
+                  grown.end() - static_cast<std::ptrdiff_t>(size));
+        callers_.swap(grown);
+        callers_begin_ = callers_.size() - size;
+      }
+      callers_begin_ -= n;
+      std::copy(bytes, bytes + n, callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_));
+    };
+    const uint32_t depth = tree.node(node).depth;
+    if (depth > 2 * kStackEnd) {
+      // Elided (for_each_caller): the callers of the ancestor at depth
+      // kStackEnd + 1 (encoded as any stack, sharing the last one's), then
+      // "[frames-elided]" and the innermost kStackEnd - 1 callers, found
+      // without walking the frames between (json's test binary recurses
+      // thousands deep).
+      encode_callers(tree, ancestor_at(tree, node, kStackEnd + 1));
+      uint64_t inner[kStackEnd - 1];
+      uint32_t c = node;
+      for (uint32_t i = 0; i < kStackEnd - 1; ++i, c = tree.node(c).parent) {
+        uint64_t& id = caller_location_[c];
+        if (!id) id = caller_id(tree, c);
+        inner[i] = id;
+      }
+      prepend(elided_location());
+      for (uint32_t i = kStackEnd - 1; i-- > 0;)
+        if (inner[i] != kNoFrame) prepend(inner[i]);
+      return;  // the path stays the ancestor's: deeper nodes are not in it
+    }
+    // The nodes below the deepest one the last stack holds, innermost first.
+    std::vector<uint32_t>& below = callers_below_;
+    below.clear();
+    uint32_t c = node;
+    for (; c != vm::CallTree::kRoot; c = tree.node(c).parent) {
+      const uint32_t d = tree.node(c).depth;
+      if (d < callers_path_.size() && callers_path_[d] == c) break;
+      below.push_back(c);
+    }
+    const uint32_t shared = c == vm::CallTree::kRoot ? 0 : tree.node(c).depth;
+    if (callers_tail_.empty()) callers_tail_.assign(1, 0);
+    callers_begin_ = callers_.size() - callers_tail_[shared];
+    callers_path_.resize(depth + 1);
+    callers_tail_.resize(depth + 1);
+    for (auto it = below.rbegin(); it != below.rend(); ++it) {
+      const uint32_t n = *it, d = tree.node(n).depth;
+      if (tree.node(n).parent != vm::CallTree::kRoot) {
+        uint64_t& id = caller_location_[n];
+        if (!id) id = caller_id(tree, n);
+        if (id != kNoFrame) prepend(id);
+      }
+      callers_path_[d] = n;
+      callers_tail_[d] = callers_size();
+    }
+  }
+  void forget_callers() {
+    callers_path_.clear();
+    callers_tail_.clear();
+    callers_begin_ = callers_.size();
+    ancestors_.clear();
+  }
+  // `node`'s ancestor at `depth` (kStackEnd + 1, the one depth asked),
+  // kept per node on the way (0: not yet).
+  std::vector<uint32_t> ancestors_;
+  uint32_t ancestor_at(const vm::CallTree& tree, uint32_t node, uint32_t depth) {
+    if (ancestors_.size() < tree.size()) ancestors_.resize(tree.size(), 0);
+    std::vector<uint32_t>& walk = callers_below_;
+    walk.clear();
+    uint32_t c = node;
+    for (; tree.node(c).depth > depth && !ancestors_[c]; c = tree.node(c).parent) walk.push_back(c);
+    const uint32_t a = tree.node(c).depth == depth ? c : ancestors_[c];
+    for (const uint32_t w : walk) ancestors_[w] = a;
+    return a;
+  }
+  std::vector<uint32_t> callers_below_;
   // The Location ids of `node`'s callers, innermost first, elided as
   // add_stack says.
   template <typename F>
@@ -347,6 +425,77 @@ class Builder {
     for (uint32_t c = node, n = tree.node(c).parent; n != vm::CallTree::kRoot && !caller_location_[c];
          c = n, n = tree.node(n).parent)
       caller_location_[c] = caller_id(tree, c);
+  }
+
+  // The Locations made since the first `first` (ids first + 1 on) numbered
+  // again, the heaviest first by `weight` (indexed by id - first - 1; ties
+  // keep their order), and every id this builder holds renumbered with them.
+  // A stack's ids are varints, so which Locations get the ids below 128 and
+  // 16 384 decides the size of a deep profile: intern_callers gives ids in
+  // order of first use, which in a deep recursion leaves most callers at
+  // two bytes (docs/RATIONALE.md, "Caller Locations numbered by weight").
+  // Only Locations no sample has used yet may be renumbered.
+  void renumber_locations(uint64_t first, const std::vector<uint64_t>& weight) {
+    const uint64_t n = static_cast<uint64_t>(p_.location_size()) - first;
+    if (n < 2 || weight.size() != n) return;
+    std::vector<uint64_t> order(n);
+    for (uint64_t i = 0; i < n; ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint64_t a, uint64_t b) { return weight[a] > weight[b]; });
+    std::vector<uint64_t> to(n);  // old id - first - 1 -> new id
+    for (uint64_t i = 0; i < n; ++i) to[order[i]] = first + 1 + i;
+    auto* locs = p_.mutable_location();
+    std::vector<pb::Location> moved(n);
+    for (uint64_t i = 0; i < n; ++i)
+      moved[to[i] - first - 1].Swap(locs->Mutable(static_cast<int>(first + i)));
+    for (uint64_t i = 0; i < n; ++i) {
+      pb::Location* loc = locs->Mutable(static_cast<int>(first + i));
+      loc->Swap(&moved[i]);
+      loc->set_id(first + 1 + i);
+    }
+    auto remap = [&](uint64_t& id) {
+      if (id > first && id <= first + n) id = to[id - first - 1];
+    };
+    for (auto& [k, id] : locations_) remap(id);
+    for (auto& [k, id] : count_locations_) remap(id);
+    for (auto& [k, ids] : index_locations_)
+      for (uint64_t& id : ids) remap(id);
+    for (auto& [k, id] : line_locations_) remap(id);
+    for (uint64_t& id : caller_location_) remap(id);  // kNoFrame is above every id
+    for (auto& [k, id] : python_locations_) remap(id);
+    for (auto& [k, ids] : python_frame_ids_)
+      for (uint64_t& id : ids) remap(id);
+    remap(elided_location_);
+    remap(stream_leaf_);
+    // The cached encodings of ids are stale.
+    stream_tree_ = nullptr;
+    forget_callers();
+    last_sample_ = nullptr;
+  }
+  // intern_callers for every node of `nodes` (each the node of some
+  // samples), then the caller Locations it made numbered by how many of
+  // those nodes' stacks each is in (a node's subtree: children are made
+  // after their parent, so one pass from the last node back sums it). What
+  // a node's samples repeat is its callers: json's test binary, 1.8 M
+  // samples about 105 frames deep, wrote 382 MB of ids, nearly all of two
+  // bytes, in order of first use.
+  void intern_callers_by_weight(const std::vector<uint32_t>& nodes, const vm::CallTree& tree) {
+    const auto first = static_cast<uint64_t>(p_.location_size());
+    for (const uint32_t node : nodes) intern_callers(node, tree);
+    const uint64_t n = static_cast<uint64_t>(p_.location_size()) - first;
+    if (n < 2) return;
+    std::vector<uint64_t> stacks(tree.size(), 0);  // per node: stacks it is in
+    for (const uint32_t node : nodes) ++stacks[node];
+    for (uint32_t c = static_cast<uint32_t>(tree.size()) - 1; c > 0; --c) {
+      const uint32_t parent = tree.node(c).parent;
+      if (parent < c) stacks[parent] += stacks[c];
+    }
+    std::vector<uint64_t> weight(n, 0);
+    for (uint32_t c = 1; c < tree.size() && c < caller_location_.size(); ++c) {
+      const uint64_t id = caller_location_[c];
+      if (id > first && id <= first + n) weight[id - first - 1] += stacks[c];
+    }
+    renumber_locations(first, weight);
   }
 
   // CPython's instruction counts (profiler/python_counts.cc): the profiler
@@ -571,10 +720,9 @@ class Builder {
   int weight_index_ = 0;
   pb::Sample scratch_;
   // add_stack's stack of the streamed sample, kept out of scratch_: its
-  // leaf's id (0: none, the ids are scratch_'s) and its callers' packed
-  // varints, those of node stream_node_ of stream_tree_.
+  // leaf's id (0: none, the ids are scratch_'s) and the node of
+  // stream_tree_ whose callers' packed varints callers_ ends with.
   uint64_t stream_leaf_ = 0;
-  std::string stream_callers_;
   const vm::CallTree* stream_tree_ = nullptr;
   uint32_t stream_node_ = 0;
   static constexpr size_t kOutBuffer = size_t{1} << 20;
@@ -729,20 +877,23 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     b.use_contexts(prof->has_contexts() ? prof : nullptr);
     std::vector<uint32_t> nodes;  // those with counts, in order
     {
-      // A function's instructions are all in its unit: one leaf each.
+      // A function's instructions are all in its unit: one leaf each, so
+      // only its first node's runs are made here (json's test binary: most
+      // nodes are a recursion's, of functions already seen).
       Builder::Prefetch pf(b, tree);
       std::unordered_set<const vm::FuncInst*> leaf_seen;
-      prof->for_each_node_runs(
+      prof->for_each_node(
+          [&](uint32_t n) { return !leaf_seen.count(tree.node(n).func); },
           [&](uint32_t n, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
             const vm::FuncInst* f = tree.node(n).func;
-            if (leaf_seen.insert(f).second)
+            if (!runs.empty() && leaf_seen.insert(f).second)
               pf.add(n, f, scratch.of(n, offsets, runs, tree, profiler).front().offset);
             else pf.add(n, f, -1);
             nodes.push_back(n);
           });
       pf.read();
     }
-    for (const uint32_t node : nodes) b.intern_callers(node, tree);
+    b.intern_callers_by_weight(nodes, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
     std::vector<std::pair<uint64_t, uint64_t>> leaves;  // Location id, count

@@ -403,6 +403,18 @@ void Profiler::for_each_node_runs(
   }
 }
 
+void Profiler::for_each_node(
+    const std::function<bool(uint32_t node)>& want_runs,
+    const std::function<void(uint32_t node, const uint32_t* offsets,
+                             const std::vector<vm::Profiling::CountRun>&)>& each) const {
+  if (!has_replay_counts_) return profiling_.for_each_node(want_runs, each);
+  const std::vector<vm::Profiling::CountRun> none;
+  for_each_node_runs(
+      [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
+        each(node, offsets, want_runs(node) ? runs : none);
+      });
+}
+
 std::vector<uint64_t> Profiler::instruction_totals() const {
   if (!has_replay_counts_) return profiling_.instruction_totals();
   std::vector<uint64_t> totals(profiling_.tree.size(), 0);

@@ -130,6 +130,11 @@ class Profiler final : public vm::ProfileSink {
   // (vm::Profiling::for_each_node_runs); a replay's counts are runs of one.
   void for_each_node_runs(const std::function<void(uint32_t node, const uint32_t* offsets,
                                                    const std::vector<vm::Profiling::CountRun>&)>& each) const;
+  // Its nodes, with runs only where `want_runs` asks for them
+  // (vm::Profiling::for_each_node); a replay's nodes all have theirs.
+  void for_each_node(const std::function<bool(uint32_t node)>& want_runs,
+                     const std::function<void(uint32_t node, const uint32_t* offsets,
+                                              const std::vector<vm::Profiling::CountRun>&)>& each) const;
   // Executed instructions per node id (0 beyond the counted range).
   std::vector<uint64_t> instruction_totals() const;
   void set_instruction_counts(std::vector<vm::Profiling::InstructionCount> counts) {

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <iterator>
 #include <thread>
+#include <tuple>
 
 #include "vm/interp.h"
 
@@ -221,6 +222,64 @@ TEST(Counting, ExactWhenTheCallStackRunsOut) {
     EXPECT_EQ(counted, 904 + 7 * frames);
     if (fuel) {
       EXPECT_EQ(kBudget - p.fuel, counted);  // charged is what ran
+    }
+  }
+}
+
+// Profiling::for_each_node gives for_each_node_runs' nodes, in its order,
+// whether it sweeps a node's runs or only sums its counters (the writer's
+// first pass does that for every function's nodes but the first): here
+// with a trap's partial segments and a recursion's node per depth, counted
+// both ways.
+TEST(Counting, NodesWithoutRunsAreThoseWithRuns) {
+  std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm", std::ios::binary);
+  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(bytes.empty());
+  for (bool fuel : {false, true}) {
+    SCOPED_TRACE(fuel ? "fuel" : "counting");
+    LoadOptions options;
+    options.count_instructions = true;
+    options.fuel = fuel;
+    auto module = load_module(bytes, options);
+    ASSERT_TRUE(module.ok());
+    StoreLimits limits;
+    limits.max_call_depth = 300;
+    Store store(limits);
+    auto inst = store.instantiate(*module, {});
+    ASSERT_TRUE(inst.ok());
+    Profiling p;
+    p.count_instructions = true;
+    p.fuel = uint64_t{1} << 40;
+    store.thread()->profiling = &p;
+    std::vector<Value> results;
+    Value arg = Value::from_i32(100);
+    ASSERT_FALSE(store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results));
+    arg = Value::from_i32(100000);
+    ASSERT_EQ(store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results).code,
+              TrapCode::StackExhausted);
+    ASSERT_FALSE(p.partial.empty());
+    using Runs = std::vector<std::tuple<uint32_t, uint32_t, uint64_t>>;
+    std::vector<std::pair<uint32_t, Runs>> swept;
+    p.for_each_node_runs([&](uint32_t n, const uint32_t*, const std::vector<Profiling::CountRun>& runs) {
+      Runs r;
+      for (const auto& run : runs) r.emplace_back(run.from, run.to, run.count);
+      swept.emplace_back(n, std::move(r));
+    });
+    ASSERT_GT(swept.size(), 250u);
+    for (uint32_t every : {1u, 2u, 1000000u}) {  // which nodes get their runs
+      std::vector<std::pair<uint32_t, Runs>> got;
+      p.for_each_node([&](uint32_t n) { return n % every == 0; },
+                      [&](uint32_t n, const uint32_t*, const std::vector<Profiling::CountRun>& runs) {
+                        Runs r;
+                        for (const auto& run : runs) r.emplace_back(run.from, run.to, run.count);
+                        got.emplace_back(n, std::move(r));
+                      });
+      ASSERT_EQ(got.size(), swept.size()) << every;
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].first, swept[i].first) << every;
+        if (got[i].first % every == 0) EXPECT_EQ(got[i].second, swept[i].second) << every;
+        else EXPECT_TRUE(got[i].second.empty()) << every;
+      }
     }
   }
 }

@@ -305,6 +305,58 @@ TEST(ProfilerWriter, StreamedInstructionsProfileIsTheMessagesBytes) {
   EXPECT_EQ(message.sample(static_cast<int>(counts.size()) - 3).location_id_size(), 257);
 }
 
+// Caller Locations are numbered by how many samples' stacks hold them
+// (pprof.cc, intern_callers_by_weight): 200 call sites used by one sample
+// each are made first, then a chain of 60 calls whose sites every deeper
+// sample repeats. In order of first use the chain's sites would have ids
+// above 200 (two bytes each); by weight they take the ids below 128. The
+// stacks must be what the tree says, whatever the ids.
+TEST(ProfilerWriter, CallerLocationsAreNumberedByWeight) {
+  Fixture fx;
+  Profiler prof({.instructions = true});
+  prof.add_module(fx.module.get(), "prof_counts.wasm");
+  vm::Profiling& p = prof.profiling();
+  vm::CallTree& t = p.tree;
+  vm::FuncInst *tree = fx.func("tree"), *loop = fx.func("loop");
+  const uint32_t loop_at = loop->code->source_map.front().second;
+  const uint32_t base = fx.body_offset(tree);
+  std::vector<vm::Profiling::InstructionCount> counts;
+  const uint32_t root = p.enter(vm::CallTree::kRoot, tree);
+  for (uint32_t i = 0; i < 200; ++i) counts.push_back({t.call(root, loop, base + 1000 + i), loop_at, i + 1});
+  uint32_t node = root;
+  for (uint32_t depth = 0; depth < 60; ++depth) {
+    node = t.child(node, depth % 2 ? tree : loop, base + 2000 + depth);  // a site each, recursive or not
+    counts.push_back({node, loop_at + depth % 3, depth + 7});
+  }
+  prof.set_instruction_counts(counts);
+  pb::Profile pr = build_instructions_profile(prof);
+  std::string bytes;
+  ASSERT_TRUE(pr.SerializeToString(&bytes));
+  EXPECT_EQ(serialize_instructions_profile(prof), bytes);
+  for (int i = 0; i < pr.location_size(); ++i) ASSERT_EQ(pr.location(i).id(), static_cast<uint64_t>(i + 1));
+  // Each sample's stack by address: its leaf, then each caller's call site.
+  ASSERT_EQ(pr.sample_size(), static_cast<int>(counts.size()));
+  for (int i = 0; i < pr.sample_size(); ++i) {
+    const pb::Sample& s = pr.sample(i);
+    std::vector<uint64_t> got, want{counts[i].offset};
+    for (uint64_t id : s.location_id()) got.push_back(pr.location(static_cast<int>(id - 1)).address());
+    for (uint32_t c = counts[i].node; t.node(c).parent != vm::CallTree::kRoot; c = t.node(c).parent) {
+      ASSERT_NE(t.node(c).site, vm::CallTree::kNoSite);
+      want.push_back(t.node(c).site);
+    }
+    EXPECT_EQ(got, want) << "sample " << i;
+    EXPECT_EQ(s.value(0), static_cast<int64_t>(counts[i].count));
+  }
+  // The deepest stack's callers: the chain's sites, each in the stacks of
+  // the samples below it; all but the innermost (in one stack, as each of
+  // the 200 is) in one byte.
+  const pb::Sample& deepest = pr.sample(pr.sample_size() - 1);
+  ASSERT_EQ(deepest.location_id_size(), 61);
+  for (int i = 2; i < deepest.location_id_size(); ++i) EXPECT_LT(deepest.location_id(i), 128u) << i;
+  // The chain's outermost site is in every chain sample's stack: id 1.
+  EXPECT_EQ(deepest.location_id(60), 1u);
+}
+
 // The CLI gzips the instructions profile into its file as it is made
 // (write_instructions_profile): the file must hold the bytes that gzipping
 // the whole serialization gives, also past the writer's 1 MiB buffer (6000

@@ -161,6 +161,19 @@ void Profiling::for_each_node_counts(const std::function<void(const std::vector<
 void Profiling::for_each_node_runs(
     const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
     const Snapshot* since) const {
+  node_runs(nullptr, each, since);
+}
+
+void Profiling::for_each_node(const std::function<bool(uint32_t node)>& want_runs,
+                              const std::function<void(uint32_t node, const uint32_t* offsets,
+                                                       const std::vector<CountRun>&)>& each) const {
+  node_runs(&want_runs, each, nullptr);
+}
+
+void Profiling::node_runs(
+    const std::function<bool(uint32_t node)>* want_runs,
+    const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
+    const Snapshot* since) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
   std::vector<Partial> parts(
@@ -182,6 +195,22 @@ void Profiling::for_each_node_runs(
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     const uint32_t segs = code->num_segments();
+    if (want_runs && !since && !(*want_runs)(n)) {
+      // Whether it ran at all (for_each_node): its total, as sweeping
+      // its ranges would sum it, partial segments included.
+      int64_t total = 0;
+      for (uint32_t s = 0; s < segs; ++s)
+        if (runs[s]) total += static_cast<int64_t>(runs[s]) * code->counter_weight(s);
+      flat += segs;
+      while (part != parts.end() && part->node < n) ++part;
+      for (; part != parts.end() && part->node == n; ++part)
+        if (part->seg < segs) total += std::min(part->ran, code->segment_size(part->seg));
+      if (total > 0) {
+        out.clear();
+        each(n, code->seg_offsets.data(), out);
+      }
+      continue;
+    }
     ends.clear();
     for (uint32_t s = 0; s < segs; ++s) {
       int64_t r = static_cast<int64_t>(runs[s]);

@@ -374,10 +374,25 @@ struct Profiling {
   void for_each_node_runs(
       const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
       const Snapshot* since = nullptr) const;
+  // The nodes for_each_node_runs gives, in its order, with their runs only
+  // where `want_runs(node)` asks for them (the others get an empty vector).
+  // For those the node's total decides, one pass over its counters instead
+  // of sorting their ranges' ends and sweeping them: without a snapshot no
+  // instruction's count is below zero, so the total is above zero exactly
+  // when some instruction ran. The instruction profile's writer asks for
+  // runs in its first pass only for the first node of each function.
+  void for_each_node(const std::function<bool(uint32_t node)>& want_runs,
+                     const std::function<void(uint32_t node, const uint32_t* offsets,
+                                              const std::vector<CountRun>&)>& each) const;
   // Executed instructions per node (indexed by node id).
   std::vector<uint64_t> instruction_totals() const;
 
  private:
+  // for_each_node_runs, and for_each_node when `want_runs` is given.
+  void node_runs(
+      const std::function<bool(uint32_t node)>* want_runs,
+      const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
+      const Snapshot* since) const;
   uint32_t enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret);
   // enter_slow's children found lately, by (parent, f, ret), direct-mapped.
   // A node caches two; CPython's evaluation loop calls hundreds of
