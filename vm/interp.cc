@@ -1292,6 +1292,29 @@ dispatch:
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
     CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
 #undef WZVM_LOAD_AT_
+    // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
+    // (vm/internal_ops.def): a trap is the load's, before anything is written.
+    CASE(RmwAdd_I32) {
+      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      v += ip[2];
+      std::memcpy(mem + ea, &v, sizeof v);
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(RmwAddTee_I32) {
+      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      v += ip[3];
+      std::memcpy(mem + ea, &v, sizeof v);
+      wr<uint32_t>(fp, ip[1], v);
+      ip += 5;
+      DISPATCH();
+    }
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):
     // [BinLoad_X dst a addr offset]: fp[dst] = a X f64 at addr + offset;

@@ -45,6 +45,11 @@ bool fuse_const_address(Emitter& e, IOp access, uint32_t dst, const Operand& add
 // An f64.store to 32-bit memory 0 of the f64 binary just emitted
 // (StoreBin_X, StoreBinLoad_X).
 bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
+// An i32.store to 32-bit memory 0 of the sum of a constant and what the
+// i32.load before it read at the same address and offset: one op
+// (rmw_add, rmw_add.tee). `local_slots`: slots below are locals.
+bool fuse_rmw_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset,
+                  uint32_t local_slots);
 // How many copies the op `op` makes: 1 to 4 for copy, copy2, copy3,
 // copy4, else 0.
 inline uint32_t copy_run_length(uint32_t op) {

@@ -41,6 +41,8 @@ bool FunctionCompiler::store(const OpInfo& info) {
   Operand addr, v;
   if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
   if (emitting() && mem == 0 && !is64(mem) && fuse_f64_store(e_, info.op, addr, v, offset)) return true;
+  if (emitting() && mem == 0 && !is64(mem) && fuse_rmw_add(e_, info.op, addr, v, offset, local_slots_))
+    return true;
   if (emitting() && mem == 0 && !is64(mem) &&
       fuse_const_address(e_, info.op, 0, addr, &v, offset, loop_depth_ > 0)) {
     pair_mem_access(e_);
