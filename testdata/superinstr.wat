@@ -641,8 +641,8 @@
   ;; i32.load, an add of a constant and an i32.store to the same address and
   ;; offset are one op. Py_INCREF's shape, Py_DECREF's with the new value
   ;; teed for its zero test, the constant first, the constant an immediate
-  ;; (past the constant area outside loops), after a store the load would
-  ;; pair with, and shapes that must stay apart.
+  ;; (past the constant area outside loops), after a store (a pair), and
+  ;; shapes that must stay apart.
   (func (export "rmw_inc") (param i32)
     (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
   (func (export "rmw_dec") (param i32) (result i32)
@@ -663,6 +663,14 @@
   (func (export "rmw_after_store") (param i32 i32)
     (i32.store (local.get 1) (i32.const 7))
     (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
+  ;; Py_DECREF: the teed count tested at once (rmw_add.tee+jump_if).
+  (func (export "rmw_decref") (param i32) (result i32)
+    (local i32)
+    (block
+      (i32.store offset=4 (local.get 0) (local.tee 1 (i32.add (i32.load offset=4 (local.get 0)) (i32.const -1))))
+      (br_if 0 (local.get 1))
+      (return (i32.const 99)))
+    (local.get 1))
   (func (export "rmw_then_load") (param i32 i32) (result i32)
     (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1)))
     (i32.load (local.get 1)))

@@ -1303,8 +1303,10 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
   EXPECT_EQ(count_of("rmw_imm", vm::IOp::RmwAdd_I32), 1) << "the constant an immediate";
   EXPECT_EQ(count_of("rmw_imm", vm::IOp::Imm_I32Add), 0);
   EXPECT_EQ(count_of("rmw_after_store", vm::IOp::RmwAdd_I32), 1);
-  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreI32Load), 0) << "the store unpaired";
-  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32Store), 1);
+  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreI32Load), 0);
+  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreRmwAdd_I32), 1) << "the store paired with the rmw";
+  EXPECT_EQ(count_of("rmw_decref", vm::IOp::RmwAddTeeJumpIf_I32), 1);
+  EXPECT_EQ(count_of("rmw_decref", vm::IOp::JumpIf), 1) << "the jump stays whole";
   EXPECT_EQ(count_of("rmw_other_offset", vm::IOp::RmwAdd_I32), 0);
   EXPECT_EQ(count_of("rmw_tee_addr", vm::IOp::RmwAddTee_I32), 0);
   auto call = [&](const char* name, std::vector<Value> args) {
@@ -1342,6 +1344,17 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
       EXPECT_EQ(f.trap_opcode(t), 0x28) << name << ": i32.load";
     }
   EXPECT_EQ(call("rmw_dec", {Value::from_i32(last - 4)}), 0u) << "1 from rmw_inc, unchanged by the traps";
+  EXPECT_EQ(call("rmw_decref", {Value::from_i32(last - 4)}), 0xFFFFFFFFu) << "0 - 1: the branch taken";
+  ASSERT_FALSE(f.call("rmw_inc", {Value::from_i32(last - 4)}, r));
+  ASSERT_FALSE(f.call("rmw_inc", {Value::from_i32(last - 4)}, r));
+  EXPECT_EQ(call("rmw_decref", {Value::from_i32(last - 4)}), 99u) << "1 - 1: zero, not taken";
+  {
+    vm::Trap t = f.call("rmw_after_store", {Value::from_i32(last - 3), Value::from_i32(64)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+    EXPECT_EQ(f.trap_opcode(t), 0x28) << "the rmw's i32.load, after the paired store";
+    t = f.call("rmw_decref", {Value::from_i32(last - 3)}, r);
+    EXPECT_EQ(f.trap_opcode(t), 0x28) << "rmw_decref: i32.load";
+  }
   const std::vector<CountCase> cases = {
       {"rmw_inc", {Value::from_i32(64)}, 6, vm::TrapCode::None},  // get get load const add store
       {"rmw_inc", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
@@ -1350,6 +1363,9 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
       {"rmw_imm", {Value::from_i32(64)}, 23, vm::TrapCode::None},  // 4 x (get const op set), 6, get
       {"rmw_imm", {Value::from_i32(65533)}, 19, vm::TrapCode::MemoryOutOfBounds},
       {"rmw_then_load", {Value::from_i32(64), Value::from_i32(65533)}, 8, vm::TrapCode::MemoryOutOfBounds},
+      // get get load const add tee store get br_if, get: 0 - 1, the branch taken
+      {"rmw_decref", {Value::from_i32(64)}, 10, vm::TrapCode::None},
+      {"rmw_decref", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
       {"rmw_after_store", {Value::from_i32(64), Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
       {"rmw_after_store", {Value::from_i32(65533), Value::from_i32(64)}, 6, vm::TrapCode::MemoryOutOfBounds},
   };
