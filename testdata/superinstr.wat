@@ -741,4 +741,48 @@
     (i32.shl (i32.and (local.get 0) (i32.const 127)) (local.get 1)))
   (func (export "and_shl_add") (param i32 i32) (result i32)
     (i32.add (local.get 1) (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 4))))
-  (data (i32.const 3072) "\02\00\00\00\03\00\00\00\04\00\00\00\05\00\00\00\00\00\00\00"))
+  (data (i32.const 3072) "\02\00\00\00\03\00\00\00\04\00\00\00\05\00\00\00\00\00\00\00")
+  ;; Read-modify-write of one address (vm/lower/fusion.cc, fuse_rmw_add): an
+  ;; i32.load, an add of a constant and an i32.store to the same address and
+  ;; offset are one op. Py_INCREF's shape, Py_DECREF's with the new value
+  ;; teed for its zero test, the constant first, the constant an immediate
+  ;; (past the constant area outside loops), after a store (a pair), and
+  ;; shapes that must stay apart.
+  (func (export "rmw_inc") (param i32)
+    (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
+  (func (export "rmw_dec") (param i32) (result i32)
+    (local i32)
+    (i32.store offset=4 (local.get 0) (local.tee 1 (i32.add (i32.load offset=4 (local.get 0)) (i32.const -1))))
+    (local.get 1))
+  (func (export "rmw_const_first") (param i32) (result i32)
+    (i32.store offset=8 (local.get 0) (i32.add (i32.const 16) (i32.load offset=8 (local.get 0))))
+    (i32.load offset=8 (local.get 0)))
+  (func (export "rmw_imm") (param i32) (result i32)
+    (local i32)
+    (local.set 1 (i32.add (local.get 0) (i32.const 1000)))
+    (local.set 1 (i32.xor (local.get 1) (i32.const 2000)))
+    (local.set 1 (i32.sub (local.get 1) (i32.const 3000)))
+    (local.set 1 (i32.or (local.get 1) (i32.const 4000)))
+    (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 5000)))
+    (local.get 1))
+  (func (export "rmw_after_store") (param i32 i32)
+    (i32.store (local.get 1) (i32.const 7))
+    (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
+  ;; Py_DECREF: the teed count tested at once (rmw_add.tee+jump_if).
+  (func (export "rmw_decref") (param i32) (result i32)
+    (local i32)
+    (block
+      (i32.store offset=4 (local.get 0) (local.tee 1 (i32.add (i32.load offset=4 (local.get 0)) (i32.const -1))))
+      (br_if 0 (local.get 1))
+      (return (i32.const 99)))
+    (local.get 1))
+  (func (export "rmw_then_load") (param i32 i32) (result i32)
+    (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1)))
+    (i32.load (local.get 1)))
+  ;; Not one op: another offset; the sum teed into the address's local (the
+  ;; store's address is the old one, read before the tee).
+  (func (export "rmw_other_offset") (param i32)
+    (i32.store offset=8 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
+  (func (export "rmw_tee_addr") (param i32) (result i32)
+    (i32.store offset=4 (local.get 0) (local.tee 0 (i32.add (i32.load offset=4 (local.get 0)) (i32.const 8))))
+    (local.get 0)))

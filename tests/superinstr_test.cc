@@ -1532,5 +1532,97 @@ TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// An i32.load, an add of a constant and an i32.store to the same address
+// are one op (vm/lower/fusion.cc, fuse_rmw_add): Py_INCREF and Py_DECREF.
+// The sum is stored (and teed into its local), a trap is the load's with
+// nothing written, counted runs count every instruction whether the op
+// traps, finishes, or an op after it traps, and shapes that differ in
+// address or where the sum goes stay apart.
+TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
+  Fixture f;
+  std::vector<Value> r;
+  auto count_of = [&](const char* name, vm::IOp op) {
+    const std::vector<uint32_t>& c = f.inst->exported_func(name)->code->code;
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  EXPECT_EQ(count_of("rmw_inc", vm::IOp::RmwAdd_I32), 1);
+  EXPECT_EQ(count_of("rmw_inc", vm::IOp::I32Load), 0);
+  EXPECT_EQ(count_of("rmw_dec", vm::IOp::RmwAddTee_I32), 1);
+  EXPECT_EQ(count_of("rmw_const_first", vm::IOp::RmwAdd_I32), 1);
+  EXPECT_EQ(count_of("rmw_imm", vm::IOp::RmwAdd_I32), 1) << "the constant an immediate";
+  EXPECT_EQ(count_of("rmw_imm", vm::IOp::Imm_I32Add), 0);
+  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::RmwAdd_I32), 1);
+  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreI32Load), 0);
+  EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreRmwAdd_I32), 1) << "the store paired with the rmw";
+  EXPECT_EQ(count_of("rmw_decref", vm::IOp::RmwAddTeeJumpIf_I32), 1);
+  EXPECT_EQ(count_of("rmw_decref", vm::IOp::JumpIf), 1) << "the jump stays whole";
+  EXPECT_EQ(count_of("rmw_other_offset", vm::IOp::RmwAdd_I32), 0);
+  EXPECT_EQ(count_of("rmw_tee_addr", vm::IOp::RmwAddTee_I32), 0);
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  auto at = [&](uint32_t addr) {
+    return call("rmw_then_load", {Value::from_i32(4096), Value::from_i32(addr)});
+  };
+  // 4096 + 4 is a scratch word that rmw_then_load increments each time.
+  const uint32_t scratch = at(4100);
+  EXPECT_EQ(at(4100), scratch + 1);
+  call("rmw_inc", {Value::from_i32(4096)});
+  EXPECT_EQ(at(4100), scratch + 3);
+  EXPECT_EQ(call("rmw_dec", {Value::from_i32(4096)}), scratch + 2) << "the teed sum";
+  EXPECT_EQ(at(4100), scratch + 3);
+  EXPECT_EQ(call("rmw_imm", {Value::from_i32(4096)}), ((((4096u + 1000) ^ 2000) - 3000) | 4000));
+  EXPECT_EQ(at(4100), scratch + 5004);
+  EXPECT_EQ(call("rmw_const_first", {Value::from_i32(4092)}), scratch + 5004 + 16) << "at 4092 + 8";
+  call("rmw_after_store", {Value::from_i32(4096), Value::from_i32(4100)});
+  EXPECT_EQ(at(4100), 9u) << "7, then + 1 by rmw_after_store, + 1 by rmw_then_load";
+  call("rmw_other_offset", {Value::from_i32(4092)});
+  EXPECT_EQ(at(4100), 2u) << "rmw_other_offset: at 4092 + 8, 1 more than at 4092 + 4 (0)";
+  EXPECT_EQ(call("rmw_tee_addr", {Value::from_i32(4096)}), 10u) << "the sum, into the address's local";
+  EXPECT_EQ(at(4100), 11u) << "stored at the address read before the tee";
+  // A trap is the load's, and nothing is written.
+  const uint32_t last = 65536 - 4;  // the last word of the page
+  ASSERT_FALSE(f.call("rmw_inc", {Value::from_i32(last - 4)}, r));
+  for (const uint32_t a : {last - 3, 0xFFFFFFFCu})  // the offset's sum is 33 bits: never wraps
+    for (const char* name : {"rmw_inc", "rmw_dec", "rmw_imm"}) {
+      vm::Trap t = f.call(name, {Value::from_i32(a)}, r);
+      EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+      EXPECT_EQ(f.trap_opcode(t), 0x28) << name << ": i32.load";
+    }
+  EXPECT_EQ(call("rmw_dec", {Value::from_i32(last - 4)}), 0u) << "1 from rmw_inc, unchanged by the traps";
+  EXPECT_EQ(call("rmw_decref", {Value::from_i32(last - 4)}), 0xFFFFFFFFu) << "0 - 1: the branch taken";
+  ASSERT_FALSE(f.call("rmw_inc", {Value::from_i32(last - 4)}, r));
+  ASSERT_FALSE(f.call("rmw_inc", {Value::from_i32(last - 4)}, r));
+  EXPECT_EQ(call("rmw_decref", {Value::from_i32(last - 4)}), 99u) << "1 - 1: zero, not taken";
+  {
+    vm::Trap t = f.call("rmw_after_store", {Value::from_i32(last - 3), Value::from_i32(64)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+    EXPECT_EQ(f.trap_opcode(t), 0x28) << "the rmw's i32.load, after the paired store";
+    t = f.call("rmw_decref", {Value::from_i32(last - 3)}, r);
+    EXPECT_EQ(f.trap_opcode(t), 0x28) << "rmw_decref: i32.load";
+  }
+  const std::vector<CountCase> cases = {
+      {"rmw_inc", {Value::from_i32(64)}, 6, vm::TrapCode::None},  // get get load const add store
+      {"rmw_inc", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
+      {"rmw_dec", {Value::from_i32(64)}, 8, vm::TrapCode::None},  // ... add tee store get
+      {"rmw_dec", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
+      {"rmw_imm", {Value::from_i32(64)}, 23, vm::TrapCode::None},  // 4 x (get const op set), 6, get
+      {"rmw_imm", {Value::from_i32(65533)}, 19, vm::TrapCode::MemoryOutOfBounds},
+      {"rmw_then_load", {Value::from_i32(64), Value::from_i32(65533)}, 8, vm::TrapCode::MemoryOutOfBounds},
+      // get get load const add tee store get br_if, get: 0 - 1, the branch taken
+      {"rmw_decref", {Value::from_i32(64)}, 10, vm::TrapCode::None},
+      {"rmw_decref", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
+      {"rmw_after_store", {Value::from_i32(64), Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
+      {"rmw_after_store", {Value::from_i32(65533), Value::from_i32(64)}, 6, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 }  // namespace
 }  // namespace wzvm

@@ -1314,6 +1314,61 @@ dispatch:
       WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[5]), 6, I32, uint32_t);
     }
 #undef WZVM_LOAD_AT_
+    // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
+    // (vm/internal_ops.def): a trap is the load's, before anything is written.
+    CASE(RmwAdd_I32) {
+      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      v += ip[2];
+      std::memcpy(mem + ea, &v, sizeof v);
+      ip += 4;
+      DISPATCH();
+    }
+    CASE(RmwAddTee_I32) {
+      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      v += ip[3];
+      std::memcpy(mem + ea, &v, sizeof v);
+      wr<uint32_t>(fp, ip[1], v);
+      ip += 5;
+      DISPATCH();
+    }
+    // [i32.store+rmw_add(I32) a v off] [rmw_add(I32) a2 c off2]: a trap in
+    // the rmw is at its own op word, nothing of it written.
+    CASE(I32StoreRmwAdd_I32) {
+      if (__builtin_expect(!mem_access<IOp::I32Store, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[5])) + ip[7];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) goto second_access_out_of_bounds;
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      v += ip[6];
+      std::memcpy(mem + ea, &v, sizeof v);
+      ip += 8;
+      DISPATCH();
+    }
+    // [rmw_add.tee(I32)+jump_if dst a c off] [jump_if cond offset], and
+    // jump_unless: the rmw, then the jump from its own words.
+#define WZVM_GEN_RMW_JUMP_(Name, taken)                                                          \
+  CASE(Name) {                                                                                   \
+    const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];                  \
+    if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    uint32_t v;                                                                                  \
+    std::memcpy(&v, mem + ea, sizeof v);                                                         \
+    v += ip[3];                                                                                  \
+    std::memcpy(mem + ea, &v, sizeof v);                                                         \
+    wr<uint32_t>(fp, ip[1], v);                                                                  \
+    if ((rd<uint32_t>(fp, ip[6]) != 0) == (taken)) JUMP_BY(5 + static_cast<int32_t>(ip[7]));     \
+    else ip += 8;                                                                                \
+    DISPATCH();                                                                                  \
+  }
+    WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpIf_I32, true)
+    WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpUnless_I32, false)
+#undef WZVM_GEN_RMW_JUMP_
 
     // ---- f64 arithmetic with a memory operand (vm/code.h):
     // [BinLoad_X dst a addr offset]: fp[dst] = a X f64 at addr + offset;

@@ -209,6 +209,11 @@ class Emitter {
   // into last_op: a dispatch pair that keeps both ops whole may join them
   // (pair_last_step_jump), a jump to the label still finding last_op there.
   uint32_t fall_op = UINT32_MAX;
+  // The last pair pair_mem_access made: the first access's op word and the
+  // op it was. A fusion that takes the pair's second access over
+  // (fuse_rmw_add) makes the first one whole again.
+  uint32_t mem_pair_at = UINT32_MAX;
+  uint32_t mem_pair_first = 0;
 
   // Counting: each op's count mark, relative to the open segment.
   const bool counting;

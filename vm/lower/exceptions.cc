@@ -79,6 +79,9 @@ int32_t FunctionCompiler::enclosing_region(size_t index) const {
 // A try just opened (`c`, in reachable code): the body's code is the
 // region; handlers are added at each catch.
 void FunctionCompiler::open_try_region(Ctrl& c) {
+  // No fusion may reach back over the region's start: one that takes ops
+  // from before it into one op (fuse_rmw_add) would move the start.
+  e_.last_op = e_.prev_op = UINT32_MAX;
   TryRegion r;
   r.start = here();
   r.end = here();

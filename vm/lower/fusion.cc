@@ -511,6 +511,91 @@ bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
   return false;
 }
 
+// [i32.load t a off] [i32.add d t c] i32.store(a, d, off) -> [rmw_add(I32)
+// a c off], and with the sum teed or set into a local L (the store's value
+// is L): [rmw_add.tee(I32) L a c off]. `c` a constant, from the constant
+// area (an operand word naming it) or an immediate (imm(I32Add)), either
+// operand of the add. C compilers emit this for `p->count += c`, and
+// CPython for every Py_INCREF and Py_DECREF (`ob_refcnt` +1 and -1, the
+// DECREF's new value teed for its zero test): in its eval loop 104 such
+// sequences, and `i32.load -> i32.add -> i32.store` ran as ~2.5% of
+// calls.py's dispatches (docs/RATIONALE.md, "Read-modify-write").
+// Only the load can trap: the store writes the bytes the load just read
+// (memories never shrink), so the op keeps the load's source offset and
+// count mark, and a trap there leaves nothing written; a count mark after
+// its op word says the add and the store ran once it is done (the next
+// op's `before`). `t` must be a stack temporary (read once, by the add),
+// `d` not the address (a tee into the address local would have moved
+// the address; the op reads it once).
+bool fuse_rmw_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset,
+                  uint32_t local_slots, uint32_t& tee_at) {
+  auto& code = e.code;
+  const uint32_t p = e.prev_op, q = e.last_op;
+  if (store != IOp::I32Store || p == UINT32_MAX || q != p + 4 || e.here() != q + 4 ||
+      code[p] != static_cast<uint32_t>(IOp::I32Load))
+    return false;
+  const IOp add = static_cast<IOp>(code[q]);
+  if (add != IOp::I32Add && add != IOp::Imm_I32Add) return false;
+  const uint32_t t = code[p + 1], a = code[p + 2], d = code[q + 1];
+  if (a != addr.src || code[p + 3] != offset || d == a) return false;
+  if (t < local_slots || (t & (kConstTag | kExnTag))) return false;  // the load's result a temporary
+  bool tee;
+  if (!v.is_virtual() && v.slot == d && e.last_dst == q + 1) tee = false;
+  else if (v.is_virtual() && v.src == d && d < local_slots) tee = true;
+  else return false;
+  uint32_t c, add_slots;
+  if (add == IOp::Imm_I32Add) {
+    if (code[q + 2] != t) return false;
+    c = code[q + 3];
+    add_slots = 2;
+  } else {
+    const uint32_t x = code[q + 2], y = code[q + 3];
+    uint32_t k;
+    if (x == t && (y & kConstTag)) k = y;
+    else if (y == t && (x & kConstTag)) k = x;
+    else return false;
+    c = static_cast<uint32_t>(e.consts.at(k & ~kConstTag));
+    add_slots = 3;
+  }
+  auto& sw = e.slot_words;
+  const size_t n = sw.size(), ns = 2 + add_slots;
+  if (n < ns) return false;
+  for (size_t i = 0; i < add_slots; ++i)
+    if (sw[n - add_slots + i] != q + 1 + i) return false;
+  if (sw[n - ns] != p + 1 || sw[n - ns + 1] != p + 2) return false;
+  // The load may be the second access of a pair (pair_mem_access): after
+  // an i32.store the pair goes on into the op (i32.store+rmw_add(I32):
+  // a field set, then a reference counted, 0.7% of calls.py's dispatches),
+  // else the first access is one of its own again.
+  if (e.mem_pair_at != UINT32_MAX && e.mem_pair_at + 4 == p) {
+    code[e.mem_pair_at] = !tee && e.mem_pair_first == static_cast<uint32_t>(IOp::I32Store)
+                              ? static_cast<uint32_t>(IOp::I32StoreRmwAdd_I32)
+                              : e.mem_pair_first;
+    e.mem_pair_at = UINT32_MAX;
+  }
+  code.resize(p);
+  sw.resize(n - ns);
+  // The add's source offset and count mark go; the load's stay.
+  while (!e.source_map.empty() && e.source_map.back().first > p) e.source_map.pop_back();
+  if (e.counting)
+    while (!e.count_marks.empty() && e.count_marks.back().pos > p) e.count_marks.pop_back();
+  code.push_back(static_cast<uint32_t>(tee ? IOp::RmwAddTee_I32 : IOp::RmwAdd_I32));
+  if (tee) e.slot_word(d);
+  e.src_word(a);
+  e.word(c);
+  e.word(static_cast<uint32_t>(offset));
+  if (e.counting && !e.count_marks.empty() && e.count_marks.back().pos == p && e.seg_pos != UINT32_MAX &&
+      e.count_marks.back().seg == e.seg_pos) {
+    Emitter::CountMark done = e.count_marks.back();
+    done.pos = e.here() - 1;
+    done.index = code[e.seg_pos];
+    e.count_marks.push_back(done);
+  }
+  e.last_op = e.prev_op = e.last_dst = UINT32_MAX;
+  tee_at = tee ? p : UINT32_MAX;
+  return true;
+}
+
 // [i32.load d1 a1 off1] [i32.load d2 a2 off2] -> [i32.load+i32.load d1 a1
 // off1] [i32.load d2 a2 off2], and the other rows of vm/mem_pairs.def: one
 // dispatch for both, in order, whatever the operands (the chase `p->a->b`,
@@ -518,15 +603,19 @@ bool fuse_cond_jump(Emitter& e, bool if_true, const Operand& cond, bool in_loop,
 // result written as before. Real programs ran such pairs as 5-6% of their
 // ops (Lua, SQLite, CPython: their interpreters walking their structs).
 // Both ops keep their source offsets and count marks, and the second its
-// op word, where a trap in it stops; no later fusion rewrites an access of
-// these rows (f64.load, which bin_load takes over, is in none), so the pair
-// is final. In a run of three, the second op heads a pair of its own too,
-// which the first one's pair skips over (it reads only its operands).
+// op word, where a trap in it stops. One later fusion rewrites an access of
+// these rows, an i32.load that an add and a store of the same address
+// follow (fuse_rmw_add), and it unpairs the pair first (mem_pair_at);
+// f64.load, which bin_load takes over, is in none. In a run of three, the second op heads a pair of its own
+// too, which the first one's pair skips over (it reads only its operands).
 void pair_mem_access(Emitter& e) {
   const uint32_t p = e.prev_op, q = e.last_op;
   if (p == UINT32_MAX || q != p + 4 || e.here() != q + 4) return;
   const IOp pair = mem_pair(e.code[p], e.code[q]);
-  if (pair != IOp::Count) e.code[p] = static_cast<uint32_t>(pair);
+  if (pair == IOp::Count) return;
+  e.mem_pair_at = p;
+  e.mem_pair_first = e.code[p];
+  e.code[p] = static_cast<uint32_t>(pair);
 }
 
 // [copy d s] [call_func f base] -> [copy+call_func d s] [call_func f base],
@@ -571,10 +660,23 @@ void pair_copy_call(Emitter& e) {
 // global.get+jump_unless): after each call Go reloads its stack pointer
 // from global 0 into its local and then tests whether the callee unwound
 // (`global.get -> jump_if` was 1.07% of compress/flate's dispatches).
+// `copies` also holds where an rmw_add.tee(I32) was made: before a
+// jump_if or jump_unless (or a back form) it becomes rmw_add.tee+jump_if
+// (+jump_unless), the same way. Py_DECREF tests the count it teed
+// (`if (--op->ob_refcnt == 0) dealloc`): `rmw_add.tee(I32) -> jump_if` was
+// 1.15% of calls.py's dispatches. The op's trap is the rmw's, at its own
+// op word, before the jump.
 void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
   auto& code = e.code;
   const uint32_t end = e.here();
   for (const uint32_t p : copies) {
+    if (p + 5 < end && code[p] == static_cast<uint32_t>(IOp::RmwAddTee_I32)) {
+      const IOp j = static_cast<IOp>(code[p + 5]);
+      if (j == IOp::JumpIf || j == IOp::JumpIfBack) code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpIf_I32);
+      else if (j == IOp::JumpUnless || j == IOp::JumpUnlessBack)
+        code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpUnless_I32);
+      continue;
+    }
     if (p + 3 >= end) continue;
     const bool copy = code[p] == static_cast<uint32_t>(IOp::Copy);
     if (!copy && code[p] != static_cast<uint32_t>(IOp::GlobalGet)) continue;

@@ -48,6 +48,13 @@ bool fuse_const_address(Emitter& e, IOp access, uint32_t dst, const Operand& add
 // An f64.store to 32-bit memory 0 of the f64 binary just emitted
 // (StoreBin_X, StoreBinLoad_X).
 bool fuse_f64_store(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
+// An i32.store to 32-bit memory 0 of the sum of a constant and what the
+// i32.load before it read at the same address and offset: one op
+// (rmw_add, rmw_add.tee). `local_slots`: slots below are locals.
+// `tee_at`: where an rmw_add.tee was made (pair_copy_jumps may pair it
+// with a jump), else UINT32_MAX.
+bool fuse_rmw_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset,
+                  uint32_t local_slots, uint32_t& tee_at);
 // How many copies the op `op` makes: 1 to 4 for copy, copy2, copy3,
 // copy4, else 0.
 inline uint32_t copy_run_length(uint32_t op) {
@@ -89,7 +96,9 @@ void pair_copy_call(Emitter& e);
 // At the end of a body, every jump final: each copy of `copies` (the op
 // words where a copy was emitted) that is still a copy, right before a
 // jump, jump_if or jump_unless (or a back form), becomes the pair
-// copy+jump, copy+jump_if or copy+jump_unless, both ops staying whole.
+// copy+jump, copy+jump_if or copy+jump_unless, both ops staying whole;
+// and each rmw_add.tee of `copies` before a jump_if or jump_unless,
+// rmw_add.tee+jump_if or +jump_unless.
 void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies);
 // The switch just emitted at `q` (its table done) right after a load of the
 // value it switches on (no label between): the load's op word becomes the

@@ -41,6 +41,11 @@ bool FunctionCompiler::store(const OpInfo& info) {
   Operand addr, v;
   if (!pop(info.p2, v) || !pop(addr_type(mem), addr)) return false;
   if (emitting() && mem == 0 && !is64(mem) && fuse_f64_store(e_, info.op, addr, v, offset)) return true;
+  if (uint32_t tee_at; emitting() && mem == 0 && !is64(mem) &&
+                       fuse_rmw_add(e_, info.op, addr, v, offset, local_slots_, tee_at)) {
+    if (tee_at != UINT32_MAX) copy_ops_.push_back(tee_at);  // it may pair with a jump (pair_copy_jumps)
+    return true;
+  }
   if (emitting() && mem == 0 && !is64(mem) &&
       fuse_const_address(e_, info.op, 0, addr, &v, offset, loop_depth_ > 0)) {
     pair_mem_access(e_);
