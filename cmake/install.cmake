@@ -22,7 +22,7 @@ set(WZVM_INSTALL_CMAKEDIR ${CMAKE_INSTALL_LIBDIR}/cmake/wzvm)
 # tree by the `install-and-embed` test, includes every entry header.
 set(WZVM_PUBLIC_HEADERS
   vm/module.h vm/runtime.h vm/result.h vm/interp.h vm/profiling.h vm/span_table.h vm/code.h
-  vm/iops.inc vm/opcodes.def vm/internal_ops.def vm/counted_ops.def vm/chains.def vm/mem_pairs.def vm/switch_pairs.def vm/step_jumps.def vm/features.def vm/traps.def
+  vm/iops.inc vm/opcodes.def vm/internal_ops.def vm/counted_ops.def vm/chains.def vm/mem_pairs.def vm/switch_pairs.def vm/step_jumps.def vm/load_jumps.def vm/features.def vm/traps.def
   wasi/wasi.h wasi/deterministic.h wasi/guest_memory.h wasi/sandbox.h wasi/types.h wasi/errno.def wasi/wasi_api.def
   profiler/profiler.h profiler/cpython.h profiler/memory.h profiler/sampler.h profiler/pprof.h
   profiler/instruction_profile.h profiler/testing.h profiler/diff.h profiler/viewers.h)
