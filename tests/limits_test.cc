@@ -180,39 +180,55 @@ TEST(Counting, CountedCodeRunsOnlyWhileCounting) {
   EXPECT_EQ(counted, 155u);  // 12 * 10 + 5 + 3 * 10
 }
 
-// Counts stay exact when the call stack runs out: the failing call has run,
-// the callee it could not enter has not. Fuel's lowering (CountFuel, charged
-// before a segment runs) must agree with counting's (CountInstr).
-TEST(Counting, ExactWhenTheCallStackRunsOut) {
-  std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm", std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(bytes.empty());
-  for (bool fuel : {false, true}) {
-    SCOPED_TRACE(fuel ? "fuel" : "counting");
+// testdata/prof_counts.wasm loaded to count its instructions (with fuel or
+// without), in a store of 300 frames whose thread counts into `p`.
+struct CountedProfCounts {
+  Store store{[] {
+    StoreLimits limits;
+    limits.max_call_depth = 300;
+    return limits;
+  }()};
+  Instance* inst = nullptr;
+  Profiling p;
+  // False if the module does not load or instantiate.
+  bool load(bool fuel, uint64_t budget) {
+    std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm", std::ios::binary);
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     LoadOptions options;
     options.count_instructions = true;
     options.fuel = fuel;
     auto module = load_module(bytes, options);
-    ASSERT_TRUE(module.ok());
-    StoreLimits limits;
-    limits.max_call_depth = 300;
-    Store store(limits);
-    auto inst = store.instantiate(*module, {});
-    ASSERT_TRUE(inst.ok());
-    Profiling p;
+    if (bytes.empty() || !module.ok()) return false;
+    auto i = store.instantiate(*module, {});
+    if (!i.ok()) return false;
+    inst = *i;
     p.count_instructions = true;
-    constexpr uint64_t kBudget = uint64_t{1} << 40;
-    p.fuel = kBudget;
+    p.fuel = budget;
     store.thread()->profiling = &p;
+    return true;
+  }
+};
+
+// Counts stay exact when the call stack runs out: the failing call has run,
+// the callee it could not enter has not. Fuel's lowering (CountFuel, charged
+// before a segment runs) must agree with counting's (CountInstr).
+TEST(Counting, ExactWhenTheCallStackRunsOut) {
+  for (bool fuel : {false, true}) {
+    SCOPED_TRACE(fuel ? "fuel" : "counting");
+    constexpr uint64_t kBudget = uint64_t{1} << 40;
+    CountedProfCounts run;
+    ASSERT_TRUE(run.load(fuel, kBudget));
+    Store& store = run.store;
+    Profiling& p = run.p;
     std::vector<Value> results;
     // dive(100) = 100 in 9 * 100 + 4 instructions (testdata/prof_counts.wat).
     Value arg = Value::from_i32(100);
-    Trap t = store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results);
+    Trap t = store.invoke(run.inst->exported_func("dive"), {&arg, 1}, results);
     ASSERT_FALSE(t) << t.message;
     EXPECT_EQ(results.at(0).i32, 100u);
     // Then 7 per frame entered before the stack ran out.
     arg = Value::from_i32(100000);
-    t = store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results);
+    t = store.invoke(run.inst->exported_func("dive"), {&arg, 1}, results);
     ASSERT_EQ(t.code, TrapCode::StackExhausted);
     const uint64_t frames = t.backtrace.size();
     EXPECT_GT(frames, 250u);
@@ -232,30 +248,17 @@ TEST(Counting, ExactWhenTheCallStackRunsOut) {
 // with a trap's partial segments and a recursion's node per depth, counted
 // both ways.
 TEST(Counting, NodesWithoutRunsAreThoseWithRuns) {
-  std::ifstream in(std::string(WZVM_TESTDATA_DIR) + "/prof_counts.wasm", std::ios::binary);
-  const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  ASSERT_FALSE(bytes.empty());
   for (bool fuel : {false, true}) {
     SCOPED_TRACE(fuel ? "fuel" : "counting");
-    LoadOptions options;
-    options.count_instructions = true;
-    options.fuel = fuel;
-    auto module = load_module(bytes, options);
-    ASSERT_TRUE(module.ok());
-    StoreLimits limits;
-    limits.max_call_depth = 300;
-    Store store(limits);
-    auto inst = store.instantiate(*module, {});
-    ASSERT_TRUE(inst.ok());
-    Profiling p;
-    p.count_instructions = true;
-    p.fuel = uint64_t{1} << 40;
-    store.thread()->profiling = &p;
+    CountedProfCounts run;
+    ASSERT_TRUE(run.load(fuel, uint64_t{1} << 40));
+    Store& store = run.store;
+    Profiling& p = run.p;
     std::vector<Value> results;
     Value arg = Value::from_i32(100);
-    ASSERT_FALSE(store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results));
+    ASSERT_FALSE(store.invoke(run.inst->exported_func("dive"), {&arg, 1}, results));
     arg = Value::from_i32(100000);
-    ASSERT_EQ(store.invoke((*inst)->exported_func("dive"), {&arg, 1}, results).code,
+    ASSERT_EQ(store.invoke(run.inst->exported_func("dive"), {&arg, 1}, results).code,
               TrapCode::StackExhausted);
     ASSERT_FALSE(p.partial.empty());
     using Runs = std::vector<std::tuple<uint32_t, uint32_t, uint64_t>>;
