@@ -195,6 +195,20 @@ struct MemRow;
 #undef WZVM_MEMROW_AtomicRmw
 #undef WZVM_MEMROW_AtomicCmpxchg
 
+// rmw_add(I32)'s access for its words [a c offset] at ip + kAt: the i32 at
+// a + offset gets c added, `v` its new value. False: out of bounds, nothing
+// read or written. Words read as ip[kAt + i], as mem_access's are.
+template <size_t kAt>
+__attribute__((always_inline)) inline bool rmw_add_i32(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
+                                                       uint64_t memsize, uint32_t& v) {
+  const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[kAt])) + ip[kAt + 2];
+  if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) return false;
+  std::memcpy(&v, mem + ea, sizeof v);
+  v += ip[kAt + 1];
+  std::memcpy(mem + ea, &v, sizeof v);
+  return true;
+}
+
 // Row `op`'s access for its four words at ip + kAt ([op dst addr offset] or
 // [op addr value offset]), as its own handler does it. False: out of bounds,
 // nothing read or written. The words are read as ip[kAt + i]: given ip + 4
@@ -1052,6 +1066,16 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   do {                               \
     ip += static_cast<int32_t>(off); \
   } while (0)
+// The second half of a pair whose first op, `len` words, is followed by a
+// jump_if (taken: true) or jump_unless [op cond offset]: the jump read from
+// its own words, its offset relative to its op word (copy+jump_if, ...).
+#define THEN_COND_JUMP(len, taken)                          \
+  do {                                                      \
+    if ((rd<uint32_t>(fp, ip[(len) + 1]) != 0) == (taken))  \
+      JUMP_BY((len) + static_cast<int32_t>(ip[(len) + 2])); \
+    else ip += (len) + 3;                                   \
+    DISPATCH();                                             \
+  } while (0)
 
   {
     const CompiledFunc* code = func->code;
@@ -1317,22 +1341,14 @@ dispatch:
     // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
     // (vm/internal_ops.def): a trap is the load's, before anything is written.
     CASE(RmwAdd_I32) {
-      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[1])) + ip[3];
-      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
       uint32_t v;
-      std::memcpy(&v, mem + ea, sizeof v);
-      v += ip[2];
-      std::memcpy(mem + ea, &v, sizeof v);
+      if (__builtin_expect(!rmw_add_i32<1>(fp, ip, mem, memsize, v), 0)) TRAP(TrapCode::MemoryOutOfBounds);
       ip += 4;
       DISPATCH();
     }
     CASE(RmwAddTee_I32) {
-      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];
-      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
       uint32_t v;
-      std::memcpy(&v, mem + ea, sizeof v);
-      v += ip[3];
-      std::memcpy(mem + ea, &v, sizeof v);
+      if (__builtin_expect(!rmw_add_i32<2>(fp, ip, mem, memsize, v), 0)) TRAP(TrapCode::MemoryOutOfBounds);
       wr<uint32_t>(fp, ip[1], v);
       ip += 5;
       DISPATCH();
@@ -1342,29 +1358,19 @@ dispatch:
     CASE(I32StoreRmwAdd_I32) {
       if (__builtin_expect(!mem_access<IOp::I32Store, 0>(fp, ip, mem, memsize), 0))
         TRAP(TrapCode::MemoryOutOfBounds);
-      const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[5])) + ip[7];
-      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) goto second_access_out_of_bounds;
       uint32_t v;
-      std::memcpy(&v, mem + ea, sizeof v);
-      v += ip[6];
-      std::memcpy(mem + ea, &v, sizeof v);
+      if (__builtin_expect(!rmw_add_i32<5>(fp, ip, mem, memsize, v), 0)) goto second_access_out_of_bounds;
       ip += 8;
       DISPATCH();
     }
     // [rmw_add.tee(I32)+jump_if dst a c off] [jump_if cond offset], and
     // jump_unless: the rmw, then the jump from its own words.
-#define WZVM_GEN_RMW_JUMP_(Name, taken)                                                          \
-  CASE(Name) {                                                                                   \
-    const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[4];                  \
-    if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    uint32_t v;                                                                                  \
-    std::memcpy(&v, mem + ea, sizeof v);                                                         \
-    v += ip[3];                                                                                  \
-    std::memcpy(mem + ea, &v, sizeof v);                                                         \
-    wr<uint32_t>(fp, ip[1], v);                                                                  \
-    if ((rd<uint32_t>(fp, ip[6]) != 0) == (taken)) JUMP_BY(5 + static_cast<int32_t>(ip[7]));     \
-    else ip += 8;                                                                                \
-    DISPATCH();                                                                                  \
+#define WZVM_GEN_RMW_JUMP_(Name, taken)                                                                   \
+  CASE(Name) {                                                                                            \
+    uint32_t v;                                                                                           \
+    if (__builtin_expect(!rmw_add_i32<2>(fp, ip, mem, memsize, v), 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    wr<uint32_t>(fp, ip[1], v);                                                                           \
+    THEN_COND_JUMP(5, taken);                                                                             \
   }
     WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpIf_I32, true)
     WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpUnless_I32, false)
@@ -1551,29 +1557,21 @@ dispatch:
     }
     CASE(CopyJumpIf) {
       fp[ip[1]] = fp[ip[2]];
-      if (rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
-      else ip += 6;
-      DISPATCH();
+      THEN_COND_JUMP(3, true);
     }
     CASE(CopyJumpUnless) {
       fp[ip[1]] = fp[ip[2]];
-      if (!rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
-      else ip += 6;
-      DISPATCH();
+      THEN_COND_JUMP(3, false);
     }
     // [global.get+jump_if d g][jump_if cond offset], and unless: the global's
     // value into d, then the jump as copy+jump_if's.
     CASE(GlobalGetJumpIf) {
       fp[ip[1]] = inst->globals[ip[2]]->value;
-      if (rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
-      else ip += 6;
-      DISPATCH();
+      THEN_COND_JUMP(3, true);
     }
     CASE(GlobalGetJumpUnless) {
       fp[ip[1]] = inst->globals[ip[2]]->value;
-      if (!rd<uint32_t>(fp, ip[4])) JUMP_BY(3 + static_cast<int32_t>(ip[5]));
-      else ip += 6;
-      DISPATCH();
+      THEN_COND_JUMP(3, false);
     }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
@@ -2421,6 +2419,7 @@ on_host_trap:
   return host_trap;
 
 #undef JUMP_BY
+#undef THEN_COND_JUMP
 #undef SAFE_POINT
 #undef END_CALL
 #undef REGS

@@ -90,7 +90,7 @@ bool shifts_to_extend(Emitter& e, IOp op, uint32_t dst, const Operand& a, const 
   uint32_t q = e.last_op;
   uint64_t k1 = 0, k2 = 0;
   bool from_const64 = false;
-  if (!a.is_virtual() && area(b.src, k2) && b.is_virtual()) {
+  if (area(b.src, k2)) {
     // [shl t x k] shr_s(t, k from the area)
   } else if (const uint32_t p = e.prev_op;
              e.last_op_is(IOp::Const64, 4, b) && p != UINT32_MAX && !sw.empty() && sw.back() == q + 1) {
@@ -104,11 +104,10 @@ bool shifts_to_extend(Emitter& e, IOp op, uint32_t dst, const Operand& a, const 
   const IOp ext = extend_for(k2);
   if (ext == IOp::Count || a.is_virtual() || code[q + 1] != a.slot || !shift_up(q, k1) || k1 != k2)
     return false;
+  // The shift ends where the const64 starts, or is the last op, its
+  // result not redirected.
   const uint32_t len = code[q] == static_cast<uint32_t>(IOp::I64Shl) ? 4 : 5;
-  if ((from_const64 ? e.prev_op : e.last_op) != q ||
-      (from_const64 ? q + len != e.last_op : q + len != e.here()))
-    return false;
-  if (!from_const64 && e.last_dst != q + 1) return false;
+  if (from_const64 ? q + len != e.last_op : q + len != e.here() || e.last_dst != q + 1) return false;
   // The slot words left: t and x (and the area's k for a plain shl), then
   // the const64's destination.
   const size_t n = sw.size(), tail = (len == 4 ? 3 : 2) + (from_const64 ? 1 : 0);
