@@ -320,8 +320,8 @@ int run(const Options& opt) {
       opt.profile.pprof_addr.empty())
     load_options.probe_dispatch = profiler::CPythonModule::dispatch_probe;
   load_options.features = opt.features;
-  // Bodies lowered on their first call (a shared memory's threads and
-  // counting runs stay eager: LoadOptions::lazy).
+  // Bodies lowered on their first call, counted or not (a shared memory's
+  // threads stay eager: LoadOptions::lazy).
   load_options.lazy = true;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());

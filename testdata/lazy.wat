@@ -1,6 +1,6 @@
 ;; Lazy lowering (LoadOptions::lazy, tests/lazy_test.cc): bodies entered for
 ;; the first time by every way in (an export, a direct call, call_indirect,
-;; from another instance, a recursion), one whose frame only its lowering
+;; a tail call, from another instance, a recursion), one whose frame only its lowering
 ;; sizes, and one never called.
 (module
   (type $i2i (func (param i32) (result i32)))
@@ -28,4 +28,7 @@
       (else (call $down (i32.sub (local.get 0) (i32.const 1))))))
   (func (export "unused") (result i32) (i32.const 42))
   (func (export "double") (type $i2i) (call $double (local.get 0)))
+  ;; entered for the first time by a tail call
+  (func $minus_one (type $i2i) (i32.sub (local.get 0) (i32.const 1)))
+  (func (export "tail") (param i32) (result i32) (return_call $minus_one (local.get 0)))
 )

@@ -1,7 +1,8 @@
 // Lazy lowering (LoadOptions::lazy): every body validated at load, each
 // lowered in place of its stub on its first call, by any way in, to exactly
 // the code an eager load gives it; a frame that only the lowering sizes is
-// checked then; counting and shared memories load eagerly.
+// checked then; counted bodies are lowered before anything of them is
+// counted, and count as eagerly loaded ones; shared memories load eagerly.
 
 #include <gtest/gtest.h>
 
@@ -11,7 +12,9 @@
 #include <vector>
 
 #include "vm/code.h"
+#include "vm/interp.h"
 #include "vm/module.h"
+#include "vm/profiling.h"
 #include "vm/runtime.h"
 
 namespace wzvm {
@@ -36,7 +39,18 @@ bool is_stub(const vm::CompiledFunc& c) {
 }
 
 // testdata/lazy.wat's functions, by index.
-enum : uint32_t { kDouble, kPlusOne, kBig, kDirect, kIndirect, kCallBig, kDown, kUnused, kDoubleExport };
+enum : uint32_t {
+  kDouble,
+  kPlusOne,
+  kBig,
+  kDirect,
+  kIndirect,
+  kCallBig,
+  kDown,
+  kUnused,
+  kDoubleExport,
+  kMinusOne
+};
 
 struct Lazy {
   std::shared_ptr<const vm::Module> module = load("lazy.wasm", true);
@@ -75,6 +89,9 @@ TEST(Lazy, BodiesAreLoweredOnFirstCallAsEagerlyLoaded) {
   EXPECT_EQ(r.at(0).i32, 5u);
   ASSERT_FALSE(l.call("double", {Value::from_i32(7)}, r));
   EXPECT_EQ(r.at(0).i32, 14u);
+  ASSERT_FALSE(l.call("tail", {Value::from_i32(5)}, r));  // a tail call into a stub
+  EXPECT_EQ(r.at(0).i32, 4u);
+  EXPECT_FALSE(l.stub(kMinusOne));
   EXPECT_TRUE(l.stub(kUnused)) << "never called, never lowered";
 
   // Word for word what an eager load lowered, for each body that ran.
@@ -141,13 +158,59 @@ TEST(Lazy, InvalidBodiesAreRefusedAtLoad) {
   EXPECT_EQ(a.error().kind, vm::Error::Kind::Invalid);
 }
 
-TEST(Lazy, CountingAndSharedMemoriesLoadEagerly) {
-  vm::LoadOptions counting;
-  counting.count_instructions = true;
-  auto c = load("lazy.wasm", true, counting);
-  ASSERT_TRUE(c);
-  EXPECT_FALSE(c->lazy);
-  EXPECT_FALSE(is_stub(c->code.at(kUnused)));
+// Counted, a stub never runs: its first entry, by any way in (the host, a
+// call, call_indirect, a tail call), lowers it
+// before the call counts the callee's first op or sizes its call-tree
+// node's counters (CompiledFunc::kUnlowered). The counts are an eager
+// load's, node for node and instruction for instruction, also where the
+// lowered frame does not fit.
+TEST(Lazy, CountedBodiesAreLoweredBeforeTheyAreCounted) {
+  std::vector<vm::Profiling::InstructionCount> counts[2];
+  for (bool lazy : {false, true}) {
+    vm::LoadOptions counting;
+    counting.count_instructions = true;
+    auto m = load("lazy.wasm", lazy, counting);
+    ASSERT_TRUE(m);
+    EXPECT_EQ(m->lazy, lazy);
+    vm::StoreLimits small;
+    small.value_stack_slots = 64;
+    vm::Store store(small);
+    auto i = store.instantiate(m, {});
+    ASSERT_TRUE(i);
+    vm::Profiling p;
+    p.count_instructions = true;
+    store.thread()->profiling = &p;
+    auto call = [&](const char* name, std::vector<Value> args) {
+      std::vector<Value> r;
+      vm::Trap t = store.invoke(i.value()->exported_func(name), args, r);
+      EXPECT_FALSE(t) << name << ": " << t.message;
+      return t ? 0 : r.at(0).i32;
+    };
+    EXPECT_EQ(call("direct", {Value::from_i32(21)}), 42u);
+    EXPECT_EQ(call("indirect", {Value::from_i32(5), Value::from_i32(1)}), 6u);
+    EXPECT_EQ(call("tail", {Value::from_i32(5)}), 4u);
+    std::vector<Value> r;
+    std::vector<Value> three = {Value::from_i32(3)};
+    EXPECT_EQ(store.invoke(i.value()->exported_func("call_big"), three, r).code,
+              vm::TrapCode::StackExhausted);
+    if (lazy) {
+      EXPECT_FALSE(is_stub(m->code.at(kMinusOne)));
+      EXPECT_NE(m->code.at(kBig).frame_slots, vm::CompiledFunc::kUnlowered);
+      EXPECT_TRUE(is_stub(m->code.at(kUnused)));
+      EXPECT_EQ(m->code.at(kUnused).frame_slots, vm::CompiledFunc::kUnlowered);
+    }
+    counts[lazy] = p.instruction_counts();
+  }
+  ASSERT_FALSE(counts[0].empty());
+  ASSERT_EQ(counts[0].size(), counts[1].size());
+  for (size_t k = 0; k < counts[0].size(); ++k) {
+    EXPECT_EQ(counts[0][k].node, counts[1][k].node) << k;
+    EXPECT_EQ(counts[0][k].offset, counts[1][k].offset) << k;
+    EXPECT_EQ(counts[0][k].count, counts[1][k].count) << k;
+  }
+}
+
+TEST(Lazy, SharedMemoriesLoadEagerly) {
   vm::LoadOptions threads;
   threads.features = vm::Features::all();
   auto s = load("proposals_threads.wasm", true, threads);

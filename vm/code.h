@@ -142,6 +142,10 @@ struct CompiledFunc {
   uint32_t param_slots = 0;  // slots of the parameters (fp[0..param_slots))
   uint32_t local_slots = 0;  // params + declared locals; fp[param_slots..local_slots) zeroed on entry
   uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
+  // frame_slots of a counted module's stub (LoadOptions::lazy): more than
+  // any stack holds, so every way in takes the frame check's slow path,
+  // which lowers the body first (vm/interp.cc, lower_if_stub).
+  static constexpr uint32_t kUnlowered = 1u << 30;
   uint32_t result_slots = 0;
   // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h).
   uint32_t const_base = 0;

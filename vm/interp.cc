@@ -897,6 +897,30 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
   }
 }
 
+// `f`'s body lowered in place of its stub (LoadOptions::lazy); false (and
+// `trap` says why) only on an internal error of the lowering.
+__attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
+  Status s = lower_on_first_call(*f->instance->module, f->func_index);
+  if (s) return true;
+  trap = Trap::make(TrapCode::HostError, "lowering " + f->instance->module->function_name(f->func_index) +
+                                             " on its first call: " + s.error().to_string());
+  return false;
+}
+
+// A frame check failed (the new frame at `nfp` would pass `stack_end`): the
+// stack is exhausted, or the callee is a counted module's stub, whose frame
+// size CompiledFunc::kUnlowered fails every check, so that its first entry
+// lowers it here, before a call counts anything of it (the counting loop's
+// calls count the callee's first op and size its node's counters from its
+// code). No test on the path of calls that fit.
+enum class Unfit { Exhausted, Lowered, Failed };
+__attribute__((noinline, cold)) Unfit lower_if_stub(FuncInst* callee, const uint64_t* nfp,
+                                                    const uint64_t* stack_end, Trap& trap) {
+  if (callee->code->frame_slots != CompiledFunc::kUnlowered) return Unfit::Exhausted;
+  if (!lower_lazily(callee, trap)) return Unfit::Failed;
+  return nfp + callee->code->frame_slots > stack_end ? Unfit::Exhausted : Unfit::Lowered;
+}
+
 // Calls `callee` with its frame (its arguments first) at `nfp`; the caller
 // resumes at `next`. A host callee goes through the host boundary, a wasm
 // one is entered (enter_callee).
@@ -918,8 +942,12 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
   }
   const CompiledFunc* code = callee->code;
   if (__builtin_expect(frame >= env.frame_last || nfp + code->frame_slots > env.stack_end, 0)) {
-    frame->ip = next;
-    return CallEnd::StackExhausted;
+    const Unfit u =
+        frame >= env.frame_last ? Unfit::Exhausted : lower_if_stub(callee, nfp, env.stack_end, env.host_trap);
+    if (u != Unfit::Lowered) {
+      frame->ip = next;
+      return u == Unfit::Failed ? CallEnd::HostTrap : CallEnd::StackExhausted;
+    }
   }
   enter_callee<kMode, kSite>(env, r, callee, *code, nfp, next, kid);
   return CallEnd::Entered;
@@ -942,7 +970,14 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
   Profiling* const prof = env.prof;
   Frame* const frame = r.frame;
   const CompiledFunc* code = callee->code;
-  if (__builtin_expect(r.fp + code->frame_slots > env.stack_end, 0)) return CallEnd::TailStackExhausted;
+  if (__builtin_expect(r.fp + code->frame_slots > env.stack_end, 0)) {
+    const Unfit u = lower_if_stub(callee, r.fp, env.stack_end, env.host_trap);
+    if (u == Unfit::Exhausted) return CallEnd::TailStackExhausted;
+    if (u == Unfit::Failed) {
+      frame->ip = ret_ip;
+      return CallEnd::HostTrap;
+    }
+  }
   std::memmove(r.fp, args, nargs * sizeof(uint64_t));
   init_frame(r.fp, *code);
   frame->func = callee;
@@ -966,16 +1001,6 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
     frame->node = kUnknownNode;
   }
   return CallEnd::TookOver;
-}
-
-// IOp::LowerFunction: `f`'s body lowered in place of its stub; false (and
-// `trap` says why) only on an internal error of the lowering.
-__attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
-  Status s = lower_on_first_call(*f->instance->module, f->func_index);
-  if (s) return true;
-  trap = Trap::make(TrapCode::HostError, "lowering " + f->instance->module->function_name(f->func_index) +
-                                             " on its first call: " + s.error().to_string());
-  return false;
 }
 
 // Never inlined or cloned: the profiling loops keep the addresses of their
@@ -1078,6 +1103,11 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   } while (0)
 
   {
+    // A counted module's stub, entered from the host (lower_if_stub).
+    if (func->code->frame_slots == CompiledFunc::kUnlowered) {
+      Trap t;
+      if (!lower_lazily(func, t)) return t;
+    }
     const CompiledFunc* code = func->code;
     if (entry >= frame_limit || args + code->frame_slots > stack_end) {
       Trap t = Trap::make(TrapCode::StackExhausted);

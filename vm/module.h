@@ -210,6 +210,46 @@ struct Features {
   static uint32_t default_bits();
 };
 
+struct Module;
+
+struct LoadOptions {
+  // Lower with instruction-count segments (vm/profiling.h).
+  bool count_instructions = false;
+  // Lower for an instruction budget (Profiling::fuel): counting segments
+  // that also charge the fuel (CountFuel), so counting without a budget pays
+  // nothing for it. Implies count_instructions.
+  bool fuel = false;
+  // Memory profiling: a non-zero hook id marks a function whose calls the
+  // profiler must see (allocators, found by name). Direct calls to it are
+  // lowered to hooked calls; the profiling loop reports their arguments and
+  // results to ProfileSink. Asked once per function index, after decoding.
+  std::function<uint8_t(const Module&, uint32_t func_index)> call_hook{};
+  // Profiling: true marks a function whose indirect calls resume code whose
+  // callers are not on the wasm stack (Go's wasm_pc_f_loop, which continues
+  // goroutines after their wasm frames were unwound). Its call_indirect is
+  // lowered to call_table.graft, and a profiled run asks the ProfileSink
+  // (graft) for the callee's real callers. Asked once per function index.
+  std::function<bool(const Module&, uint32_t func_index)> graft_calls{};
+  // Instruction counting (without fuel): a non-zero N marks the dispatch
+  // loop of an interpreter compiled to wasm (CPython's
+  // _PyEval_EvalFrameDefault); each of its br_tables with at least N targets
+  // is preceded by a ProbeCounted op (vm/counted_ops.def), at which the
+  // ProfileSink (probe) may move the frame's counting to another call-tree
+  // node: the guest language's own function and line. Asked once per
+  // defined function, when counting.
+  std::function<uint32_t(const Module&, uint32_t func_index)> probe_dispatch{};
+  // Proposals the module may use; anything else is rejected as in wasm 2.0.
+  Features features{};
+  // Validate every body at load, lower each on its first call: a Go test
+  // binary runs a fraction of its functions, and lowering them all was two
+  // thirds of a short run (docs/RATIONALE.md, "Bodies are lowered on their
+  // first call"). Counted modules too: a stub's first entry is lowered
+  // before it is counted (CompiledFunc::kUnlowered). Ignored for a module
+  // with a shared memory (threads would race to lower a body in place). A
+  // lazily loaded module must run on one thread at a time.
+  bool lazy = false;
+};
+
 struct Module {
   std::vector<uint8_t> bytes;  // the binary; bodies, data and custom sections point into it
 
@@ -253,6 +293,9 @@ struct Module {
   // until its first call lowers it in place (lower_on_first_call).
   std::vector<CompiledFunc> code;
   bool lazy = false;
+  // The options the bodies are lowered with, a lazy module's on their first
+  // calls (call_hook and graft_calls cleared: their answers are below).
+  LoadOptions lowering;
   // Lowered for counting without fuel (vm/counted_ops.def): only a thread
   // that counts instructions may run it (a Store holding it refuses others).
   bool needs_counting = false;
@@ -264,44 +307,6 @@ struct Module {
   const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
   // Best human name of a function: name section, then export name, then wasm-function[N].
   std::string function_name(uint32_t func_index) const;
-};
-
-struct LoadOptions {
-  // Lower with instruction-count segments (vm/profiling.h).
-  bool count_instructions = false;
-  // Lower for an instruction budget (Profiling::fuel): counting segments
-  // that also charge the fuel (CountFuel), so counting without a budget pays
-  // nothing for it. Implies count_instructions.
-  bool fuel = false;
-  // Memory profiling: a non-zero hook id marks a function whose calls the
-  // profiler must see (allocators, found by name). Direct calls to it are
-  // lowered to hooked calls; the profiling loop reports their arguments and
-  // results to ProfileSink. Asked once per function index, after decoding.
-  std::function<uint8_t(const Module&, uint32_t func_index)> call_hook{};
-  // Profiling: true marks a function whose indirect calls resume code whose
-  // callers are not on the wasm stack (Go's wasm_pc_f_loop, which continues
-  // goroutines after their wasm frames were unwound). Its call_indirect is
-  // lowered to call_table.graft, and a profiled run asks the ProfileSink
-  // (graft) for the callee's real callers. Asked once per function index.
-  std::function<bool(const Module&, uint32_t func_index)> graft_calls{};
-  // Instruction counting (without fuel): a non-zero N marks the dispatch
-  // loop of an interpreter compiled to wasm (CPython's
-  // _PyEval_EvalFrameDefault); each of its br_tables with at least N targets
-  // is preceded by a ProbeCounted op (vm/counted_ops.def), at which the
-  // ProfileSink (probe) may move the frame's counting to another call-tree
-  // node: the guest language's own function and line. Asked once per
-  // defined function, when counting.
-  std::function<uint32_t(const Module&, uint32_t func_index)> probe_dispatch{};
-  // Proposals the module may use; anything else is rejected as in wasm 2.0.
-  Features features{};
-  // Validate every body at load, lower each on its first call: a Go test
-  // binary runs a fraction of its functions, and lowering them all was two
-  // thirds of a short run (docs/RATIONALE.md, "Bodies are lowered on their
-  // first call"). Ignored when counting instructions (the counting loop's
-  // calls rely on each callee's first op) and for a module with a shared
-  // memory (threads would race to lower a body in place). A lazily loaded
-  // module must run on one thread at a time.
-  bool lazy = false;
 };
 
 // Decode, validate and lower a module. The error names section, function and offset.

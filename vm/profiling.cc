@@ -90,6 +90,13 @@ void Profiling::give_block(uint32_t id) {
     // code lowered without counting (a header alone): frames find their
     // node there. Host functions have no frames, so no block.
     const FuncInst* g = tree.node(id).func;
+    // A counted module's stub is lowered before its first entry (vm/interp.cc,
+    // lower_if_stub), but a node may come first: Go's grafted callers, read
+    // from a goroutine's stack, include runtime.goexit, whose frame Go made
+    // without calling it. Sized by its code, lowered now (it never fails on
+    // a validated body; if it did, the entry that needs it traps).
+    if (g && g->code && g->code->frame_slots == CompiledFunc::kUnlowered)
+      (void)lower_on_first_call(*g->instance->module, g->func_index);
     if (g && g->code) {
       uint64_t* block = alloc_counters(1 + g->code->num_segments() + 2 * size_t{g->code->call_slots});
       block[0] = id;

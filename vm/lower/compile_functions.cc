@@ -32,7 +32,10 @@ Status compile_functions(Module& module, const LoadOptions& options) {
   // LoadOptions::lazy: bodies are validated now and lowered on first call.
   bool shared_memory = false;
   for (const MemoryType& t : module.all_memories) shared_memory |= t.limits.shared;
-  module.lazy = options.lazy && !options.count_instructions && !options.fuel && !shared_memory;
+  module.lazy = options.lazy && !shared_memory;
+  module.lowering = options;
+  module.lowering.call_hook = nullptr;  // decided above, kept in the module
+  module.lowering.graft_calls = nullptr;
   // Functions are validated and lowered independently (each reads the module
   // and writes its own CompiledFunc), so a big module's are spread over the
   // cores: lowering is most of loading a code-heavy module (issue 10's 200 ms
@@ -75,13 +78,12 @@ Status compile_functions(Module& module, const LoadOptions& options) {
 // The module is shared as const once loaded, but a lazy one's stubs are
 // meant to be replaced: each body is lowered once, on the one thread that
 // runs the module (LoadOptions::lazy), and nothing holds on to a stub's
-// words past its one op. The options are the defaults: a lazy module is
-// never counted, and its call hooks and grafts were decided at load and kept
-// in the module, where the compiler reads them.
+// words past its one op (a counted stub never runs: lower_if_stub). The
+// options are the load's (Module::lowering).
 Status lower_on_first_call(const Module& module, uint32_t func_index) {
   CompiledFunc& out = const_cast<Module&>(module).code[func_index - module.num_imported_funcs];
   CompiledFunc lowered;
-  lower::FunctionCompiler fc(module, func_index, LoadOptions{});
+  lower::FunctionCompiler fc(module, func_index, module.lowering);
   if (Status s = fc.compile(lowered); !s) return s;
   out = std::move(lowered);
   return Status();
