@@ -460,6 +460,8 @@ class Builder {
     for (auto& [k, id] : count_locations_) remap(id);
     for (auto& [k, ids] : index_locations_)
       for (uint64_t& id : ids) remap(id);
+    for (auto& [k, g] : go_groups_)
+      for (uint64_t& id : g.loc) remap(id);
     for (auto& [k, id] : line_locations_) remap(id);
     for (uint64_t& id : caller_location_) remap(id);  // kNoFrame is above every id
     for (auto& [k, id] : python_locations_) remap(id);
@@ -587,6 +589,43 @@ class Builder {
     return &locs;
   }
 
+  // A Go function's instructions (by index in `offsets`, its own
+  // seg_offsets) in groups: each a maximal stretch whose instructions share
+  // one representative offset (GoModule::representative_offset), so one
+  // leaf Location (made when first counted: ids stay in the order of use).
+  // A node's run of instructions then adds one count per
+  // group it crosses, a step per group and no search: what
+  // GoModule::representative_counts, sorting its output and a Location
+  // lookup per resume point cost per run (json's instruction profile: ~0.8 G
+  // of host instructions). Made on the function's first node that ran;
+  // nullptr when `offsets` are not its own (a replay's).
+  struct GoGroups {
+    std::vector<uint32_t> group;  // instruction index -> its group
+    std::vector<uint32_t> end;    // group -> the index after its last instruction
+    std::vector<uint32_t> rep;    // group -> the representative offset
+    std::vector<uint64_t> loc;    // group -> count_location of it (0: not yet asked)
+  };
+  GoGroups* go_groups(const vm::FuncInst* f, const uint32_t* offsets, const GoModule& go) {
+    if (!f || !f->code || offsets != f->code->seg_offsets.data()) return nullptr;
+    auto [it, inserted] = go_groups_.try_emplace(f);
+    GoGroups& g = it->second;
+    if (!inserted) return &g;
+    const uint32_t func = f->func_index - f->instance->module->num_imported_funcs;
+    const size_t n = f->code->seg_offsets.size();
+    g.group.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      const uint32_t rep = go.representative_offset(func, offsets[i]);
+      if (g.rep.empty() || rep != g.rep.back()) {
+        if (!g.rep.empty()) g.end.push_back(static_cast<uint32_t>(i));
+        g.rep.push_back(rep);
+        g.loc.push_back(0);
+      }
+      g.group[i] = static_cast<uint32_t>(g.rep.size() - 1);
+    }
+    if (!g.rep.empty()) g.end.push_back(static_cast<uint32_t>(n));
+    return &g;
+  }
+
   // offset -1: the function as a whole (address = its first instruction).
   uint64_t location(const vm::FuncInst* f, int64_t offset) {
     auto [it, inserted] = locations_.try_emplace({f, offset}, 0);
@@ -703,6 +742,7 @@ class Builder {
   std::unordered_map<LocKey, uint64_t, LocKeyHash> locations_;
   std::unordered_map<LocKey, uint64_t, LocKeyHash> count_locations_;  // count_location()'s
   std::unordered_map<const vm::FuncInst*, std::vector<uint64_t>> index_locations_;
+  std::unordered_map<const vm::FuncInst*, GoGroups> go_groups_;
   std::unordered_map<std::string, uint64_t> line_locations_;  // (function, frames) -> Location id
   std::vector<uint64_t> caller_location_;                     // node -> its caller's Location id (0: not yet)
   std::map<std::pair<uint64_t, uint32_t>, uint64_t> python_locations_;  // (Function id, line) -> Location id
@@ -896,50 +936,80 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     b.intern_callers_by_weight(nodes, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
-    std::vector<std::pair<uint64_t, uint64_t>> leaves;  // Location id, count
+    struct Leaf {
+      uint64_t loc, count;
+    };
+    std::vector<Leaf> leaves;
+    // Go: a node's counts by group (Builder::go_groups), then sorted.
+    struct GroupCount {
+      uint32_t rep, group;
+      uint64_t count;
+    };
+    std::vector<GroupCount> pcs;
     // Per Location id: 1 + its index in `leaves`, 0 for none; put back to 0
     // after each node, entry by entry (a hash map's clear() costs all its
     // buckets, as many as the largest node ever needed, at every node).
     std::vector<uint32_t> leaf_slot;
-    prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
-                                 const std::vector<vm::Profiling::CountRun>& runs) {
-      leaves.clear();
-      if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
-        uint64_t total = 0;
-        for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
-        leaves.emplace_back(b.python_location(*pf), total);
-      } else {
-        auto add = [&](uint64_t loc, uint64_t count) {
-          if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
-          uint32_t& slot = leaf_slot[loc];
-          if (!slot) {
-            leaves.emplace_back(loc, 0);
-            slot = static_cast<uint32_t>(leaves.size());
-          }
-          leaves[slot - 1].second += count;
-        };
-        const vm::FuncInst* f = tree.node(node).func;
-        if (std::vector<uint64_t>* locs = scratch.go(f, profiler) ? nullptr : b.index_locations(f, offsets)) {
-          for (const vm::Profiling::CountRun& r : runs)
-            for (uint32_t i = r.from; i < r.to; ++i) {
-              uint64_t& loc = (*locs)[i];
-              if (!loc) loc = b.count_location(f, offsets[i]);
-              add(loc, r.count);
+    prof->for_each_node_runs(
+        [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
+          leaves.clear();
+          if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
+            uint64_t total = 0;
+            for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
+            leaves.push_back({b.python_location(*pf), total});
+          } else {
+            auto add = [&](uint64_t loc, uint64_t count) {
+              if (loc >= leaf_slot.size())
+                leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+              uint32_t& slot = leaf_slot[loc];
+              if (!slot) {
+                leaves.push_back({loc, 0});
+                slot = static_cast<uint32_t>(leaves.size());
+              }
+              leaves[slot - 1].count += count;
+            };
+            const vm::FuncInst* f = tree.node(node).func;
+            const GoModule* go = scratch.go(f, profiler);
+            if (Builder::GoGroups* g = go ? b.go_groups(f, offsets, *go) : nullptr) {
+              // A step per group crossed (Builder::go_groups), then by
+              // representative offset, as NodeCounts::of orders them: the
+              // leaves, and the Locations first made here, come in that order.
+              pcs.clear();
+              for (const vm::Profiling::CountRun& r : runs)
+                for (uint32_t i = r.from; i < r.to;) {
+                  const uint32_t k = g->group[i];
+                  const uint32_t end = std::min(r.to, g->end[k]);
+                  pcs.push_back({g->rep[k], k, r.count * (end - i)});
+                  i = end;
+                }
+              std::sort(pcs.begin(), pcs.end(),
+                        [](const GroupCount& a, const GroupCount& c) { return a.rep < c.rep; });
+              for (const GroupCount& c : pcs) {
+                uint64_t& loc = g->loc[c.group];
+                if (!loc) loc = b.count_location(f, c.rep);
+                add(loc, c.count);
+              }
+            } else if (std::vector<uint64_t>* locs = go ? nullptr : b.index_locations(f, offsets)) {
+              for (const vm::Profiling::CountRun& r : runs)
+                for (uint32_t i = r.from; i < r.to; ++i) {
+                  uint64_t& loc = (*locs)[i];
+                  if (!loc) loc = b.count_location(f, offsets[i]);
+                  add(loc, r.count);
+                }
+            } else {
+              for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
+                add(b.count_location(f, c.offset), c.count);
             }
-        } else {
-          for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
-            add(b.count_location(f, c.offset), c.count);
-        }
-        for (const auto& leaf : leaves) leaf_slot[leaf.first] = 0;
-      }
-      for (const auto& [loc, count] : leaves) {
-        pb::Sample* ps = b.new_sample();
-        b.add_stack(ps, loc, node, tree);
-        ps->add_value(static_cast<int64_t>(count));
-        b.thread_label(ps, tid);
-        b.end_sample(ps);
-      }
-    });
+            for (const Leaf& leaf : leaves) leaf_slot[leaf.loc] = 0;
+          }
+          for (const Leaf& leaf : leaves) {
+            pb::Sample* ps = b.new_sample();
+            b.add_stack(ps, leaf.loc, node, tree);
+            ps->add_value(static_cast<int64_t>(leaf.count));
+            b.thread_label(ps, tid);
+            b.end_sample(ps);
+          }
+        });
     b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.
