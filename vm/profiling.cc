@@ -1,5 +1,7 @@
 #include "vm/profiling.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <new>
 #include <utility>
@@ -54,12 +56,15 @@ uint32_t CallTree::child(uint32_t parent, const FuncInst* func, uint32_t site) {
   return id;
 }
 
+void Profiling::Unmap::operator()(uint64_t* p) const { munmap(p, bytes); }
+
 uint64_t* Profiling::alloc_counters(size_t n) {
   if (n > chunk_left_) {
     size_t size = std::max(n, kChunk);
-    auto* chunk = static_cast<uint64_t*>(std::calloc(size, sizeof(uint64_t)));
-    if (!chunk) throw std::bad_alloc();
-    chunks_.emplace_back(chunk);
+    const size_t bytes = size * sizeof(uint64_t);
+    void* chunk = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (chunk == MAP_FAILED) throw std::bad_alloc();
+    chunks_.emplace_back(static_cast<uint64_t*>(chunk), Unmap{bytes});
     chunk_next_ = chunks_.back().get();
     chunk_left_ = size;
   }

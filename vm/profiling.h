@@ -410,17 +410,22 @@ struct Profiling {
   std::unique_ptr<Recent[]> recent_ = std::make_unique<Recent[]>(kRecent);
   void give_block(uint32_t id);  // a new node's counter block, when counting
   uint64_t* alloc_counters(size_t n);
-  // Counters per chunk (a larger function gets its own). Chunks come from
-  // calloc, not a zero-filling new[]: a chunk this size is fresh mmap memory
-  // that calloc does not write, so a page of counters costs memory only once
-  // something counts in it: CPython's Python line nodes each get a block of
-  // its whole evaluation loop and touch a few of its pages (`--profile-text`
-  // of bench/python/calls.py: 463 -> 377 MB peak).
+  // Counters per chunk (a larger function gets its own). Chunks are mapped
+  // anonymous memory, zero without being written, so a page of counters
+  // costs memory only once something counts in it: CPython's Python line
+  // nodes each get a block of its whole evaluation loop and touch a few of
+  // its pages (`--profile-text` of bench/python/calls.py: 463 -> 377 MB
+  // peak). They came from calloc, which gave fresh mmap memory only while
+  // glibc's mmap threshold stayed below a chunk: once a bigger block was
+  // freed the threshold rose, and calloc cleared every chunk it then took
+  // from the heap (json's instruction profile: 178 M instructions of memset,
+  // every page touched).
   static constexpr size_t kChunk = 1 << 16;
-  struct FreeChunk {
-    void operator()(uint64_t* p) const { std::free(p); }
+  struct Unmap {
+    size_t bytes = 0;
+    void operator()(uint64_t* p) const;
   };
-  std::vector<std::unique_ptr<uint64_t[], FreeChunk>> chunks_;
+  std::vector<std::unique_ptr<uint64_t[], Unmap>> chunks_;
   size_t chunk_left_ = 0;
   uint64_t* chunk_next_ = nullptr;
 };
