@@ -144,7 +144,7 @@ struct CompiledFunc {
   uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
   // frame_slots of a counted module's stub (LoadOptions::lazy): more than
   // any stack holds, so every way in takes the frame check's slow path,
-  // which lowers the body first (vm/interp.cc, lower_if_stub).
+  // which lowers the body first (vm/interp.cc, on_trap).
   static constexpr uint32_t kUnlowered = 1u << 30;
   uint32_t result_slots = 0;
   // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h).

@@ -907,20 +907,6 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
-// A frame check failed (the new frame at `nfp` would pass `stack_end`): the
-// stack is exhausted, or the callee is a counted module's stub, whose frame
-// size CompiledFunc::kUnlowered fails every check, so that its first entry
-// lowers it here, before a call counts anything of it (the counting loop's
-// calls count the callee's first op and size its node's counters from its
-// code). No test on the path of calls that fit.
-enum class Unfit { Exhausted, Lowered, Failed };
-__attribute__((noinline, cold)) Unfit lower_if_stub(FuncInst* callee, const uint64_t* nfp,
-                                                    const uint64_t* stack_end, Trap& trap) {
-  if (callee->code->frame_slots != CompiledFunc::kUnlowered) return Unfit::Exhausted;
-  if (!lower_lazily(callee, trap)) return Unfit::Failed;
-  return nfp + callee->code->frame_slots > stack_end ? Unfit::Exhausted : Unfit::Lowered;
-}
-
 // Calls `callee` with its frame (its arguments first) at `nfp`; the caller
 // resumes at `next`. A host callee goes through the host boundary, a wasm
 // one is entered (enter_callee).
@@ -942,16 +928,11 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
   }
   const CompiledFunc* code = callee->code;
   if (__builtin_expect(frame >= env.frame_last || nfp + code->frame_slots > env.stack_end, 0)) {
-    // Only counted modules have such stubs; the plain loop's calls keep
-    // their code as it was (the slow path's call cost its run 0.7% more
-    // host instructions, callgrind on Lua).
-    Unfit u = Unfit::Exhausted;
-    if constexpr (kMode == Mode::Counted)
-      if (frame < env.frame_last) u = lower_if_stub(callee, nfp, env.stack_end, env.host_trap);
-    if (u != Unfit::Lowered) {
-      frame->ip = next;
-      return u == Unfit::Failed ? CallEnd::HostTrap : CallEnd::StackExhausted;
-    }
+    // Perhaps a counted stub: the trap path lowers it and runs the call
+    // again (Thread::unfit).
+    if constexpr (kMode == Mode::Counted) env.th.unfit = callee;
+    frame->ip = next;
+    return CallEnd::StackExhausted;
   }
   enter_callee<kMode, kSite>(env, r, callee, *code, nfp, next, kid);
   return CallEnd::Entered;
@@ -975,13 +956,8 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
   Frame* const frame = r.frame;
   const CompiledFunc* code = callee->code;
   if (__builtin_expect(r.fp + code->frame_slots > env.stack_end, 0)) {
-    Unfit u = Unfit::Exhausted;
-    if constexpr (kMode == Mode::Counted) u = lower_if_stub(callee, r.fp, env.stack_end, env.host_trap);
-    if (u == Unfit::Exhausted) return CallEnd::TailStackExhausted;
-    if (u == Unfit::Failed) {
-      frame->ip = ret_ip;
-      return CallEnd::HostTrap;
-    }
+    if constexpr (kMode == Mode::Counted) env.th.unfit = callee;  // as call()'s
+    return CallEnd::TailStackExhausted;
   }
   std::memmove(r.fp, args, nargs * sizeof(uint64_t));
   init_frame(r.fp, *code);
@@ -1108,7 +1084,7 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   } while (0)
 
   {
-    // A counted module's stub, entered from the host (lower_if_stub).
+    // A counted module's stub, entered from the host (see on_trap).
     if (func->code->frame_slots == CompiledFunc::kUnlowered) {
       Trap t;
       if (!lower_lazily(func, t)) return t;
@@ -2427,6 +2403,24 @@ second_access_out_of_bounds:
   TRAP(TrapCode::MemoryOutOfBounds);
 
 on_trap:
+  // A counted module's stub: its frame size, CompiledFunc::kUnlowered, fails
+  // the frame check of every call, so that its first call lowers it here
+  // and runs again (the call op, which the check left undone, or the part
+  // of a fused op that calls), before anything of it is counted: the
+  // counting loop's calls count the callee's first op and size its node's
+  // counters from its code. Nothing on the path of calls that fit: with the
+  // lowering in the calls' slow path, the counting loop ran 2.5% more host
+  // instructions (callgrind, Lua; GCC's choices in the whole loop). A frame
+  // that does not fit once lowered traps as before, at the call.
+  if constexpr (kCounting) {
+    if (FuncInst* unfit = std::exchange(th.unfit, nullptr);
+        unfit && trap_code == TrapCode::StackExhausted &&
+        unfit->code->frame_slots == CompiledFunc::kUnlowered) {
+      if (!lower_lazily(unfit, host_trap)) goto on_host_trap;
+      trap_in_call = false;
+      DISPATCH();
+    }
+  }
   // threads: another thread may have grown a shared memory since this one
   // cached its size. Bounds are checked before anything is written, so the
   // instruction can run again with the new size; sizes only grow, so it

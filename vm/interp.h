@@ -70,6 +70,9 @@ struct Thread {
   // Exceptions thrown since the outermost entry; emptied when it returns
   // (an exception slot may name any of them until then).
   std::vector<Exception> exceptions;
+  // The counting loop: the callee whose frame did not fit at the last failed
+  // call, perhaps a stub to lower (vm/interp.cc, on_trap).
+  FuncInst* unfit = nullptr;
 };
 
 // threads: while it lives, store.thread() on this OS thread is `thread`

@@ -96,7 +96,7 @@ void Profiling::give_block(uint32_t id) {
     // node there. Host functions have no frames, so no block.
     const FuncInst* g = tree.node(id).func;
     // A counted module's stub is lowered before its first entry (vm/interp.cc,
-    // lower_if_stub), but a node may come first: Go's grafted callers, read
+    // on_trap), but a node may come first: Go's grafted callers, read
     // from a goroutine's stack, include runtime.goexit, whose frame Go made
     // without calling it. Sized by its code, lowered now (it never fails on
     // a validated body; if it did, the entry that needs it traps).
