@@ -1624,5 +1624,67 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// CPython 3.11's dispatch (vm/internal_ops.def): the switch on `(opcode &
+// 255) - 1` runs with the chain that computes it, and the decode of the next
+// code unit (`opcode = word | use_tracing`, `oparg = word >> 8`) is one
+// dispatch for three whole ops. Results, a trap in the decode's load (at the
+// load, with exact counts), and the ops each function became.
+TEST(PythonShapes, DispatchAndDecodeAreFused) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  auto count_of = [&](const char* name, vm::IOp op) {
+    const std::vector<uint32_t>& c = f.inst->exported_func(name)->code->code;
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  EXPECT_STREQ(op_at("py_dispatch", 0), "i32.and+add+switch");
+  EXPECT_STREQ(op_at("py_dispatch", 5), "switch") << "the switch whole after it";
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32Load16UOrShrU), 1);
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32Or), 1) << "the or whole after it";
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32ShrU), 1) << "the shift whole after it";
+  EXPECT_EQ(count_of("py_decode_label", vm::IOp::I32Load16UOrShrU), 1);
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  const std::pair<uint32_t, uint32_t> ops[] = {{1, 10}, {2, 11},     {3, 12},          {4, 13},
+                                               {0, 13}, {0x101, 10}, {0xffffff03u, 12}};
+  for (auto [x, want] : ops) EXPECT_EQ(call("py_dispatch", {Value::from_i32(x)}), want) << x;
+  // The code unit 0x2a7c at 4098 (offset 2 from 4096); the flag byte at 4200
+  // is 0, then 255 (tracing: every opcode becomes 255).
+  ASSERT_FALSE(f.call("store16", {Value::from_i32(4098), Value::from_i32(0x2a7c)}, r));
+  for (const char* name : {"py_decode", "py_decode_label"}) {
+    ASSERT_FALSE(f.call("store8", {Value::from_i32(4200), Value::from_i32(0)}, r));
+    EXPECT_EQ(call(name, {Value::from_i32(4096), Value::from_i32(4200)}), (0x2a7cu << 16) + 0x2a) << name;
+    ASSERT_FALSE(f.call("store8", {Value::from_i32(4200), Value::from_i32(255)}, r));
+    EXPECT_EQ(call(name, {Value::from_i32(4096), Value::from_i32(4200)}), (0x2affu << 16) + 0x2a) << name;
+    vm::Trap t = f.call(name, {Value::from_i32(65534), Value::from_i32(4200)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x2f) << name << ": i32.load16_u";
+  }
+  const std::vector<CountCase> cases = {
+      {"py_dispatch",
+       {Value::from_i32(2)},
+       8,
+       vm::TrapCode::None},  // get const and const add br_table, const return
+      {"py_dispatch", {Value::from_i32(0)}, 7, vm::TrapCode::None},  // ..., the block's const
+      {"py_decode", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
+      {"py_decode", {Value::from_i32(65534), Value::from_i32(4200)}, 4, vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_label", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
+      {"py_decode_label",
+       {Value::from_i32(65534), Value::from_i32(4200)},
+       4,
+       vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 }  // namespace
 }  // namespace wzvm

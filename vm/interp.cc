@@ -1623,6 +1623,28 @@ dispatch:
       ip += 6;
       DISPATCH();
     }
+    // ---- CPython's dispatch (vm/internal_ops.def): [i32.and+add+switch d
+    // x m c] [switch d n off0..off(n)], the chain, then the switch from its
+    // own op word on the value; [i32.load16_u+or+shr_u d a off] [i32.or d2 x
+    // y] [i32.shr_u d3 z k], the three in order, a trap the load's at the op.
+    CASE(I32AndAddSwitch) {
+      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
+      wr_result<uint32_t>(fp, ip[1], v);
+      ip += 5; /* the switch's op word: its offsets are relative to it */
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
+    CASE(I32Load16UOrShrU) {
+      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+      if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      wr_result<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));
+      wr_result<uint32_t>(
+          fp, ip[9],
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11])));
+      ip += 12;
+      DISPATCH();
+    }
     CASE(CopyN) {
       std::memmove(fp + ip[1], fp + ip[2], ip[3] * sizeof(uint64_t));
       ip += 4;
