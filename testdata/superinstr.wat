@@ -835,4 +835,70 @@
     i32.const 16
     i32.shl
     local.get 4
-    i32.add))
+    i32.add)
+  ;; a bytecode loop: decode, add oparg to a sum, stop at opcode 0, else the
+  ;; next code unit and the jump back (i32.load16_u+or+shr_u+jump); the
+  ;; shift-first order alike. Code units at 5000: (op 1, arg 3), (2, 5), (0, 7);
+  ;; the flag byte at 5008 is 255 (tracing: no opcode is 0, the loop runs
+  ;; off the memory's end).
+  (func (export "py_decode_loop") (param i32 i32) (result i32)
+    (local i32 i32 i32 i32)
+    local.get 1
+    i32.load8_u
+    local.get 0
+    i32.load16_u
+    local.tee 2
+    i32.or
+    local.set 3
+    local.get 2
+    i32.const 8
+    i32.shr_u
+    local.set 4
+    (loop $top
+      (local.set 5 (i32.add (local.get 5) (local.get 4)))
+      (if (i32.eqz (i32.and (local.get 3) (i32.const 255))) (then (return (local.get 5))))
+      (local.set 0 (i32.add (local.get 0) (i32.const 2)))
+      local.get 1
+      i32.load8_u
+      local.get 0
+      i32.load16_u
+      local.tee 2
+      i32.or
+      local.set 3
+      local.get 2
+      i32.const 8
+      i32.shr_u
+      local.set 4
+      br $top)
+    unreachable)
+  (func (export "py_decode_shift_first") (param i32 i32) (result i32)
+    (local i32 i32 i32 i32)
+    local.get 0
+    i32.load16_u
+    local.tee 2
+    i32.const 8
+    i32.shr_u
+    local.set 4
+    local.get 1
+    i32.load8_u
+    local.get 2
+    i32.or
+    local.set 3
+    (loop $top
+      (local.set 5 (i32.add (local.get 5) (local.get 4)))
+      (if (i32.eqz (i32.and (local.get 3) (i32.const 255))) (then (return (local.get 5))))
+      (local.set 0 (i32.add (local.get 0) (i32.const 2)))
+      local.get 0
+      i32.load16_u
+      local.tee 2
+      i32.const 8
+      i32.shr_u
+      local.set 4
+      local.get 1
+      i32.load8_u
+      local.get 2
+      i32.or
+      local.set 3
+      br $top)
+    unreachable)
+  (data (i32.const 5000) "\01\03\02\05\00\07\00\00\ff"))

@@ -1645,6 +1645,11 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Or), 1) << "the or whole after it";
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32ShrU), 1) << "the shift whole after it";
   EXPECT_EQ(count_of("py_decode_label", vm::IOp::I32Load16UOrShrU), 1);
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::I32Load16UOrShrU), 1) << "before the loop";
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::I32Load16UOrShrUJump), 1) << "with the jump back";
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::JumpBack), 1) << "the jump whole after it";
+  EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOr), 1);
+  EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOrJump), 1);
   auto call = [&](const char* name, std::vector<Value> args) {
     r.clear();
     vm::Trap t = f.call(name, std::move(args), r);
@@ -1666,7 +1671,41 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
     EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
     EXPECT_EQ(f.trap_opcode(t), 0x2f) << name << ": i32.load16_u";
   }
+  // Code units at 5000: (1, 3), (2, 5), (0, 7): the opargs' sum, the flag
+  // byte at 5006 0. With the one at 5008 (255) no opcode is 0 and the loop runs off the end.
+  for (const char* name : {"py_decode_loop", "py_decode_shift_first"}) {
+    EXPECT_EQ(call(name, {Value::from_i32(5000), Value::from_i32(5006)}), 15u) << name;
+    vm::Trap t = f.call(name, {Value::from_i32(5000), Value::from_i32(5008)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x2f) << name << ": i32.load16_u at the end";
+  }
+  {
+    vm::Trap t = f.call("py_decode_shift_first", {Value::from_i32(5000), Value::from_i32(65536)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+    EXPECT_EQ(f.trap_opcode(t), 0x2d) << "the second load, i32.load8_u";
+  }
+  // The loops' counts are those the unfused build (1efc4db) gives the same
+  // module.
   const std::vector<CountCase> cases = {
+      {"py_decode_loop", {Value::from_i32(5000), Value::from_i32(5006)}, 72, vm::TrapCode::None},
+      {"py_decode_loop",
+       {Value::from_i32(5000), Value::from_i32(5008)},
+       756703,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_loop", {Value::from_i32(65535), Value::from_i32(5006)}, 4, vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first", {Value::from_i32(5000), Value::from_i32(5006)}, 72, vm::TrapCode::None},
+      {"py_decode_shift_first",
+       {Value::from_i32(5000), Value::from_i32(5008)},
+       756701,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first",
+       {Value::from_i32(65535), Value::from_i32(5006)},
+       2,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first",
+       {Value::from_i32(5000), Value::from_i32(65536)},
+       8,
+       vm::TrapCode::MemoryOutOfBounds},
       {"py_dispatch",
        {Value::from_i32(2)},
        8,
@@ -1682,7 +1721,7 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   };
   expect_counts(cases);
   profiler::RunOptions with_fuel;
-  with_fuel.fuel = 1000;
+  with_fuel.fuel = 1000000;  // the runs off the end take 756,703
   expect_counts(cases, with_fuel, " (fuel)");
 }
 

@@ -879,20 +879,28 @@ void pair_switch_chain(Emitter& e, uint32_t q) {
 // [i32.load16_u+or+shr_u d a off] [i32.or ...] [i32.shr_u ...]: the three in
 // order in one dispatch, whatever their operands (the or and the shift read
 // the loaded word from its local), each op whole, so a label between them
-// is no matter: a jump to the or runs the or and the shift alone. Made when
-// the body is done: an op rewritten later (a chain takes a shift whose
-// result is still a temporary) is no longer the row's, and ops of a load
-// kept at its place are never moved. Only the load traps, at the op, which
-// keeps its source offset and count mark. Counted code's count ops stand
-// between ops only at labels, where the three are not in a row.
+// is no matter: a jump to the or runs the or and the shift alone. With a
+// jump (forward or back) right after them, the op takes it too
+// (i32.load16_u+or+shr_u+jump); the shift-first order (load16_u, shr_u,
+// load8_u, or) likewise. Made when the body is done: every jump has its
+// final form and target, an op rewritten later (a chain takes a shift
+// whose result is still a temporary) is no longer the row's, and a load
+// kept at its place is never moved. Only the loads trap, each at its own op
+// word (a trap in the second leaves ip there), which keeps its source
+// offset and count mark. Counted code's jumps are their counted forms and
+// never taken; its count ops stand between ops only at labels.
 void pair_decode(Emitter& e, const std::vector<uint32_t>& loads) {
   auto& code = e.code;
   const uint32_t end = e.here();
-  for (const uint32_t p : loads)
-    if (p + 12 <= end && code[p] == static_cast<uint32_t>(IOp::I32Load16U) &&
-        code[p + 4] == static_cast<uint32_t>(IOp::I32Or) &&
-        code[p + 8] == static_cast<uint32_t>(IOp::I32ShrU))
-      code[p] = static_cast<uint32_t>(IOp::I32Load16UOrShrU);
+  auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
+  auto jump_at = [&](uint32_t at) { return at + 2 <= end && (is(at, IOp::Jump) || is(at, IOp::JumpBack)); };
+  for (const uint32_t p : loads) {
+    if (!is(p, IOp::I32Load16U)) continue;
+    if (is(p + 4, IOp::I32Or) && is(p + 8, IOp::I32ShrU))
+      code[p] = static_cast<uint32_t>(jump_at(p + 12) ? IOp::I32Load16UOrShrUJump : IOp::I32Load16UOrShrU);
+    else if (is(p + 4, IOp::I32ShrU) && is(p + 8, IOp::I32Load8U) && is(p + 12, IOp::I32Or))
+      code[p] = static_cast<uint32_t>(jump_at(p + 16) ? IOp::I32Load16UShrULoad8UOrJump
+                                                      : IOp::I32Load16UShrULoad8UOr);
+  }
 }
-
 }  // namespace wzvm::vm::lower

@@ -109,8 +109,9 @@ void pair_switch_load(Emitter& e, uint32_t q);
 void pair_switch_chain(Emitter& e, uint32_t q);
 // At the end of a body, every op final: each i32.load16_u of `loads` (the op
 // words where one was emitted) right before an i32.or and an i32.shr_u
-// becomes i32.load16_u+or+shr_u, the three ops staying whole (CPython's
-// opcode and oparg decode).
+// becomes i32.load16_u+or+shr_u, or +jump with a jump after them, the ops
+// staying whole (CPython's opcode and oparg decode); before an i32.shr_u,
+// an i32.load8_u and an i32.or, i32.load16_u+shr_u+load8_u+or (+jump).
 void pair_decode(Emitter& e, const std::vector<uint32_t>& loads);
 
 // An i32.add or i32.sub just before the global.set just emitted: the pair
