@@ -901,4 +901,20 @@
       local.set 3
       br $top)
     unreachable)
-  (data (i32.const 5000) "\01\03\02\05\00\07\00\00\ff"))
+  (data (i32.const 5000) "\01\03\02\05\00\07\00\00\ff")
+  ;; a loop head setting three locals, then switching on (opcode & 255) - 1:
+  ;; copy3+i32.and+add+switch. Case 1 returns 10 + the constant copied,
+  ;; case 2 sets x to 3 and goes round, case 3 returns the copy of x's copy.
+  (func (export "py_head") (param i32) (result i32)
+    (local i32 i32 i32)
+    (loop $head
+      (local.set 1 (local.get 0))
+      (local.set 2 (i32.const 1))
+      (local.set 3 (local.get 1))
+      (block $d (block $c (block $b (block $a
+        (br_table $a $b $c $d (i32.add (i32.and (local.get 3) (i32.const 255)) (i32.const -1))))
+        (return (i32.add (local.get 2) (i32.const 10))))
+        (local.set 0 (i32.const 3))
+        (br $head))
+        (return (i32.add (local.get 3) (i32.const 100)))))
+    (i32.const 13)))

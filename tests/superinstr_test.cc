@@ -1641,6 +1641,8 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   };
   EXPECT_STREQ(op_at("py_dispatch", 0), "i32.and+add+switch");
   EXPECT_STREQ(op_at("py_dispatch", 5), "switch") << "the switch whole after it";
+  EXPECT_EQ(count_of("py_head", vm::IOp::Copy3AndAddSwitch), 1);
+  EXPECT_EQ(count_of("py_head", vm::IOp::I32AndAddSwitch), 1) << "whole after the copies";
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Load16UOrShrU), 1);
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Or), 1) << "the or whole after it";
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32ShrU), 1) << "the shift whole after it";
@@ -1659,6 +1661,11 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   const std::pair<uint32_t, uint32_t> ops[] = {{1, 10}, {2, 11},     {3, 12},          {4, 13},
                                                {0, 13}, {0x101, 10}, {0xffffff03u, 12}};
   for (auto [x, want] : ops) EXPECT_EQ(call("py_dispatch", {Value::from_i32(x)}), want) << x;
+  EXPECT_EQ(call("py_head", {Value::from_i32(1)}), 11u) << "10 + the constant copied";
+  EXPECT_EQ(call("py_head", {Value::from_i32(0x102)}), 103u)
+      << "round once with 3, then the copy of the copy";
+  EXPECT_EQ(call("py_head", {Value::from_i32(3)}), 103u);
+  EXPECT_EQ(call("py_head", {Value::from_i32(0)}), 13u);
   // The code unit 0x2a7c at 4098 (offset 2 from 4096); the flag byte at 4200
   // is 0, then 255 (tracing: every opcode becomes 255).
   ASSERT_FALSE(f.call("store16", {Value::from_i32(4098), Value::from_i32(0x2a7c)}, r));
@@ -1710,7 +1717,9 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
        {Value::from_i32(2)},
        8,
        vm::TrapCode::None},  // get const and const add br_table, const return
-      {"py_dispatch", {Value::from_i32(0)}, 7, vm::TrapCode::None},  // ..., the block's const
+      {"py_dispatch", {Value::from_i32(0)}, 7, vm::TrapCode::None},
+      {"py_head", {Value::from_i32(2)}, 31, vm::TrapCode::None},  // as the unfused build counts
+      {"py_head", {Value::from_i32(1)}, 16, vm::TrapCode::None},  // ..., the block's const
       {"py_decode", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
       {"py_decode", {Value::from_i32(65534), Value::from_i32(4200)}, 4, vm::TrapCode::MemoryOutOfBounds},
       {"py_decode_label", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},

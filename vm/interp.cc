@@ -1636,6 +1636,17 @@ dispatch:
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
     }
+    CASE(Copy3AndAddSwitch) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      ip += 7; /* the i32.and+add+switch's op word */
+      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
+      wr_result<uint32_t>(fp, ip[1], v);
+      ip += 5;
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
 #define WZVM_GEN_PY_DECODE_(Name, words, then)                                                        \
   CASE(Name) {                                                                                        \
     using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                      \

@@ -153,8 +153,9 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   const uint32_t param_slots = param_slots_, result_slots = result_slots_;
   if (Status s = read_body(); !s) return s;
   resolve_threaded_jumps();
-  pair_copy_jumps(e_, copy_ops_);  // every jump final now
-  pair_decode(e_, decode_ops_);    // every op final now
+  pair_copy_jumps(e_, copy_ops_);   // every jump final now
+  pair_decode(e_, decode_ops_);     // every op final now
+  pair_copy_switch(e_, copy_ops_);  // and every copy run
   if (failed_) return Status(error_);
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.

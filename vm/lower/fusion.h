@@ -113,6 +113,9 @@ void pair_switch_chain(Emitter& e, uint32_t q);
 // staying whole (CPython's opcode and oparg decode); before an i32.shr_u,
 // an i32.load8_u and an i32.or, i32.load16_u+shr_u+load8_u+or (+jump).
 void pair_decode(Emitter& e, const std::vector<uint32_t>& loads);
+// At the end of a body: each copy3 of `copies` right before an
+// i32.and+add+switch becomes copy3+i32.and+add+switch, the ops whole.
+void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies);
 
 // An i32.add or i32.sub just before the global.set just emitted: the pair
 // runs in one dispatch (Go's stack pointer moves).
