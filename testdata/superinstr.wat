@@ -785,4 +785,136 @@
     (i32.store offset=8 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1))))
   (func (export "rmw_tee_addr") (param i32) (result i32)
     (i32.store offset=4 (local.get 0) (local.tee 0 (i32.add (i32.load offset=4 (local.get 0)) (i32.const 8))))
-    (local.get 0)))
+    (local.get 0))
+
+  ;; CPython 3.11's dispatch (vm/lower/fusion.cc, pair_switch_chain and
+  ;; pair_decode): the switch on `(opcode & 255) - 1`, and the decode of a
+  ;; 16-bit code unit, `opcode = word | use_tracing` and `oparg = word >> 8`,
+  ;; returned as opcode << 16 + oparg.
+  (func (export "py_dispatch") (param i32) (result i32)
+    (block $d (block $c (block $b (block $a
+      (br_table $a $b $c $d (i32.add (i32.and (local.get 0) (i32.const 255)) (i32.const -1))))
+      (return (i32.const 10))) (return (i32.const 11))) (return (i32.const 12)))
+    (i32.const 13))
+  (func (export "store8") (param i32 i32) (i32.store8 (local.get 0) (local.get 1)))
+  (func (export "store16") (param i32 i32) (i32.store16 (local.get 0) (local.get 1)))
+  (func (export "py_decode") (param i32 i32) (result i32)
+    (local i32 i32 i32)
+    local.get 1
+    i32.load8_u
+    local.get 0
+    i32.load16_u offset=2
+    local.tee 2
+    i32.or
+    local.set 3
+    local.get 2
+    i32.const 8
+    i32.shr_u
+    local.set 4
+    local.get 3
+    i32.const 16
+    i32.shl
+    local.get 4
+    i32.add)
+  ;; the same with a label between the or and the shift: still three whole ops
+  (func (export "py_decode_label") (param i32 i32) (result i32)
+    (local i32 i32 i32)
+    local.get 1
+    i32.load8_u
+    local.get 0
+    i32.load16_u offset=2
+    local.tee 2
+    i32.or
+    local.set 3
+    (block
+      local.get 2
+      i32.const 8
+      i32.shr_u
+      local.set 4)
+    local.get 3
+    i32.const 16
+    i32.shl
+    local.get 4
+    i32.add)
+  ;; a bytecode loop: decode, add oparg to a sum, stop at opcode 0, else the
+  ;; next code unit and the jump back (i32.load16_u+or+shr_u+jump); the
+  ;; shift-first order alike. Code units at 5000: (op 1, arg 3), (2, 5), (0, 7);
+  ;; the flag byte at 5008 is 255 (tracing: no opcode is 0, the loop runs
+  ;; off the memory's end).
+  (func (export "py_decode_loop") (param i32 i32) (result i32)
+    (local i32 i32 i32 i32)
+    local.get 1
+    i32.load8_u
+    local.get 0
+    i32.load16_u
+    local.tee 2
+    i32.or
+    local.set 3
+    local.get 2
+    i32.const 8
+    i32.shr_u
+    local.set 4
+    (loop $top
+      (local.set 5 (i32.add (local.get 5) (local.get 4)))
+      (if (i32.eqz (i32.and (local.get 3) (i32.const 255))) (then (return (local.get 5))))
+      (local.set 0 (i32.add (local.get 0) (i32.const 2)))
+      local.get 1
+      i32.load8_u
+      local.get 0
+      i32.load16_u
+      local.tee 2
+      i32.or
+      local.set 3
+      local.get 2
+      i32.const 8
+      i32.shr_u
+      local.set 4
+      br $top)
+    unreachable)
+  (func (export "py_decode_shift_first") (param i32 i32) (result i32)
+    (local i32 i32 i32 i32)
+    local.get 0
+    i32.load16_u
+    local.tee 2
+    i32.const 8
+    i32.shr_u
+    local.set 4
+    local.get 1
+    i32.load8_u
+    local.get 2
+    i32.or
+    local.set 3
+    (loop $top
+      (local.set 5 (i32.add (local.get 5) (local.get 4)))
+      (if (i32.eqz (i32.and (local.get 3) (i32.const 255))) (then (return (local.get 5))))
+      (local.set 0 (i32.add (local.get 0) (i32.const 2)))
+      local.get 0
+      i32.load16_u
+      local.tee 2
+      i32.const 8
+      i32.shr_u
+      local.set 4
+      local.get 1
+      i32.load8_u
+      local.get 2
+      i32.or
+      local.set 3
+      br $top)
+    unreachable)
+  (data (i32.const 5000) "\01\03\02\05\00\07\00\00\ff")
+  ;; a loop head setting three locals, then switching on (opcode & 255) - 1:
+  ;; copy3+i32.and+add+switch. Case 1 returns 10 + the constant copied,
+  ;; case 2 sets x to 3 and goes round, case 3 returns the copy of x's copy.
+  (func (export "py_head") (param i32) (result i32)
+    (local i32 i32 i32)
+    (loop $head
+      (local.set 1 (local.get 0))
+      (local.set 2 (i32.const 1))
+      (local.set 3 (local.get 1))
+      (block $d (block $c (block $b (block $a
+        (br_table $a $b $c $d (i32.add (i32.and (local.get 3) (i32.const 255)) (i32.const -1))))
+        (return (i32.add (local.get 2) (i32.const 10))))
+        (local.set 0 (i32.const 3))
+        (br $head))
+        (return (i32.add (local.get 3) (i32.const 100)))))
+    (i32.const 13)))

@@ -1624,5 +1624,115 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// CPython 3.11's dispatch (vm/internal_ops.def): the switch on `(opcode &
+// 255) - 1` runs with the chain that computes it, and the decode of the next
+// code unit (`opcode = word | use_tracing`, `oparg = word >> 8`) is one
+// dispatch for three whole ops. Results, a trap in the decode's load (at the
+// load, with exact counts), and the ops each function became.
+TEST(PythonShapes, DispatchAndDecodeAreFused) {
+  Fixture f;
+  std::vector<Value> r;
+  auto op_at = [&](const char* name, size_t word) {
+    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
+  };
+  auto count_of = [&](const char* name, vm::IOp op) {
+    const std::vector<uint32_t>& c = f.inst->exported_func(name)->code->code;
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  EXPECT_STREQ(op_at("py_dispatch", 0), "i32.and+add+switch");
+  EXPECT_STREQ(op_at("py_dispatch", 5), "switch") << "the switch whole after it";
+  EXPECT_EQ(count_of("py_head", vm::IOp::Copy3AndAddSwitch), 1);
+  EXPECT_EQ(count_of("py_head", vm::IOp::I32AndAddSwitch), 1) << "whole after the copies";
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32Load16UOrShrU), 1);
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32Or), 1) << "the or whole after it";
+  EXPECT_EQ(count_of("py_decode", vm::IOp::I32ShrU), 1) << "the shift whole after it";
+  EXPECT_EQ(count_of("py_decode_label", vm::IOp::I32Load16UOrShrU), 1);
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::I32Load16UOrShrU), 1) << "before the loop";
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::I32Load16UOrShrUJump), 1) << "with the jump back";
+  EXPECT_EQ(count_of("py_decode_loop", vm::IOp::JumpBack), 1) << "the jump whole after it";
+  EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOr), 1);
+  EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOrJump), 1);
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  const std::pair<uint32_t, uint32_t> ops[] = {{1, 10}, {2, 11},     {3, 12},          {4, 13},
+                                               {0, 13}, {0x101, 10}, {0xffffff03u, 12}};
+  for (auto [x, want] : ops) EXPECT_EQ(call("py_dispatch", {Value::from_i32(x)}), want) << x;
+  EXPECT_EQ(call("py_head", {Value::from_i32(1)}), 11u) << "10 + the constant copied";
+  EXPECT_EQ(call("py_head", {Value::from_i32(0x102)}), 103u)
+      << "round once with 3, then the copy of the copy";
+  EXPECT_EQ(call("py_head", {Value::from_i32(3)}), 103u);
+  EXPECT_EQ(call("py_head", {Value::from_i32(0)}), 13u);
+  // The code unit 0x2a7c at 4098 (offset 2 from 4096); the flag byte at 4200
+  // is 0, then 255 (tracing: every opcode becomes 255).
+  ASSERT_FALSE(f.call("store16", {Value::from_i32(4098), Value::from_i32(0x2a7c)}, r));
+  for (const char* name : {"py_decode", "py_decode_label"}) {
+    ASSERT_FALSE(f.call("store8", {Value::from_i32(4200), Value::from_i32(0)}, r));
+    EXPECT_EQ(call(name, {Value::from_i32(4096), Value::from_i32(4200)}), (0x2a7cu << 16) + 0x2a) << name;
+    ASSERT_FALSE(f.call("store8", {Value::from_i32(4200), Value::from_i32(255)}, r));
+    EXPECT_EQ(call(name, {Value::from_i32(4096), Value::from_i32(4200)}), (0x2affu << 16) + 0x2a) << name;
+    vm::Trap t = f.call(name, {Value::from_i32(65534), Value::from_i32(4200)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x2f) << name << ": i32.load16_u";
+  }
+  // Code units at 5000: (1, 3), (2, 5), (0, 7): the opargs' sum, the flag
+  // byte at 5006 0. With the one at 5008 (255) no opcode is 0 and the loop runs off the end.
+  for (const char* name : {"py_decode_loop", "py_decode_shift_first"}) {
+    EXPECT_EQ(call(name, {Value::from_i32(5000), Value::from_i32(5006)}), 15u) << name;
+    vm::Trap t = f.call(name, {Value::from_i32(5000), Value::from_i32(5008)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x2f) << name << ": i32.load16_u at the end";
+  }
+  {
+    vm::Trap t = f.call("py_decode_shift_first", {Value::from_i32(5000), Value::from_i32(65536)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+    EXPECT_EQ(f.trap_opcode(t), 0x2d) << "the second load, i32.load8_u";
+  }
+  // The loops' counts are those the unfused build (1efc4db) gives the same
+  // module.
+  const std::vector<CountCase> cases = {
+      {"py_decode_loop", {Value::from_i32(5000), Value::from_i32(5006)}, 72, vm::TrapCode::None},
+      {"py_decode_loop",
+       {Value::from_i32(5000), Value::from_i32(5008)},
+       756703,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_loop", {Value::from_i32(65535), Value::from_i32(5006)}, 4, vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first", {Value::from_i32(5000), Value::from_i32(5006)}, 72, vm::TrapCode::None},
+      {"py_decode_shift_first",
+       {Value::from_i32(5000), Value::from_i32(5008)},
+       756701,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first",
+       {Value::from_i32(65535), Value::from_i32(5006)},
+       2,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_shift_first",
+       {Value::from_i32(5000), Value::from_i32(65536)},
+       8,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"py_dispatch",
+       {Value::from_i32(2)},
+       8,
+       vm::TrapCode::None},  // get const and const add br_table, const return
+      {"py_dispatch", {Value::from_i32(0)}, 7, vm::TrapCode::None},
+      {"py_head", {Value::from_i32(2)}, 31, vm::TrapCode::None},  // as the unfused build counts
+      {"py_head", {Value::from_i32(1)}, 16, vm::TrapCode::None},  // ..., the block's const
+      {"py_decode", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
+      {"py_decode", {Value::from_i32(65534), Value::from_i32(4200)}, 4, vm::TrapCode::MemoryOutOfBounds},
+      {"py_decode_label", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
+      {"py_decode_label",
+       {Value::from_i32(65534), Value::from_i32(4200)},
+       4,
+       vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000000;  // the runs off the end take 756,703
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 }  // namespace
 }  // namespace wzvm

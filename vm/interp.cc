@@ -1634,6 +1634,59 @@ dispatch:
       ip += 6;
       DISPATCH();
     }
+    // ---- CPython's dispatch (vm/internal_ops.def): [i32.and+add+switch d
+    // x m c] [switch d n off0..off(n)], the chain, then the switch from its
+    // own op word on the value; [i32.load16_u+or+shr_u d a off] [i32.or d2 x
+    // y] [i32.shr_u d3 z k] ([jump offset]), the ops in order, a trap the
+    // load's at the op; [i32.load16_u+shr_u+load8_u+or ...] alike, a trap in
+    // the second load at its own op word, 8 on.
+    CASE(I32AndAddSwitch) {
+      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
+      wr_result<uint32_t>(fp, ip[1], v);
+      ip += 5; /* the switch's op word: its offsets are relative to it */
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
+    CASE(Copy3AndAddSwitch) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      fp[ip[5]] = fp[ip[6]];
+      ip += 7; /* the i32.and+add+switch's op word */
+      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
+      wr_result<uint32_t>(fp, ip[1], v);
+      ip += 5;
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
+#define WZVM_GEN_PY_DECODE_(Name, words, then)                                                        \
+  CASE(Name) {                                                                                        \
+    using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                      \
+    if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))                   \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                              \
+    if constexpr ((words) == 12) {                                                                    \
+      wr_result<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));              \
+      wr_result<uint32_t>(                                                                            \
+          fp, ip[9],                                                                                  \
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11]))); \
+    } else {                                                                                          \
+      wr_result<uint32_t>(                                                                            \
+          fp, ip[5],                                                                                  \
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7])));   \
+      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {                \
+        ip += 8;                                                                                      \
+        TRAP(TrapCode::MemoryOutOfBounds);                                                            \
+      }                                                                                               \
+      wr_result<uint32_t>(fp, ip[13], rd<uint32_t>(fp, ip[14]) | rd<uint32_t>(fp, ip[15]));           \
+    }                                                                                                 \
+    if constexpr (then) JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1]));                     \
+    else ip += (words);                                                                               \
+    DISPATCH();                                                                                       \
+  }
+    WZVM_GEN_PY_DECODE_(I32Load16UOrShrU, 12, false)
+    WZVM_GEN_PY_DECODE_(I32Load16UOrShrUJump, 12, true)
+    WZVM_GEN_PY_DECODE_(I32Load16UShrULoad8UOr, 16, false)
+    WZVM_GEN_PY_DECODE_(I32Load16UShrULoad8UOrJump, 16, true)
+#undef WZVM_GEN_PY_DECODE_
     CASE(CopyN) {
       std::memmove(fp + ip[1], fp + ip[2], ip[3] * sizeof(uint64_t));
       ip += 4;

@@ -199,7 +199,8 @@ bool FunctionCompiler::op_br_table() {
     uint32_t table = here();
     for (uint32_t i = 0; i <= n + k; ++i) word(0);
     counts_.add_switch_edges(op, n + k);
-    pair_switch_load(e_, op);  // a load of the index right before: one dispatch (vm/switch_pairs.def)
+    pair_switch_load(e_, op);   // a load of the index right before: one dispatch (vm/switch_pairs.def)
+    pair_switch_chain(e_, op);  // or an i32.and+add of it (CPython's opcode - 1)
     for (uint32_t i = 0; i <= n + k; ++i) {
       uint32_t depth = i < k ? depths[n] : depths[i - k];
       Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];

@@ -371,6 +371,7 @@ class FunctionCompiler {
   std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
   std::vector<uint32_t>
       copy_ops_;  // where a copy, global.get or rmw_add.tee was emitted, in order (pair_copy_jumps)
+  std::vector<uint32_t> decode_ops_;  // where an i32.load16_u of memory 0 was emitted (pair_decode)
 
   // Trades the buffers above (those every body grows) with this thread's
   // spares: see the constructor.

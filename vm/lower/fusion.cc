@@ -855,4 +855,67 @@ void pair_last_step_jump(Emitter& e, uint32_t q) {
   pair_step_jump(e, e.fall_op, q);
 }
 
+// ---- CPython 3.11's bytecode dispatch (_PyEval_EvalFrameDefault).
+// Its loop head switches on `(opcode & 255) - 1`, an i32.and+add chain whose
+// -1 the rebase above cannot take (it takes a lone add), and each bytecode
+// ends decoding the next: `word = *next_instr` (teed into a local), `opcode =
+// word | use_tracing`, `oparg = word >> 8`, then the jump back to the head.
+// Op pairs of calls.py (3,841 M dispatches): `i32.and+add -> switch` 1.59%,
+// `i32.load16_u -> i32.or` 1.03%, `i32.or -> i32.shr_u` 0.91%.
+
+// [i32.and+add d x m c] [switch d n ...] -> [i32.and+add+switch d x m c]
+// [switch d n ...]: one dispatch, both ops whole, as pair_switch_load's
+// pairs (the same conditions: no label between, the switch reads the slot
+// the chain writes, a counted switch never paired). Neither traps.
+void pair_switch_chain(Emitter& e, uint32_t q) {
+  const uint32_t p = e.prev_op;
+  if (p == UINT32_MAX || e.last_op != q || q != p + 5 || e.code[q] != static_cast<uint32_t>(IOp::Switch) ||
+      e.code[p] != static_cast<uint32_t>(IOp::I32AndAdd) || e.code[q + 1] != e.code[p + 1])
+    return;
+  e.code[p] = static_cast<uint32_t>(IOp::I32AndAddSwitch);
+}
+
+// [copy3 ...] [i32.and+add+switch ...] [switch ...] -> [copy3+i32.and+add+switch
+// ...] [i32.and+add+switch ...] [switch ...]: the loop head's last copies
+// (copy4 -> copy3 -> i32.and+add+switch: 1.6% of calls.py's dispatches
+// each) and its switch in one dispatch, every op whole. Made when the body
+// is done (a run's length is final once jump threading has shortened it).
+// `copies`: where copies were emitted (a run is at its first copy's word).
+void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies) {
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  for (const uint32_t p : copies)
+    if (p + 12 < end && code[p] == static_cast<uint32_t>(IOp::Copy3) &&
+        code[p + 7] == static_cast<uint32_t>(IOp::I32AndAddSwitch))
+      code[p] = static_cast<uint32_t>(IOp::Copy3AndAddSwitch);
+}
+
+// [i32.load16_u d a off] [i32.or d2 x y] [i32.shr_u d3 z k] ->
+// [i32.load16_u+or+shr_u d a off] [i32.or ...] [i32.shr_u ...]: the three in
+// order in one dispatch, whatever their operands (the or and the shift read
+// the loaded word from its local), each op whole, so a label between them
+// is no matter: a jump to the or runs the or and the shift alone. With a
+// jump (forward or back) right after them, the op takes it too
+// (i32.load16_u+or+shr_u+jump); the shift-first order (load16_u, shr_u,
+// load8_u, or) likewise. Made when the body is done: every jump has its
+// final form and target, an op rewritten later (a chain takes a shift
+// whose result is still a temporary) is no longer the row's, and a load
+// kept at its place is never moved. Only the loads trap, each at its own op
+// word (a trap in the second leaves ip there), which keeps its source
+// offset and count mark. Counted code's jumps are their counted forms and
+// never taken; its count ops stand between ops only at labels.
+void pair_decode(Emitter& e, const std::vector<uint32_t>& loads) {
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
+  auto jump_at = [&](uint32_t at) { return at + 2 <= end && (is(at, IOp::Jump) || is(at, IOp::JumpBack)); };
+  for (const uint32_t p : loads) {
+    if (!is(p, IOp::I32Load16U)) continue;
+    if (is(p + 4, IOp::I32Or) && is(p + 8, IOp::I32ShrU))
+      code[p] = static_cast<uint32_t>(jump_at(p + 12) ? IOp::I32Load16UOrShrUJump : IOp::I32Load16UOrShrU);
+    else if (is(p + 4, IOp::I32ShrU) && is(p + 8, IOp::I32Load8U) && is(p + 12, IOp::I32Or))
+      code[p] = static_cast<uint32_t>(jump_at(p + 16) ? IOp::I32Load16UShrULoad8UOrJump
+                                                      : IOp::I32Load16UShrULoad8UOr);
+  }
+}
 }  // namespace wzvm::vm::lower

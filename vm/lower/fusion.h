@@ -104,6 +104,18 @@ void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies);
 // value it switches on (no label between): the load's op word becomes the
 // pair's (vm/switch_pairs.def), both ops staying whole.
 void pair_switch_load(Emitter& e, uint32_t q);
+// The same for an i32.and+add chain (vm/chains.def) that computed the
+// switch's index: i32.and+add+switch (vm/internal_ops.def).
+void pair_switch_chain(Emitter& e, uint32_t q);
+// At the end of a body, every op final: each i32.load16_u of `loads` (the op
+// words where one was emitted) right before an i32.or and an i32.shr_u
+// becomes i32.load16_u+or+shr_u, or +jump with a jump after them, the ops
+// staying whole (CPython's opcode and oparg decode); before an i32.shr_u,
+// an i32.load8_u and an i32.or, i32.load16_u+shr_u+load8_u+or (+jump).
+void pair_decode(Emitter& e, const std::vector<uint32_t>& loads);
+// At the end of a body: each copy3 of `copies` right before an
+// i32.and+add+switch becomes copy3+i32.and+add+switch, the ops whole.
+void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies);
 
 // An i32.add or i32.sub just before the global.set just emitted: the pair
 // runs in one dispatch (Go's stack pointer moves).
