@@ -38,7 +38,7 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
 // CompiledFunc is copied out at its exact size.
 namespace {
 struct SpareBuffers {
-  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops;
+  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops, jump_pair_ops;
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   std::vector<uint64_t> consts;
   std::vector<Emitter::CountMark> count_marks;
@@ -65,6 +65,7 @@ void FunctionCompiler::swap_buffers() {
   trade(local_slot_, s.local_slot);
   trade(slot_reads_, s.slot_reads);
   trade(copy_ops_, s.copy_ops);
+  trade(jump_pair_ops_, s.jump_pair_ops);
   trade(vals_, s.vals);
   trade(scratch_, s.scratch);
   trade(ctrls_, s.ctrls);
@@ -153,6 +154,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   if (Status s = read_body(); !s) return s;
   resolve_threaded_jumps();
   pair_copy_jumps(e_, copy_ops_);  // every jump final now
+  pair_lua_tail(e_, jump_pair_ops_);
   if (failed_) return Status(error_);
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.
