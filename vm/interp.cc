@@ -1600,6 +1600,34 @@ dispatch:
       ip += 10;
       DISPATCH();
     }
+    // [copy2+i32.add+jump d1 s1 d2 s2][i32.add+jump d a b][jump offset]: the
+    // copies, the add 5 on, the jump 9 on.
+    CASE(Copy2I32AddJump) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
+      JUMP_BY(9 + static_cast<int32_t>(ip[10]));
+      DISPATCH();
+    }
+    // [i64.load+i64.store+i32.load8_u+i32.store8 ...] and the three accesses
+    // after it, 4, 8 and 12 on: each in order, a trap at the op word of the
+    // access that failed.
+    CASE(I64CopyI8Copy) {
+      if (__builtin_expect(!mem_access<IOp::I64Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      if (__builtin_expect(!mem_access<IOp::I64Store, 4>(fp, ip, mem, memsize), 0))
+        goto second_access_out_of_bounds;
+      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {
+        ip += 4;
+        goto second_access_out_of_bounds;
+      }
+      if (__builtin_expect(!mem_access<IOp::I32Store8, 12>(fp, ip, mem, memsize), 0)) {
+        ip += 8;
+        goto second_access_out_of_bounds;
+      }
+      ip += 16;
+      DISPATCH();
+    }
     CASE(I32LoadShrUAndAddJump) {
       if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
         TRAP(TrapCode::MemoryOutOfBounds);

@@ -392,10 +392,15 @@ void FunctionCompiler::note_op_before_jump() {
   const std::vector<uint32_t>& code = e_.code;
   const uint32_t p = e_.last_op;
   if (p == UINT32_MAX) return;
-  if (code[p] == static_cast<uint32_t>(IOp::I32Add) && here() == p + 4) jump_pair_ops_.push_back(p);
-  else if (const uint32_t l = e_.prev_op; code[p] == static_cast<uint32_t>(IOp::I32ShrUAndAdd) &&
-                                          here() == p + 6 && l != UINT32_MAX && l + 4 == p &&
-                                          code[l] == static_cast<uint32_t>(IOp::I32LoadShrUAndAdd))
+  if (code[p] == static_cast<uint32_t>(IOp::I32Add) && here() == p + 4) {
+    jump_pair_ops_.push_back(p);
+    // a copy2 right before it (the handler's last moves): copy2+i32.add+jump
+    if (const uint32_t c = e_.last_copies;
+        c != UINT32_MAX && c + 5 == p && code[c] == static_cast<uint32_t>(IOp::Copy2))
+      jump_pair_ops_.push_back(c);
+  } else if (const uint32_t l = e_.prev_op; code[p] == static_cast<uint32_t>(IOp::I32ShrUAndAdd) &&
+                                            here() == p + 6 && l != UINT32_MAX && l + 4 == p &&
+                                            code[l] == static_cast<uint32_t>(IOp::I32LoadShrUAndAdd))
     jump_pair_ops_.push_back(l);
 }
 
