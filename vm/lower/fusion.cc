@@ -899,7 +899,9 @@ void pair_last_step_jump(Emitter& e, uint32_t q) {
 // pair_copy_jumps's pairs, when every jump has its final form. Only the
 // load traps, at the op word, before the rest runs; each op keeps its
 // source offset and count mark. Counted code's jumps are their counted
-// forms, never paired; fuel's are these and pair.
+// forms, never paired; fuel's are these and pair. A copy2 noted right
+// before such an add (its handler's last moves) becomes
+// copy2+i32.add+jump: the three in one dispatch.
 void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
   auto& code = e.code;
   const uint32_t end = e.here();
