@@ -742,6 +742,63 @@
   (func (export "and_shl_add") (param i32 i32) (result i32)
     (i32.add (local.get 1) (i32.shl (i32.and (local.get 0) (i32.const 127)) (i32.const 4))))
   (data (i32.const 3072) "\02\00\00\00\03\00\00\00\04\00\00\00\05\00\00\00\00\00\00\00")
+  ;; Lua's shared tail (vm/lower/fusion.cc, pair_lua_tail): a handler ends
+  ;; with `pc++` and a jump to the tail (i32.add+jump), which reads the next
+  ;; instruction, decodes its A field and jumps back to the loop
+  ;; (i32.load+shr_u+and+add+jump); two copies before `pc++` run with it
+  ;; (copy2+i32.add+jump). Returns the sum of the n - 1 fields read at pc +
+  ;; 4, pc + 8, ..., each added to base, plus the last pc stepped from.
+  (func (export "lua_tail") (param $pc i32) (param $base i32) (param $n i32) (result i32)
+    (local $i i32) (local $ra i32) (local $sum i32) (local $old i32) (local $last i32)
+    loop $top
+      block $tail
+        local.get $sum
+        local.get $ra
+        i32.add
+        local.set $sum
+        local.get $n
+        i32.const 1
+        i32.sub
+        local.tee $n
+        i32.eqz
+        if
+          local.get $sum
+          local.get $old
+          i32.add
+          return
+        end
+        local.get $pc
+        local.set $old
+        local.get $sum
+        local.set $last
+        local.get $pc
+        i32.const 4
+        i32.add
+        local.set $pc
+        br $tail
+      end
+      local.get $base
+      local.get $pc
+      i32.load
+      local.tee $i
+      i32.const 3
+      i32.shr_u
+      i32.const 4080
+      i32.and
+      i32.add
+      local.set $ra
+      br $top
+    end
+    unreachable)
+  ;; the load and the decode with no jump after them
+  (func (export "load_decode") (param i32 i32) (result i32)
+    (i32.add (local.get 1) (i32.and (i32.shr_u (i32.load (local.get 0)) (i32.const 3)) (i32.const 4080))))
+;; Lua's setobj: a TValue's 8-byte value, then its tag byte at 8
+  (func (export "lua_setobj") (param $dst i32) (param $src i32) (result i64)
+    (i64.store (local.get $dst) (i64.load (local.get $src)))
+    (i32.store8 offset=8 (local.get $dst) (i32.load8_u offset=8 (local.get $src)))
+    (i64.add (i64.load (local.get $dst)) (i64.load8_u offset=8 (local.get $dst))))
+  (data (i32.const 3584) "\78\56\34\12\ff\ff\ff\ff\08\00\00\00\00\00\00\80")
   ;; Read-modify-write of one address (vm/lower/fusion.cc, fuse_rmw_add): an
   ;; i32.load, an add of a constant and an i32.store to the same address and
   ;; offset are one op. Py_INCREF's shape, Py_DECREF's with the new value

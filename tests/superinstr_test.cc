@@ -1532,6 +1532,120 @@ TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// Lua's shared tail: `pc++` and the jump to the tail are one dispatch
+// (i32.add+jump, with the two copies before it copy2+i32.add+jump), and
+// the tail's load, decode and jump back another
+// (i32.load+shr_u+and+add+jump); a load and decode with no jump after them
+// pair alone (vm/lower/fusion.cc, pair_lua_tail and pair_load_decode). Every
+// op stays whole after the pair's op word: results are the wasm's, a trap
+// is the load's with exact counts, and fuel's code pairs with the same counts.
+TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
+  Fixture f;
+  std::vector<Value> r;
+  auto count_op = [](const std::vector<uint32_t>& code, vm::IOp op) {
+    return std::count(code.begin(), code.end(), static_cast<uint32_t>(op));
+  };
+  const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
+  EXPECT_EQ(count_op(tail, vm::IOp::Copy2I32AddJump), 1);
+  EXPECT_EQ(count_op(tail, vm::IOp::I32AddJump), 1) << "the add whole after the copies";
+  EXPECT_EQ(count_op(tail, vm::IOp::I32LoadShrUAndAddJump), 1);
+  EXPECT_EQ(count_op(tail, vm::IOp::I32ShrUAndAdd), 1) << "the decode whole after the load";
+  EXPECT_EQ(count_op(tail, vm::IOp::JumpBack), 1) << "the jump back whole after the decode";
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func("load_decode")->code->code.at(0))),
+               "i32.load+shr_u+and+add");
+  auto call = [&](const char* name, std::vector<Value> args) {
+    r.clear();
+    vm::Trap t = f.call(name, std::move(args), r);
+    EXPECT_FALSE(t) << name << ": " << t.message;
+    return r.empty() ? 0xBADu : r.at(0).i32;
+  };
+  // the words at 3584: 0x12345678 0xffffffff 8 0x80000000
+  auto field = [](uint32_t w) { return (w >> 3) & 4080u; };
+  const uint32_t fields = field(0x12345678u) + field(0xffffffffu) + field(8) + field(0x80000000u);
+  EXPECT_EQ(call("lua_tail", {Value::from_i32(3580), Value::from_i32(1000), Value::from_i32(5)}),
+            4000u + fields + 3580 + 12);
+  EXPECT_EQ(call("lua_tail", {Value::from_i32(3580), Value::from_i32(0xfffffff0u), Value::from_i32(3)}),
+            field(0x12345678u) + field(0xffffffffu) - 32u + 3580 + 4)
+      << "the adds wrap";
+  EXPECT_EQ(call("lua_tail", {Value::from_i32(3580), Value::from_i32(7), Value::from_i32(1)}), 0u);
+  EXPECT_EQ(call("load_decode", {Value::from_i32(3584), Value::from_i32(100)}), 100u + field(0x12345678u));
+  for (auto [name, args] :
+       {std::pair{"lua_tail",
+                  std::vector<Value>{Value::from_i32(65532), Value::from_i32(0), Value::from_i32(2)}},
+        std::pair{"load_decode", std::vector<Value>{Value::from_i32(65534), Value::from_i32(0)}}}) {
+    vm::Trap t = f.call(name, args, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << name;
+    EXPECT_EQ(f.trap_opcode(t), 0x28) << name << ": i32.load";
+  }
+  // lua_tail: a pass that goes on runs `get get add set, get const sub tee,
+  // eqz if` (10), `get set get set` (4), `get const add set br` (5) and the
+  // tail's `get get load tee const shr_u const and add set br` (11); the
+  // last one `get get add return` after the 10; a trap in the load after
+  // 19 + 3. load_decode: `get get load const shr_u const and add` (8), or a
+  // trap after 3.
+  const std::vector<CountCase> cases = {
+      {"lua_tail",
+       {Value::from_i32(3580), Value::from_i32(1000), Value::from_i32(5)},
+       4u * 30 + 14,
+       vm::TrapCode::None},
+      {"lua_tail",
+       {Value::from_i32(65532), Value::from_i32(0), Value::from_i32(2)},
+       22,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"lua_tail",
+       {Value::from_i32(65528), Value::from_i32(0), Value::from_i32(3)},
+       30 + 22,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"load_decode", {Value::from_i32(3584), Value::from_i32(0)}, 8, vm::TrapCode::None},
+      {"load_decode", {Value::from_i32(65534), Value::from_i32(0)}, 3, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  auto m = vm::load_module(read_bytes(path()), fuel);
+  ASSERT_TRUE(m) << m.error().to_string();
+  vm::Store store;
+  auto inst = store.instantiate(m.value(), {});
+  ASSERT_TRUE(inst);
+  const std::vector<uint32_t>& fuel_tail = inst.value()->exported_func("lua_tail")->code->code;
+  EXPECT_EQ(count_op(fuel_tail, vm::IOp::Copy2I32AddJump), 1) << "code lowered for fuel pairs too";
+  EXPECT_EQ(count_op(fuel_tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "code lowered for fuel pairs too";
+}
+
+// Lua's setobj, an i64.load+i64.store pair right before an
+// i32.load8_u+i32.store8 pair, is one op (vm/lower/fusion.cc,
+// pair_mem_access): the four accesses in order, a trap in any of them at its
+// own instruction with exact counts.
+TEST(LuaShapes, SetobjIsOneOp) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("lua_setobj")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i64.load+i64.store+i32.load8_u+i32.store8");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(8))), "i32.load8_u+i32.store8")
+      << "the second pair whole after the first";
+  ASSERT_FALSE(f.call("lua_setobj", {Value::from_i32(2048), Value::from_i32(3584)}, r));
+  EXPECT_EQ(r.at(0).i64, 0xffffffff12345678ull + 8) << "the value and the tag at 3592, copied to 2048";
+  // i64.load, i64.store, i32.load8_u, i32.store8 out of bounds in turn
+  const std::tuple<uint32_t, uint32_t, int, uint64_t> traps[] = {
+      {2048, 65530, 0x29, 3}, {65530, 3584, 0x37, 4}, {2048, 65528, 0x2D, 7}, {65528, 3584, 0x3A, 8}};
+  std::vector<CountCase> cases = {
+      {"lua_setobj", {Value::from_i32(2048), Value::from_i32(3584)}, 13, vm::TrapCode::None}};
+  for (auto [dst, src, opcode, count] : traps) {
+    vm::Trap t = f.call("lua_setobj", {Value::from_i32(dst), Value::from_i32(src)}, r);
+    EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds) << dst << " " << src;
+    EXPECT_EQ(f.trap_opcode(t), opcode) << dst << " " << src;
+    cases.push_back(
+        {"lua_setobj", {Value::from_i32(dst), Value::from_i32(src)}, count, vm::TrapCode::MemoryOutOfBounds});
+  }
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 // An i32.load, an add of a constant and an i32.store to the same address
 // are one op (vm/lower/fusion.cc, fuse_rmw_add): Py_INCREF and Py_DECREF.
 // The sum is stored (and teed into its local), a trap is the load's with

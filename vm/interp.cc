@@ -300,6 +300,16 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicRmw
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
+// i32.shr_u+and+add's words [d x s m b] at ip + kAt: fp[d] = ((x >> s) & m) + b,
+// read as ip[kAt + i] (as mem_access's are).
+template <size_t kAt>
+__attribute__((always_inline)) inline void shr_u_and_add(uint64_t* fp, const uint32_t* ip) {
+  using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+  const uint32_t field =
+      ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[kAt + 2]), rd<uint32_t>(fp, ip[kAt + 3]));
+  wr<uint32_t>(fp, ip[kAt + 1], (field & rd<uint32_t>(fp, ip[kAt + 4])) + rd<uint32_t>(fp, ip[kAt + 5]));
+}
+
 // The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
 // at [First dst a offset], at (x << k) + c for [LoadShlAdd_Load dst x k c
 // offset], or at ((x & m) << k) + c for [LoadAndShlAdd_I32Load dst x m k c offset], written to fp[dst] as the
@@ -1584,6 +1594,58 @@ dispatch:
       fp[ip[1]] = inst->globals[ip[2]]->value;
       THEN_COND_JUMP(3, false);
     }
+    // ---- Lua's shared tail (vm/internal_ops.def): [i32.add+jump d a b][jump
+    // offset], the add, then the jump (or its back form) from its own words,
+    // 4 on; [i32.load+shr_u+and+add d a off][i32.shr_u+and+add d2 x s m b],
+    // the load (its trap at the op), then the decode, and with [jump offset]
+    // 10 on, the jump after both.
+    CASE(I32AddJump) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      JUMP_BY(4 + static_cast<int32_t>(ip[5]));
+      DISPATCH();
+    }
+    CASE(I32LoadShrUAndAdd) {
+      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      shr_u_and_add<4>(fp, ip);
+      ip += 10;
+      DISPATCH();
+    }
+    // [copy2+i32.add+jump d1 s1 d2 s2][i32.add+jump d a b][jump offset]: the
+    // copies, the add 5 on, the jump 9 on.
+    CASE(Copy2I32AddJump) {
+      fp[ip[1]] = fp[ip[2]];
+      fp[ip[3]] = fp[ip[4]];
+      wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
+      JUMP_BY(9 + static_cast<int32_t>(ip[10]));
+      DISPATCH();
+    }
+    // [i64.load+i64.store+i32.load8_u+i32.store8 ...] and the three accesses
+    // after it, 4, 8 and 12 on: each in order, a trap at the op word of the
+    // access that failed.
+    CASE(I64CopyI8Copy) {
+      if (__builtin_expect(!mem_access<IOp::I64Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      if (__builtin_expect(!mem_access<IOp::I64Store, 4>(fp, ip, mem, memsize), 0))
+        goto second_access_out_of_bounds;
+      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {
+        ip += 4;
+        goto second_access_out_of_bounds;
+      }
+      if (__builtin_expect(!mem_access<IOp::I32Store8, 12>(fp, ip, mem, memsize), 0)) {
+        ip += 8;
+        goto second_access_out_of_bounds;
+      }
+      ip += 16;
+      DISPATCH();
+    }
+    CASE(I32LoadShrUAndAddJump) {
+      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      shr_u_and_add<4>(fp, ip);
+      JUMP_BY(10 + static_cast<int32_t>(ip[11]));
+      DISPATCH();
+    }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
@@ -1611,10 +1673,7 @@ dispatch:
       DISPATCH();
     }
     CASE(I32ShrUAndAdd) {
-      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
-      const uint32_t field =
-          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
-      wr<uint32_t>(fp, ip[1], (field & rd<uint32_t>(fp, ip[4])) + rd<uint32_t>(fp, ip[5]));
+      shr_u_and_add<0>(fp, ip);
       ip += 6;
       DISPATCH();
     }

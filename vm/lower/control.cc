@@ -352,6 +352,7 @@ void FunctionCompiler::emit_label_values(const Ctrl& c) {
 // then a jump to the block's end, patched when the end is reached.
 void FunctionCompiler::emit_exit_to_end(Ctrl& c) {
   emit_label_values(c);
+  note_op_before_jump();
   uint32_t op = emit_op(IOp::Jump);
   word(0);
   add_edge(op, op + 1);
@@ -374,12 +375,34 @@ void FunctionCompiler::emit_branch(uint32_t depth, std::vector<Operand>& vs) {
   const uint32_t copy = target.kind == BlockKind::Loop && vs.empty() ? head_switch_write(target) : UINT32_MAX;
   const uint64_t known = copy == UINT32_MAX ? kNoIndex : written_constant(copy);
   if (target.kind == BlockKind::Loop && vs.empty() && rotate_back_edge(target, copy, known)) return;
+  note_op_before_jump();
   uint32_t op = emit_op(IOp::Jump);
   word(0);
   add_edge(op, op + 1);
   if (target.kind == BlockKind::Loop) patch_to_loop(target, op, op + 1);
   else target.fixups.emplace_back(op, op + 1);
   if (known != kNoIndex) thread_jump(op, copy, known, target);
+}
+
+// An i32.add (Lua's `pc++`), or an i32.load+shr_u+and+add's decode (its
+// shared tail), as the last op, whole, nothing after it: it falls through
+// into the jump about to be emitted. Paired at the end, if the jump is then
+// still a plain one right after it (pair_lua_tail: a threaded jump is
+// resolved, a counted one never pairs).
+void FunctionCompiler::note_op_before_jump() {
+  const std::vector<uint32_t>& code = e_.code;
+  const uint32_t p = e_.last_op;
+  if (p == UINT32_MAX) return;
+  if (code[p] == static_cast<uint32_t>(IOp::I32Add) && here() == p + 4) {
+    jump_pair_ops_.push_back(p);
+    // a copy2 right before it (the handler's last moves): copy2+i32.add+jump
+    if (const uint32_t c = e_.last_copies;
+        c != UINT32_MAX && c + 5 == p && code[c] == static_cast<uint32_t>(IOp::Copy2))
+      jump_pair_ops_.push_back(c);
+  } else if (const uint32_t l = e_.prev_op; code[p] == static_cast<uint32_t>(IOp::I32ShrUAndAdd) &&
+                                            here() == p + 6 && l != UINT32_MAX && l + 4 == p &&
+                                            code[l] == static_cast<uint32_t>(IOp::I32LoadShrUAndAdd))
+    jump_pair_ops_.push_back(l);
 }
 
 void FunctionCompiler::patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w) {

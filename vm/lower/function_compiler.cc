@@ -38,7 +38,7 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
 // CompiledFunc is copied out at its exact size.
 namespace {
 struct SpareBuffers {
-  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops, decode_ops;
+  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops, decode_ops, jump_pair_ops;
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   std::vector<uint64_t> consts;
   std::vector<Emitter::CountMark> count_marks;
@@ -66,6 +66,7 @@ void FunctionCompiler::swap_buffers() {
   trade(slot_reads_, s.slot_reads);
   trade(copy_ops_, s.copy_ops);
   trade(decode_ops_, s.decode_ops);
+  trade(jump_pair_ops_, s.jump_pair_ops);
   trade(vals_, s.vals);
   trade(scratch_, s.scratch);
   trade(ctrls_, s.ctrls);
@@ -160,6 +161,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   pair_copy_jumps(e_, copy_ops_);   // every jump final now
   pair_decode(e_, decode_ops_);     // every op final now
   pair_copy_switch(e_, copy_ops_);  // and every copy run
+  pair_lua_tail(e_, jump_pair_ops_);
   if (failed_) return Status(error_);
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.

@@ -256,6 +256,9 @@ class FunctionCompiler {
   void emit_exit_to_end(Ctrl& c);
   void emit_branch(uint32_t depth, std::vector<Operand>& vs);
   void patch_to_loop(Ctrl& loop, uint32_t op, uint32_t w);
+  // Before an unconditional jump is emitted: the op just emitted may pair
+  // with it at the end (pair_lua_tail), noted in jump_pair_ops_.
+  void note_op_before_jump();
   bool rotate_back_edge(Ctrl& loop, uint32_t write, uint64_t known);
   bool needs_moves(uint32_t depth, const std::vector<Operand>& vs) const;
   void emit_return(std::vector<Operand>& vs, bool early);
@@ -371,7 +374,8 @@ class FunctionCompiler {
   std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
   std::vector<uint32_t>
       copy_ops_;  // where a copy, global.get or rmw_add.tee was emitted, in order (pair_copy_jumps)
-  std::vector<uint32_t> decode_ops_;  // where an i32.load16_u of memory 0 was emitted (pair_decode)
+  std::vector<uint32_t> decode_ops_;     // where an i32.load16_u of memory 0 was emitted (pair_decode)
+  std::vector<uint32_t> jump_pair_ops_;  // ops right before an unconditional jump (pair_lua_tail)
 
   // Trades the buffers above (those every body grows) with this thread's
   // spares: see the constructor.

@@ -54,6 +54,25 @@ IOp step_jump(uint32_t step, uint32_t jump) {
   return IOp::Count;
 }
 
+// [i32.load d a off] [i32.shr_u+and+add d2 x s m b] -> [i32.load+shr_u+and+add
+// d a off] [i32.shr_u+and+add d2 x s m b], the decode just made right after
+// the load (no label between): a dispatch pair, both ops whole, as
+// pair_mem_access's. Lua's shared tail reads the next instruction and
+// decodes its A field so (`i = *pc; ra = base + GETARG_A(i)`: `i32.load ->
+// i32.shr_u+and+add` was 1.39% of objects.lua's dispatches, 4.26% of
+// numeric.lua's). Only the load traps, at the op, its source offset and
+// count mark. Both ops are final: nothing rewrites a load once an op
+// follows it, nor a decode (a jump after it may join the pair:
+// pair_lua_tail).
+void pair_load_decode(Emitter& e) {
+  const uint32_t p = e.prev_op, q = e.last_op;
+  if (p == UINT32_MAX || q != p + 4 || e.here() != q + 6 ||
+      e.code[p] != static_cast<uint32_t>(IOp::I32Load) ||
+      e.code[q] != static_cast<uint32_t>(IOp::I32ShrUAndAdd))
+    return;
+  e.code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAdd);
+}
+
 }  // namespace
 
 // [i64.shl t x k] [i64.shr_s dst t k] -> [i64.extendN_s dst x] for k = 32,
@@ -142,6 +161,7 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
     e.src_word(other.src);
     e.retarget_fused(p);
     e.mark_dst(p + 1);
+    pair_load_decode(e);
     return true;
   }
   if (IOp chain = chain_with_last(e, info.op, a, b); chain != IOp::Count) {
@@ -612,6 +632,16 @@ void pair_mem_access(Emitter& e) {
   if (p == UINT32_MAX || q != p + 4 || e.here() != q + 4) return;
   const IOp pair = mem_pair(e.code[p], e.code[q]);
   if (pair == IOp::Count) return;
+  // [i64.load+i64.store ...] [i64.store ...] right before this
+  // i32.load8_u+i32.store8, whole (a label between or not: every op stays
+  // whole, so a jump to the second pair runs it alone): Lua's setobj, a
+  // TValue's value and then its tag byte (`i64.load+i64.store ->
+  // i32.load8_u+i32.store8` was 1.0% of objects.lua's dispatches, 1.3% of
+  // numeric.lua's). One op for the four.
+  const uint32_t f = e.mem_pair_at;
+  if (pair == IOp::I32Load8UI32Store8 && f != UINT32_MAX && f + 8 == p &&
+      e.code[f] == static_cast<uint32_t>(IOp::I64LoadI64Store))
+    e.code[f] = static_cast<uint32_t>(IOp::I64CopyI8Copy);
   e.mem_pair_at = p;
   e.mem_pair_first = e.code[p];
   e.code[p] = static_cast<uint32_t>(pair);
@@ -918,4 +948,41 @@ void pair_decode(Emitter& e, const std::vector<uint32_t>& loads) {
                                                       : IOp::I32Load16UShrULoad8UOr);
   }
 }
+
+// [i32.add d a b] [jump offset] -> [i32.add+jump d a b] [jump offset], and
+// [i32.load+shr_u+and+add ...] [i32.shr_u+and+add ...] [jump offset] ->
+// [i32.load+shr_u+and+add+jump ...] (the back forms alike): one dispatch
+// for the add and the jump, one for the load, the decode and the jump.
+// Lua 5.4's luaV_execute ends an instruction with `pc++` (the add, into its
+// local) and a jump to the shared tail, which reads and decodes the next
+// instruction and jumps back to the switch: `i32.add -> jump`, `jump ->
+// i32.load` and `i32.shr_u+and+add -> jump.back` were 1.1-1.2% of
+// objects.lua's dispatches each, 3.5-3.9% of numeric.lua's. `ops` holds
+// where an op was the last one emitted right before an unconditional jump
+// (FunctionCompiler::note_op_before_jump); made when the body is done, as
+// pair_copy_jumps's pairs, when every jump has its final form. Only the
+// load traps, at the op word, before the rest runs; each op keeps its
+// source offset and count mark. Counted code's jumps are their counted
+// forms, never paired; fuel's are these and pair. A copy2 noted right
+// before such an add (its handler's last moves) becomes
+// copy2+i32.add+jump: the three in one dispatch.
+void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  auto is_jump = [&](uint32_t at) {
+    return at < end &&
+           (code[at] == static_cast<uint32_t>(IOp::Jump) || code[at] == static_cast<uint32_t>(IOp::JumpBack));
+  };
+  for (const uint32_t p : ops) {
+    if (code[p] == static_cast<uint32_t>(IOp::I32Add) && is_jump(p + 4))
+      code[p] = static_cast<uint32_t>(IOp::I32AddJump);
+    else if (code[p] == static_cast<uint32_t>(IOp::Copy2) &&
+             code[p + 5] == static_cast<uint32_t>(IOp::I32AddJump))
+      code[p] = static_cast<uint32_t>(IOp::Copy2I32AddJump);  // (noted after its add: paired by now)
+    else if (code[p] == static_cast<uint32_t>(IOp::I32LoadShrUAndAdd) &&
+             code[p + 4] == static_cast<uint32_t>(IOp::I32ShrUAndAdd) && is_jump(p + 10))
+      code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAddJump);
+  }
+}
+
 }  // namespace wzvm::vm::lower

@@ -133,6 +133,13 @@ uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x);
 // op just emitted, `p` the one before it.
 void pair_step_jump(Emitter& e, uint32_t p, uint32_t q);
 void pair_last_step_jump(Emitter& e, uint32_t q);
+// At the end of a body, every jump final: each i32.add of `ops` right
+// before a jump (or jump.back) becomes i32.add+jump, and each
+// i32.load+shr_u+and+add whose decode is right before one
+// i32.load+shr_u+and+add+jump, and a copy2 of `ops` right before an
+// i32.add+jump copy2+i32.add+jump, all ops staying whole (Lua's shared tail).
+void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops);
+
 // After a local.set redirected the op just emitted: two i32.adds in a row
 // become i32.add2.
 void merge_add_pair(Emitter& e);
