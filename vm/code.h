@@ -143,8 +143,8 @@ struct CompiledFunc {
   uint32_t local_slots = 0;  // params + declared locals; fp[param_slots..local_slots) zeroed on entry
   uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
   // frame_slots of a counted module's stub (LoadOptions::lazy): more than
-  // any stack holds, so every way in takes the frame check's slow path,
-  // which lowers the body first (vm/interp.cc, on_trap).
+  // any stack holds, so its first call fails the frame check, and the trap
+  // path lowers the body and runs the call again (vm/interp.cc, on_trap).
   static constexpr uint32_t kUnlowered = 1u << 30;
   uint32_t result_slots = 0;
   // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h).

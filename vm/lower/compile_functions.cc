@@ -78,8 +78,8 @@ Status compile_functions(Module& module, const LoadOptions& options) {
 // The module is shared as const once loaded, but a lazy one's stubs are
 // meant to be replaced: each body is lowered once, on the one thread that
 // runs the module (LoadOptions::lazy), and nothing holds on to a stub's
-// words past its one op (a counted stub never runs: lower_if_stub). The
-// options are the load's (Module::lowering).
+// words past its one op (a counted stub never runs: vm/interp.cc, on_trap).
+// The options are the load's (Module::lowering).
 Status lower_on_first_call(const Module& module, uint32_t func_index) {
   CompiledFunc& out = const_cast<Module&>(module).code[func_index - module.num_imported_funcs];
   CompiledFunc lowered;

@@ -144,9 +144,9 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
   stub.frame_init.assign(4, 0);  // init_frame copies four words at least
   stub.frame_init_end = param_slots_ + 4;
   stub.frame_slots = std::max(param_slots_ + 4, result_slots_);
-  // Counted: the stub never runs. Its first entry fails the frame check and
-  // lowers it there, before the call counts the callee's first op or sizes
-  // its node's counters (CompiledFunc::kUnlowered).
+  // Counted: the stub never runs. Its first call fails the frame check, and
+  // the trap path lowers it and runs the call again, before anything of it
+  // is counted (CompiledFunc::kUnlowered).
   if (counts_.counting()) stub.frame_slots = CompiledFunc::kUnlowered;
   // A sample or a backtrace in the stub names the body's start.
   stub.source_map = {{0, static_cast<uint32_t>(fn_.body_offset)}};
