@@ -290,7 +290,9 @@ bool GoModule::load(const vm::Module& module, std::string& why) {
   // funcnametab, cutab, filetab, pctab and pclntab from the header (words 4
   // to 8), which moduledata's slices repeat. w is m's first word.
   auto is_moduledata = [&](size_t m, uint64_t h) {
-    if (h % 8 || h + 72 > mem.size() || m + kMdWords * 8 > mem.size()) return false;
+    // h is any word of the data: h + 72 must not wrap (a word of -8, common
+    // in Go's data, passed and read before the image).
+    if (h % 8 || h > mem.size() || mem.size() - h < 72 || m + kMdWords * 8 > mem.size()) return false;
     if ((word_at(h) & kMagicMask) != magic_word || mem[h + 6] != 1 || mem[h + 7] != 8 ||
         word_at(h + 8) != nfunc)
       return false;

@@ -185,6 +185,36 @@ TEST_F(GoModuleRead, ALaterSegmentOverwritesAnEarlierOne) {
   EXPECT_EQ(overwritten->version(), changed);
 }
 
+// The scan for Go's moduledata tries each word of the data as the address
+// of a pcHeader. Words near 2^64 are common (-8 is one): the bounds check
+// once wrapped on them and read before the image, which a mapped image
+// (no heap before it) turned into a crash on strconv's tests. A segment of
+// such words near the image's end, where the scan starts, is read past.
+TEST_F(GoModuleRead, WordsNearTheTopOfTheAddressSpaceAreNoAddresses) {
+  vm::Module& m = *module;
+  uint64_t end = 0;
+  for (const vm::DataSegment& d : m.datas)
+    if (d.mode == vm::SegmentMode::Active && !d.offset.code.empty())
+      end = std::max<uint64_t>(end, static_cast<uint32_t>(d.offset.code[0].value) + uint64_t{d.size});
+  vm::DataSegment words = m.datas.back();
+  words.offset.code[0].value = (end + 7) / 8 * 8;
+  words.data_offset = static_cast<uint32_t>(m.bytes.size());
+  // -8, -16, ..., -64, then zeros: each of those words is tried with room
+  // for a moduledata after it.
+  words.size = 64 + 1024;
+  for (uint64_t k = 0; k < 8; ++k) {
+    const uint64_t w = ~uint64_t{0} - 8 * k + 1 - 8;
+    for (int b = 0; b < 8; ++b) m.bytes.push_back(static_cast<uint8_t>(w >> (8 * b)));
+  }
+  m.bytes.insert(m.bytes.end(), 1024, 0);
+  m.datas.push_back(words);
+  std::string note;
+  auto read = profiler::GoModule::read(m, note);
+  ASSERT_TRUE(read) << note;
+  EXPECT_EQ(read->version(), go->version());
+  EXPECT_EQ(read->num_functions(), go->num_functions());
+}
+
 // representative_counts (one search per resume point a run of instructions
 // crosses) sums to what representative_offset gives instruction by
 // instruction, over every defined function of a real Go module: every byte
