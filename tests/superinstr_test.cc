@@ -87,6 +87,23 @@ std::vector<uint8_t> read_bytes(const std::string& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
+// The code of superinstr.wasm's export `name` lowered for fuel
+// (LoadOptions::fuel): what the fused forms look like in code charging fuel.
+// Empty, and a failure, when the module or the export is missing.
+vm::CompiledFunc fuel_lowered(const std::string& name) {
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  auto m = vm::load_module(read_bytes(path()), fuel);
+  EXPECT_TRUE(m) << m.error().to_string();
+  if (!m) return {};
+  const vm::Module& mod = *m.value();
+  for (const vm::Export& e : mod.exports)
+    if (e.kind == vm::ExternKind::Func && e.name == name && e.index >= mod.num_imported_funcs)
+      return mod.code.at(e.index - mod.num_imported_funcs);
+  ADD_FAILURE() << "no exported function " << name;
+  return {};
+}
+
 struct Fixture {
   std::shared_ptr<const vm::Module> module;
   vm::Store store;
@@ -419,14 +436,7 @@ TEST(SuperInstructions, ACopyBeforeAJumpRunsWithIt) {
   profiler::RunOptions with_fuel;
   with_fuel.fuel = 1000;
   expect_counts(cases, with_fuel, " (fuel)");
-  vm::LoadOptions fuel;
-  fuel.fuel = true;
-  auto m = vm::load_module(read_bytes(path()), fuel);
-  ASSERT_TRUE(m) << m.error().to_string();
-  vm::Store store;
-  auto inst = store.instantiate(m.value(), {});
-  ASSERT_TRUE(inst);
-  const std::vector<uint32_t>& fuel_code = inst.value()->exported_func("copy_jumps")->code->code;
+  const std::vector<uint32_t> fuel_code = fuel_lowered("copy_jumps").code;
   EXPECT_GT(
       std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJumpIf)) +
           std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJumpUnless)) +
@@ -1090,16 +1100,10 @@ TEST(GoShapes, ALoopsBackEdgeRunsItsExitTest) {
   profiler::RunOptions with_fuel;
   with_fuel.fuel = 1000;
   expect_counts(cases, with_fuel, " (fuel)");
-  vm::LoadOptions fuel;
-  fuel.fuel = true;
-  auto m = vm::load_module(read_bytes(path()), fuel);
-  ASSERT_TRUE(m) << m.error().to_string();
-  vm::Store s;
-  auto inst = s.instantiate(m.value(), {});
-  ASSERT_TRUE(inst);
-  const vm::CompiledFunc* fueled = inst.value()->exported_func("go_loop")->code;
-  for (auto [word, offset] : fueled->source_map)
-    EXPECT_NE(op_at(fueled->code, word), vm::IOp::JumpIfBack_I64LtS) << "rotated in code charging fuel";
+  const vm::CompiledFunc fueled = fuel_lowered("go_loop");
+  ASSERT_FALSE(fueled.source_map.empty());
+  for (auto [word, offset] : fueled.source_map)
+    EXPECT_NE(op_at(fueled.code, word), vm::IOp::JumpIfBack_I64LtS) << "rotated in code charging fuel";
 }
 
 // A loop's step and the compare-and-branch after it run in one dispatch
@@ -1603,14 +1607,7 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
   profiler::RunOptions with_fuel;
   with_fuel.fuel = 1000;
   expect_counts(cases, with_fuel, " (fuel)");
-  vm::LoadOptions fuel;
-  fuel.fuel = true;
-  auto m = vm::load_module(read_bytes(path()), fuel);
-  ASSERT_TRUE(m) << m.error().to_string();
-  vm::Store store;
-  auto inst = store.instantiate(m.value(), {});
-  ASSERT_TRUE(inst);
-  const std::vector<uint32_t>& fuel_tail = inst.value()->exported_func("lua_tail")->code->code;
+  const std::vector<uint32_t> fuel_tail = fuel_lowered("lua_tail").code;
   EXPECT_EQ(count_op(fuel_tail, vm::IOp::Copy2I32AddJump), 1) << "code lowered for fuel pairs too";
   EXPECT_EQ(count_op(fuel_tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "code lowered for fuel pairs too";
 }

@@ -1700,22 +1700,20 @@ dispatch:
     // load's at the op; [i32.load16_u+shr_u+load8_u+or ...] alike, a trap in
     // the second load at its own op word, 8 on.
     CASE(I32AndAddSwitch) {
+    and_add_switch:
       const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
       wr_result<uint32_t>(fp, ip[1], v);
       ip += 5; /* the switch's op word: its offsets are relative to it */
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
     }
+    // The copies, then i32.and+add+switch's own code, as copy+call_func's.
     CASE(Copy3AndAddSwitch) {
       fp[ip[1]] = fp[ip[2]];
       fp[ip[3]] = fp[ip[4]];
       fp[ip[5]] = fp[ip[6]];
       ip += 7; /* the i32.and+add+switch's op word */
-      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
-      wr_result<uint32_t>(fp, ip[1], v);
-      ip += 5;
-      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
-      DISPATCH();
+      goto and_add_switch;
     }
 #define WZVM_GEN_PY_DECODE_(Name, words, then)                                                        \
   CASE(Name) {                                                                                        \
