@@ -388,6 +388,12 @@ bool CPythonModule::code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t c
     if (out.lines[i] == kNoLine) out.lines[i] = next;
     else next = out.lines[i];
   }
+  const std::vector<uint32_t>& l = out.lines;
+  const uint32_t n = static_cast<uint32_t>(l.size());
+  out.run_lo.resize(n);
+  out.run_hi.resize(n);
+  for (uint32_t i = 0; i < n; ++i) out.run_lo[i] = i > 0 && l[i - 1] == l[i] ? out.run_lo[i - 1] : i;
+  for (uint32_t i = n; i-- > 0;) out.run_hi[i] = i + 1 < n && l[i + 1] == l[i] ? out.run_hi[i + 1] : i + 1;
   return true;
 }
 
@@ -444,6 +450,8 @@ bool CPythonModule::running(const uint8_t* mem, uint64_t mem_size, uint32_t& fra
 bool CPythonModule::code_of(const uint8_t* mem, uint64_t mem_size, uint32_t frame, uint32_t& code) const {
   return l_->ptr(mem, mem_size, frame, l_->f_code, code) && code;
 }
+
+uint32_t CPythonModule::code_field() const { return l_->f_code.offset; }
 
 bool CPythonModule::links(const uint8_t* mem, uint64_t mem_size, uint32_t frame, FrameLinks& out) const {
   const Layout& l = *l_;

@@ -91,6 +91,8 @@ class CPythonModule {
   bool running(const uint8_t* mem, uint64_t mem_size, uint32_t& frame, uint32_t& code) const;
   // The code object of `frame` (non-zero), as running() reads it.
   bool code_of(const uint8_t* mem, uint64_t mem_size, uint32_t frame, uint32_t& code) const;
+  // Where code_of reads: the code object's address is the i32 at frame + this.
+  uint32_t code_field() const;
   // A frame's links: its code, instruction pointer (prev_instr), the frame
   // it returns to and whether it was the entry of its evaluation.
   struct FrameLinks {
@@ -108,6 +110,9 @@ class CPythonModule {
     uint32_t first_line = 0;
     uint32_t linetable = 0, qualname = 0, filename = 0;
     std::vector<uint32_t> lines;
+    // Per unit, the run of units around it on its line, [run_lo, run_hi):
+    // the range a line's count stays in (Profiler::probe), without a scan.
+    std::vector<uint32_t> run_lo, run_hi;
   };
   bool code_lines(const uint8_t* mem, uint64_t mem_size, uint32_t code, CodeLines& out) const;
   // Whether `out` (from code_lines) still describes the code object at `code`.

@@ -219,6 +219,8 @@ class Profiler final : public vm::ProfileSink {
     std::vector<std::array<int32_t, 256>> opcode_index;  // per local: opcode -> index seen (-1: none)
     // Code objects by address (their lines, checked with same_code).
     std::unordered_map<uint32_t, CPythonModule::CodeLines> code;
+    std::array<std::pair<uint32_t, const CPythonModule::CodeLines*>, 64>
+        recent_code{};  // probe's cache of `code`
     // Context keys: (co_linetable, co_qualname, co_filename, line) -> key,
     // and each key's frame.
     struct Key {

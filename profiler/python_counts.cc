@@ -79,14 +79,20 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     }
   }
   // A code object's lines, read once per code object.
+  // A direct-mapped cache of the map's elements (which never move) goes
+  // first: the map's lookup was a sixth of the probe's time.
   auto lines_of = [&](uint32_t c) -> const CPythonModule::CodeLines* {
+    auto& [cached_at, cached] = s.recent_code[(c >> 4) % s.recent_code.size()];
+    if (cached && cached_at == c && s.py->same_code(mem, size, c, *cached)) return cached;
     auto it = s.code.find(c);
     if (it == s.code.end() || !s.py->same_code(mem, size, c, it->second)) {
       CPythonModule::CodeLines lines;
       if (!s.py->code_lines(mem, size, c, lines)) return nullptr;
       it = s.code.insert_or_assign(c, std::move(lines)).first;  // elements never move
     }
-    return &it->second;
+    cached_at = c;
+    cached = &it->second;
+    return cached;
   };
   auto in_code = [](const CPythonModule::CodeLines& c, uint32_t v) {
     return v >= c.start && v - c.start < 2 * uint64_t{c.lines.size()} && !((v - c.start) & 1);
@@ -124,10 +130,27 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
     s.evals.back() = {frame, node, {}, {}};  // a new call of the loop in the same place
   }
   PythonCounts::Eval& e = s.evals.back();
+  // The answer `top.node` holds while nothing but `next` moves within the
+  // line (vm::Profiling::ProbeStay): the VM asks again only when it leaves
+  // the line, the frame or its code change, or another probe ran. Through
+  // the frame's local only: the thread state's walk has no such test.
+  auto stay = [&](const PythonCounts::Entry& top) {
+    if (s.frame_local < 0) return top.node;
+    p.probe_stay = {frame,
+                    nullptr,
+                    static_cast<uint32_t>(s.frame_local),
+                    f,
+                    s.py->code_field(),
+                    code,
+                    static_cast<uint32_t>(s.next_instr),
+                    top.lo,
+                    top.hi - top.lo};
+    return top.node;
+  };
   // Still on the same line of the same frame: most bytecodes.
   if (!e.stack.empty()) {
     const PythonCounts::Entry& top = e.stack.back();
-    if (top.frame == f && top.code == code && next >= top.lo && next < top.hi) return top.node;
+    if (top.frame == f && top.code == code && next >= top.lo && next < top.hi) return stay(top);
   }
   const CPythonModule::CodeLines* cl = lines_of(code);
   if (!cl || !in_code(*cl, next)) return node;
@@ -224,18 +247,18 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   PythonCounts::Entry& top = e.stack.back();
   const size_t u = (next - cl->start) / 2;
   const uint32_t line = cl->lines[u];
-  size_t lo = u, hi = u + 1;
-  while (lo > 0 && cl->lines[lo - 1] == line) --lo;
-  while (hi < cl->lines.size() && cl->lines[hi] == line) ++hi;
-  top.lo = cl->start + static_cast<uint32_t>(2 * lo);
-  top.hi = cl->start + static_cast<uint32_t>(2 * hi);
+  top.lo = cl->start + 2 * cl->run_lo[u];
+  top.hi = cl->start + 2 * cl->run_hi[u];
   // A frame goes back and forth between a few lines (a loop's): their
   // nodes are kept with it.
   for (const auto& [l, n] : top.recent)
-    if (l == line && n) return top.node = n;
+    if (l == line && n) {
+      top.node = n;
+      return stay(top);
+    }
   top.node = context_node(top.whole, *cl, line);
   top.recent[top.next_recent++ % top.recent.size()] = {line, top.node};
-  return top.node;
+  return stay(top);
 }
 
 const PyFrame* Profiler::context_frame(uint32_t node, bool* whole) const {

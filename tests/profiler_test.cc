@@ -25,6 +25,7 @@
 #include "profiler/pprof.h"
 #include "profiler/text.h"
 #include "tests/pprof_read.h"
+#include "vm/interp.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 #include "vm/span_table.h"
@@ -566,6 +567,69 @@ TEST(InstructionCounts, StructureMarkersDoNotCount) {
     ASSERT_TRUE(p) << p.error().to_string();
     EXPECT_EQ(p->results().at(0).i32, arg ? 10u : 20u);
     EXPECT_EQ(p->total(), 3u) << "pick(" << arg << ")";
+  }
+}
+
+// A sink that answers every probe with "stay" and, when `promise`, promises
+// so (vm::Profiling::ProbeStay) for the decade of `next` that the probe
+// saw, the frame local and the record's code as they were. It notes each
+// `next` it was asked at.
+struct PromisingSink : vm::ProfileSink {
+  bool promise = true;
+  std::vector<uint32_t> asked;
+  uint32_t probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* func, const void* frame, uint32_t index,
+                 const uint64_t* fp, const uint32_t* slots, uint32_t n) override {
+    (void)index;
+    EXPECT_EQ(n, 4u) << "probe_stay.wat's i32 locals: n, frame, next, acc";
+    const uint32_t f = static_cast<uint32_t>(fp[slots[1]]), next = static_cast<uint32_t>(fp[slots[2]]);
+    asked.push_back(next);
+    uint32_t code;
+    std::memcpy(&code, func->instance->memories[0]->data + f + 4, sizeof code);
+    if (promise) p.probe_stay = {frame, nullptr, 1, f, 4, code, 2, next / 10 * 10, 10};
+    return node;
+  }
+  void on_cpu_sample(uint32_t, const vm::FuncInst*, int64_t, uint64_t) override {}
+  void on_host_call(uint32_t, uint64_t) override {}
+};
+
+// ProbeCounted skips the sink while its promise holds, and asks again when
+// `next` leaves the range, the record's code changes or the frame local
+// moves; the counts are those of a run that asked every time.
+TEST(ProbeCounted, TheSinksPromiseSkipsItsCallsWhileItHolds) {
+  std::vector<vm::Profiling::InstructionCount> counts[2];
+  for (bool promise : {false, true}) {
+    vm::LoadOptions lo;
+    lo.count_instructions = true;
+    lo.probe_dispatch = [](const vm::Module&, uint32_t) { return 3u; };
+    auto m = vm::load_module(read_bytes(std::string(WZVM_TESTDATA_DIR) + "/probe_stay.wasm"), lo);
+    ASSERT_TRUE(m) << m.error().to_string();
+    vm::Store store;
+    auto i = store.instantiate(m.value(), {});
+    ASSERT_TRUE(i);
+    PromisingSink sink;
+    sink.promise = promise;
+    vm::Profiling p;
+    p.count_instructions = true;
+    p.sink = &sink;
+    store.thread()->profiling = &p;
+    std::vector<vm::Value> r, args = {vm::Value::from_i32(30)};
+    vm::Trap t = store.invoke(i.value()->exported_func("interp"), args, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(r.at(0).i32, 15u * 1 + 15u * 100);
+    if (promise) {
+      EXPECT_EQ(sink.asked, (std::vector<uint32_t>{0, 10, 16, 20, 26}));
+    } else {
+      ASSERT_EQ(sink.asked.size(), 30u);
+      for (uint32_t k = 0; k < 30; ++k) EXPECT_EQ(sink.asked[k], k);
+    }
+    counts[promise] = p.instruction_counts();
+  }
+  ASSERT_FALSE(counts[0].empty());
+  ASSERT_EQ(counts[0].size(), counts[1].size());
+  for (size_t k = 0; k < counts[0].size(); ++k) {
+    EXPECT_EQ(counts[0][k].node, counts[1][k].node) << k;
+    EXPECT_EQ(counts[0][k].offset, counts[1][k].offset) << k;
+    EXPECT_EQ(counts[0][k].count, counts[1][k].count) << k;
   }
 }
 

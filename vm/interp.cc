@@ -550,8 +550,28 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
 __attribute__((noinline)) uint64_t* probe_counters(Profiling& p, const Frame* frame, const uint64_t* fp,
                                                    const uint32_t* ip, uint64_t* counters) {
   const uint32_t node = Profiling::block_node(counters);
+  p.probe_stay.frame = nullptr;
   const uint32_t to = p.sink->probe(p, node, frame->func, frame, rd<uint32_t>(fp, ip[1]), fp, ip + 5, ip[4]);
-  return to == node || !p.tree.node(to).counters ? counters : p.tree.node(to).counters;
+  uint64_t* const out = to == node || !p.tree.node(to).counters ? counters : p.tree.node(to).counters;
+  p.probe_stay.counters = out;
+  return out;
+}
+
+// Whether the sink's promise (Profiling::ProbeStay) covers a ProbeCounted
+// op at `ip` in `frame`, counting in `counters`: its answer would be to stay.
+__attribute__((always_inline)) inline bool probe_stays(const Profiling::ProbeStay& st, const Frame* frame,
+                                                       const uint64_t* counters, const uint64_t* fp,
+                                                       const uint32_t* ip, const uint8_t* mem,
+                                                       uint64_t memsize) {
+  if (st.frame != frame || st.counters != counters) return false;
+  const uint32_t* const slots = ip + 5;
+  const uint32_t f = rd<uint32_t>(fp, slots[st.frame_k]);
+  if (f != st.frame_value) return false;
+  const uint64_t at = uint64_t{f} + st.field;
+  if (at + sizeof(uint32_t) > memsize) return false;
+  uint32_t v;
+  std::memcpy(&v, mem + at, sizeof v);
+  return v == st.field_value && rd<uint32_t>(fp, slots[st.next_k]) - st.lo < st.span;
 }
 
 // The node of `callee` called by a grafting function (call_table.graft,
@@ -2368,7 +2388,7 @@ dispatch:
       // br_table: the sink may move the frame's counting to another node.
       CASE_COUNTED(ProbeCounted) {
         if constexpr (kCounting) {
-          if (prof->sink) {
+          if (prof->sink && !probe_stays(prof->probe_stay, frame, counters, fp, ip, mem, memsize)) {
             uint64_t* to = probe_counters(*prof, frame, fp, ip, counters);
             if (to != counters) {
               COUNT_EDGE(ip[2]);

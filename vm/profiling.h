@@ -220,7 +220,22 @@ struct Profiling {
   };
   std::vector<Partial> partial;
   ProfileSink* sink = nullptr;  // may be null (counting only)
-  bool cpu = false;             // take CPU samples and keep guest CPU time
+  // What the sink's last probe (ProfileSink::probe) promised: while a
+  // ProbeCounted op runs in `frame`, counting in `counters`, with probe
+  // local `frame_k` equal to `frame_value`, the i32 of linear memory 0 at
+  // frame_value + `field` equal to `field_value` and probe local `next_k`
+  // in [lo, lo + span), the probe would answer the node the frame counts
+  // in: the op skips the call (most of CPython's bytecodes stay on their
+  // line). The VM clears it (frame null) before each call and fills in
+  // `counters` after one; the sink sets the rest when it answers so.
+  struct ProbeStay {
+    const void* frame = nullptr;
+    const uint64_t* counters = nullptr;
+    uint32_t frame_k = 0, frame_value = 0, field = 0, field_value = 0;
+    uint32_t next_k = 0, lo = 0, span = 0;
+  };
+  ProbeStay probe_stay;
+  bool cpu = false;  // take CPU samples and keep guest CPU time
   // Count instructions (code lowered with LoadOptions::count_instructions):
   // the interpreter then keeps every frame's call-tree node up to date on
   // each call; without it nodes are found only when a sample, host call or
