@@ -166,11 +166,33 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   // Frame: [params][locals][constants][value stack]. Constants were named by
   // tag and stack slots numbered from local_slots_; make room between them.
   // Exception slots follow the constants: [constants][exception slots].
+  // Constants no operand names any more (a fusion folded them into an
+  // immediate: fuse_cond_jump, jump threading's written constants) are
+  // dropped: every call copies the area (Go's strconv tests: 40% of the
+  // constants copied per call were such). A v128 constant's second slot is
+  // kept with its first. More than 64 (a fusion's zero past kMaxConsts): all
+  // kept, rare.
   std::vector<uint64_t>& consts = e_.consts;
+  uint64_t used = ~uint64_t{0};
+  if (consts.size() <= 64) {
+    used = 0;
+    for (uint32_t pos : e_.slot_words)
+      if (const uint32_t w = e_.code[pos]; (w & kConstTag) && (w & ~kConstTag) < 64)
+        used |= uint64_t{1} << (w & ~kConstTag);
+    used |= (used & e_.v128_consts) << 1;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < consts.size(); ++k)
+      if (used >> k & 1) consts[n++] = consts[k];
+    consts.resize(n);
+  }
+  // a used constant's index among those kept
+  auto const_index = [used](uint32_t k) {
+    return k >= 64 ? k : static_cast<uint32_t>(__builtin_popcountll(used & ((uint64_t{1} << k) - 1)));
+  };
   const uint32_t nconsts = static_cast<uint32_t>(consts.size());
   const uint32_t nexn = exn_count_;
   auto renumber = [&](uint32_t w) {
-    if (w & kConstTag) return local_slots_ + (w & ~kConstTag);
+    if (w & kConstTag) return local_slots_ + const_index(w & ~kConstTag);
     if (w & kExnTag) return local_slots_ + nconsts + (w & ~kExnTag);
     return w >= local_slots_ ? w + nconsts + nexn : w;
   };
