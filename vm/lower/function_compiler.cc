@@ -141,6 +141,7 @@ Status FunctionCompiler::read_body() {
 Status FunctionCompiler::validate(CompiledFunc& stub) {
   begin();
   ctrls_.back().dead = true;  // nothing emitted; every check made (see Ctrl::dead)
+  da_tracked_ = 0;            // no frame laid out: no definite assignment either
   if (Status s = read_body(); !s) return s;
   stub = CompiledFunc{};
   stub.code = {static_cast<uint32_t>(IOp::LowerFunction)};
