@@ -105,6 +105,9 @@ TEST(FrameImage, LocalsReadBeforeWrittenReadZero) {
     EXPECT_EQ(zeroed_slots(f, "if_no_else"), 2u);
     EXPECT_EQ(zeroed_slots(f, "caught"), 1u);
     EXPECT_EQ(zeroed_slots(f, "v128_unwritten"), 2u);  // $v, not $a, $b
+    // past the 64 locals tracked: all zeroed
+    EXPECT_EQ(f.call("many", {Value::from_i32(7)}).i64, 7u + 63u);
+    EXPECT_EQ(zeroed_slots(f, "many"), 6u);
   }
 }
 
