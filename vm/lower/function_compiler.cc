@@ -176,11 +176,11 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   // slots by tag, and stack slots from local_slots_: they move here.
   //
   // Constants no operand names any more (a fusion folded them into an
-  // immediate: fuse_cond_jump, jump threading's written constants) are
-  // dropped: every call copies the area (Go's strconv tests: 40% of the
-  // constants copied per call were such). A v128 constant's second slot is
-  // kept with its first. More than 64 (a fusion's zero past kMaxConsts): all
-  // kept, rare.
+  // immediate or dropped their op: shifts_to_extend, rebase_switch_index,
+  // fuse_rmw_add, jump threading's written constants) are dropped: every
+  // call copies the area (Go's strconv tests: 40% of the constants copied
+  // per call were such). A v128 constant's second slot is kept with its
+  // first. More than 64 (a fusion's zero past kMaxConsts): all kept, rare.
   std::vector<uint64_t>& consts = e_.consts;
   uint8_t const_index[64];  // a used constant's index among those kept
   const bool compact = !consts.empty() && consts.size() <= 64;
