@@ -140,19 +140,25 @@ struct TryRegion {
 struct CompiledFunc {
   std::vector<uint32_t> code;
   uint32_t param_slots = 0;  // slots of the parameters (fp[0..param_slots))
-  uint32_t local_slots = 0;  // params + declared locals; fp[param_slots..local_slots) zeroed on entry
+  // Slots of the params and declared locals. The declared locals are not
+  // all at fp[param_slots..local_slots): those some read may find unwritten
+  // come first, then the constants, then the others (compile()).
+  uint32_t local_slots = 0;
   uint32_t frame_slots = 0;  // local_slots + the deepest value stack + constants
   // frame_slots of a counted module's stub (LoadOptions::lazy): more than
   // any stack holds, so its first call fails the frame check, and the trap
   // path lowers the body and runs the call again (vm/interp.cc, on_trap).
   static constexpr uint32_t kUnlowered = 1u << 30;
   uint32_t result_slots = 0;
-  // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h).
+  // Constants copied to fp[const_base..] on entry (see vm/lower/emitter.h),
+  // those some operand names; the exception slots' zeros after them.
   uint32_t const_base = 0;
   std::vector<uint64_t> consts;
-  // What a call copies to fp[param_slots..]: zeros for the declared locals,
-  // then `consts` (const_base == local_slots), then zeros up to a multiple
-  // of four, at least four (calls copy it four words at a time).
+  // What a call copies to fp[param_slots..]: zeros for the declared locals
+  // some read may find unwritten (fp[param_slots..const_base)), then
+  // `consts`, then zeros up to a multiple of four, at least four (calls copy
+  // it four words at a time). Locals every path writes before reading them
+  // come after it, not zeroed.
   std::vector<uint64_t> frame_init;
   // param_slots + frame_init.size(): where the image ends in the frame, so
   // that a call finds it with one load (vm/interp.cc, init_frame).

@@ -82,8 +82,10 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       if (vals_.size() != c.height) return fail("type mismatch");
       bool reachable = emitting();
       if (reachable) {
+        c.da_end &= da_;
         emit_exit_to_end(c);
       }
+      da_ = c.da_entry;  // the else arm starts where the if did
       if (!c.dead) {
         patch(c.else_op, c.else_word, here());
         c.else_op = -1;
@@ -105,7 +107,10 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
       std::vector<Operand> vs;
       if (!pop_all(types, vs)) return false;
-      if (emitting()) emit_branch(depth, vs);
+      if (emitting()) {
+        da_branch(depth);
+        emit_branch(depth, vs);
+      }
       set_unreachable();
       return true;
     }
@@ -138,6 +143,7 @@ bool FunctionCompiler::op_br_if() {
   std::vector<Operand> vs;
   if (!pop_all(types, vs)) return false;
   if (emitting()) {
+    da_branch(depth);
     Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
     if (!needs_moves(depth, vs)) {
       auto [op, w] = emit_cond_jump(true, cond, target.kind == BlockKind::Loop);
@@ -186,7 +192,13 @@ bool FunctionCompiler::op_br_table() {
   }
   if (!pop_all(ctrls_[ctrls_.size() - 1 - depths[n]].label_types(), vs)) return false;
   if (emitting()) {
-    if (counts_.wants_probe(n)) counts_.emit_probe(index, local_types_, local_slot_);
+    for (uint32_t i = 0; i <= n; ++i) da_branch(depths[i]);
+    if (counts_.wants_probe(n)) {
+      // the probe reads every i32 local
+      for (uint32_t x = 0; x < local_types_.size(); ++x)
+        if (local_types_[x] == ValType::I32) da_read(x);
+      counts_.emit_probe(index, local_types_, local_slot_);
+    }
     // An index computed as x - k switches on x, its table k entries longer
     // in front, to the default (rebase_switch_index).
     Operand x = index;
@@ -234,6 +246,11 @@ bool FunctionCompiler::op_end() {
   if (emitting()) {
     emit_label_values(c);
   }
+  // After the block: what its fall-through and its branches all wrote (an
+  // `if` without `else` may skip its arm). A loop's end is its fall-through.
+  if (emitting()) c.da_end &= da_;
+  if (c.kind == BlockKind::If) c.da_end &= c.da_entry;
+  da_ = c.da_end;
   uint32_t end = here();
   for (auto [op, w] : c.fixups) patch(op, w, end);
   if (c.else_op >= 0) patch(c.else_op, c.else_word, end);
@@ -262,6 +279,7 @@ void FunctionCompiler::push_ctrl(BlockKind kind, const std::vector<ValType>& par
   c.height = static_cast<uint32_t>(vals_.size());
   c.base_slot = next_slot();
   c.unreachable = false;
+  c.da_entry = da_;  // nothing has reached its end yet: da_end all ones
   ctrls_.push_back(std::move(c));
   for (ValType t : ctrls_.back().params) push(t);
 }

@@ -21,6 +21,7 @@ namespace wzvm::vm::lower {
 // constant area, whose frame slot is known only at the end.
 constexpr uint32_t kConstTag = 0x80000000u;
 constexpr size_t kMaxConsts = 64;
+static_assert(kMaxConsts <= 64, "Emitter::v128_consts and compile()'s mask of used constants are one word");
 // Operand words with this bit set name the k-th exception slot
 // (exception-handling: where a catch keeps its exception for rethrow). They
 // sit after the constants and are zeroed on entry with them.
@@ -114,11 +115,15 @@ class Emitter {
     return consts.size() + 2 <= kMaxConsts && (in_loop || consts.size() + 2 <= kConstsOutsideLoops);
   }
   uint32_t const_ref_v128(uint64_t lo, uint64_t hi) {
-    for (size_t i = 0; i + 1 < consts.size(); ++i)
-      if (consts[i] == lo && consts[i + 1] == hi) return kConstTag | static_cast<uint32_t>(i);
-    consts.push_back(lo);
-    consts.push_back(hi);
-    return kConstTag | static_cast<uint32_t>(consts.size() - 2);
+    size_t i = 0;
+    while (i + 1 < consts.size() && (consts[i] != lo || consts[i + 1] != hi)) ++i;
+    if (i + 1 >= consts.size()) {
+      i = consts.size();
+      consts.push_back(lo);
+      consts.push_back(hi);
+    }
+    v128_consts |= uint64_t{1} << i;  // i < 64 (kMaxConsts)
+    return kConstTag | static_cast<uint32_t>(i);
   }
 
   // ---- counting (LoadOptions::count_instructions): the open segment's
@@ -187,7 +192,10 @@ class Emitter {
   std::vector<std::pair<uint32_t, uint32_t>> source_map;  // CompiledFunc::source_map
   std::vector<uint32_t> slot_words;                       // code positions of slot operands, in order
   std::vector<uint64_t> consts;                           // the constant area (kConstTag | k)
-  uint32_t instr_offset = 0;                              // the module byte offset of the current instruction
+  // Bit k: an operand may name constant k as a v128's first slot (k + 1 its
+  // second): the two stay adjacent when unused constants are dropped.
+  uint64_t v128_consts = 0;
+  uint32_t instr_offset = 0;  // the module byte offset of the current instruction
 
   // The window: ops emitted since the last label.
   uint32_t last_dst = UINT32_MAX;  // the result word of the op just emitted (mark_dst)

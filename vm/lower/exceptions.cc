@@ -111,8 +111,13 @@ bool FunctionCompiler::op_catch(bool all) {
   if (!pop_all(c.results, scratch_)) return false;
   if (vals_.size() != c.height) return fail("type mismatch");
   if (emitting()) {
+    c.da_end &= da_;
     emit_exit_to_end(c);
   }
+  // A handler starts from what the try's entry had written: the exception
+  // may come from any point of the body, each of which had written at least
+  // that (a handler's own exceptions go outward, not to the next handler).
+  da_ = c.da_entry;
   c.unreachable = false;
   c.kind = all ? BlockKind::CatchAll : BlockKind::Catch;
   if (!c.dead && c.region >= 0) {

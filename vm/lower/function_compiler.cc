@@ -38,7 +38,8 @@ FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const L
 // CompiledFunc is copied out at its exact size.
 namespace {
 struct SpareBuffers {
-  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops, decode_ops, jump_pair_ops;
+  std::vector<uint32_t> code, slot_words, local_slot, slot_reads, copy_ops, decode_ops, jump_pair_ops,
+      local_map;
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   std::vector<uint64_t> consts;
   std::vector<Emitter::CountMark> count_marks;
@@ -64,6 +65,7 @@ void FunctionCompiler::swap_buffers() {
   trade(e_.count_marks, s.count_marks);
   trade(local_slot_, s.local_slot);
   trade(slot_reads_, s.slot_reads);
+  trade(local_map_, s.local_map);
   trade(copy_ops_, s.copy_ops);
   trade(decode_ops_, s.decode_ops);
   trade(jump_pair_ops_, s.jump_pair_ops);
@@ -99,6 +101,9 @@ void FunctionCompiler::begin() {
   local_slots_ = slot;
   max_slot_ = slot;
   slot_reads_.assign(local_slots_, 0);
+  num_params_ = static_cast<uint32_t>(type_.params.size());
+  da_tracked_ = static_cast<uint32_t>(std::min<size_t>(fn_.locals.size(), 64));
+  da_ = needs_zero_ = 0;
   result_slots_ = 0;
   for (ValType t : type_.results) result_slots_ += slot_count(t);
   max_slot_ = std::max(max_slot_, result_slots_);  // results are written to fp[0..]
@@ -136,6 +141,7 @@ Status FunctionCompiler::read_body() {
 Status FunctionCompiler::validate(CompiledFunc& stub) {
   begin();
   ctrls_.back().dead = true;  // nothing emitted; every check made (see Ctrl::dead)
+  da_tracked_ = 0;            // no frame laid out: no definite assignment either
   if (Status s = read_body(); !s) return s;
   stub = CompiledFunc{};
   stub.code = {static_cast<uint32_t>(IOp::LowerFunction)};
@@ -163,18 +169,64 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   pair_copy_switch(e_, copy_ops_);  // and every copy run
   pair_lua_tail(e_, jump_pair_ops_);
   if (failed_) return Status(error_);
-  // Frame: [params][locals][constants][value stack]. Constants were named by
-  // tag and stack slots numbered from local_slots_; make room between them.
-  // Exception slots follow the constants: [constants][exception slots].
+  // Frame: [params][locals zeroed on entry][constants][exception slots]
+  // [locals written before any read][value stack]; a call copies the image
+  // of the first three parts (init_frame). Lowering numbered the locals
+  // [param_slots, local_slots_) in order, named constants and exception
+  // slots by tag, and stack slots from local_slots_: they move here.
+  //
+  // Constants no operand names any more (a fusion folded them into an
+  // immediate or dropped their op: shifts_to_extend, rebase_switch_index,
+  // fuse_rmw_add, jump threading's written constants) are dropped: every
+  // call copies the area (Go's strconv tests: 40% of the constants copied
+  // per call were such). A v128 constant's second slot is kept with its
+  // first. More than 64 (a fusion's zero past kMaxConsts): all kept, rare.
   std::vector<uint64_t>& consts = e_.consts;
+  uint8_t const_index[64];  // a used constant's index among those kept
+  const bool compact = !consts.empty() && consts.size() <= 64;
+  if (compact) {
+    uint64_t used = 0;
+    for (uint32_t pos : e_.slot_words)
+      if (const uint32_t w = e_.code[pos]; (w & kConstTag) && (w & ~kConstTag) < 64)
+        used |= uint64_t{1} << (w & ~kConstTag);
+    used |= (used & e_.v128_consts) << 1;
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < consts.size(); ++k) {
+      const_index[k] = static_cast<uint8_t>(n);
+      if (used >> k & 1) consts[n++] = consts[k];
+    }
+    consts.resize(n);
+  }
   const uint32_t nconsts = static_cast<uint32_t>(consts.size());
   const uint32_t nexn = exn_count_;
+  // Declared locals that every read finds written (definite assignment,
+  // da_read) need no zeros: they go after the image (a v128's two slots
+  // together). CPython's and Lua's calls copied 3.7 zeros each.
+  uint32_t zeroed = local_slots_ - param_slots;  // slots of the locals that need zeros
+  local_map_.clear();
+  const uint64_t all = da_tracked_ == 64 ? ~uint64_t{0} : (uint64_t{1} << da_tracked_) - 1;
+  if ((needs_zero_ & all) != all) {
+    uint32_t nz = 0;  // slots of the locals zeroed
+    for (uint32_t k = 0; k < local_types_.size() - num_params_; ++k)
+      if (k >= da_tracked_ || needs_zero_ >> k & 1) nz += slot_count(local_types_[num_params_ + k]);
+    local_map_.resize(local_slots_ - param_slots);
+    uint32_t z = param_slots, rest = param_slots + nz + nconsts + nexn;
+    for (uint32_t k = 0; k < local_types_.size() - num_params_; ++k) {
+      const uint32_t x = num_params_ + k, n = slot_count(local_types_[x]);
+      uint32_t& to = k >= da_tracked_ || needs_zero_ >> k & 1 ? z : rest;
+      for (uint32_t j = 0; j < n; ++j) local_map_[local_slot_[x] - param_slots + j] = to + j;
+      to += n;
+    }
+    zeroed = nz;
+  }
+  const uint32_t const_base = param_slots + zeroed;
   auto renumber = [&](uint32_t w) {
-    if (w & kConstTag) return local_slots_ + (w & ~kConstTag);
-    if (w & kExnTag) return local_slots_ + nconsts + (w & ~kExnTag);
-    return w >= local_slots_ ? w + nconsts + nexn : w;
+    if (w & kConstTag) return const_base + (compact ? const_index[w & ~kConstTag] : w & ~kConstTag);
+    if (w & kExnTag) return const_base + nconsts + (w & ~kExnTag);
+    if (w >= local_slots_) return w + nconsts + nexn;
+    return w < param_slots || local_map_.empty() ? w : local_map_[w - param_slots];
   };
-  if (nconsts || nexn) {
+  if (nconsts || nexn || !local_map_.empty()) {
     for (uint32_t pos : e_.slot_words) e_.code[pos] = renumber(e_.code[pos]);
   }
   for (TryRegion& r : regions_) {
@@ -184,13 +236,13 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   consts.resize(nconsts + nexn, 0);  // copied in on entry: exception slots start empty
   out.try_regions = std::move(regions_);
   counts_.finish(out);
-  out.const_base = local_slots_;
-  out.frame_init.assign(local_slots_ - param_slots, 0);
+  out.const_base = const_base;
+  out.frame_init.assign(zeroed, 0);
   out.frame_init.insert(out.frame_init.end(), consts.begin(), consts.end());
   // Calls copy the image four words at a time, at least once (vm/interp.cc,
   // init_frame): it gets zeros up to a multiple of four, at least four,
-  // which land on the first value-stack slots (nothing is there yet) and
-  // which the frame must cover.
+  // which land on the locals written before read or the first value-stack
+  // slots (nothing is there yet) and which the frame must cover.
   out.frame_init.resize(std::max<size_t>(4, (out.frame_init.size() + 3) & ~size_t{3}), 0);
   out.consts.assign(consts.begin(), consts.end());
   out.code.assign(e_.code.begin(), e_.code.end());

@@ -73,6 +73,9 @@ struct Ctrl {
   // try: its TryRegion (-1 in dead code) and exception slot (kExnTag | k).
   int32_t region = -1;
   uint32_t exn_slot = 0;
+  // Definite assignment (FunctionCompiler::da_read): the declared locals
+  // written at the block's start, and at its end (on every path there).
+  uint64_t da_entry = 0, da_end = ~uint64_t{0};
   const std::vector<ValType>& label_types() const { return kind == BlockKind::Loop ? params : results; }
 };
 
@@ -238,6 +241,31 @@ class FunctionCompiler {
   bool numeric(const OpInfo& info);  // the Unary and Binary rows
   bool op_const(const OpInfo& info);
 
+  // ---- definite assignment: which declared locals every path to here
+  // has written, so that a call need not zero the others (compile() lays
+  // them out of the frame image). Bit k of a set: declared local k (local
+  // index num_params_ + k), for the first 64 (the others are all zeroed):
+  // da_ here, each block's Ctrl::da_entry and da_end. Code validated as
+  // unreachable never runs: its reads may only zero a local more, and its
+  // branches and fall-through do not reach an end set.
+  // local.get of local x here: zeroed on entry unless written. (A
+  // parameter's k wraps around, past da_tracked_.)
+  void da_read(uint32_t x) {
+    const uint32_t k = x - num_params_;
+    if (k < da_tracked_ && !(da_ >> k & 1)) needs_zero_ |= uint64_t{1} << k;
+  }
+  void da_write(uint32_t x) {
+    const uint32_t k = x - num_params_;
+    if (k < da_tracked_) da_ |= uint64_t{1} << k;
+  }
+  // A branch to the label `depth` out: its end set keeps what is written
+  // here. A loop's label is its start, reached from its entry (which every
+  // state in it includes): nothing to do.
+  void da_branch(uint32_t depth) {
+    Ctrl& target = ctrls_[ctrls_.size() - 1 - depth];
+    if (target.kind != BlockKind::Loop) target.da_end &= da_;
+  }
+
   // ---- control.cc
   Lowered lower_control(const OpInfo& info);
   bool op_end();  // `end` (and `delegate` after its own part)
@@ -372,6 +400,11 @@ class FunctionCompiler {
   };
   std::vector<Head> heads_;
   std::vector<uint32_t> slot_reads_;  // local.gets of each local's slot
+  // Definite assignment (da_read): the declared locals tracked (at most
+  // 64), those written here, and those some read may find unwritten.
+  uint32_t num_params_ = 0, da_tracked_ = 0;
+  uint64_t da_ = 0, needs_zero_ = 0;
+  std::vector<uint32_t> local_map_;  // compile(): a declared local's slot -> its frame slot
   std::vector<uint32_t>
       copy_ops_;  // where a copy, global.get or rmw_add.tee was emitted, in order (pair_copy_jumps)
   std::vector<uint32_t> decode_ops_;     // where an i32.load16_u of memory 0 was emitted (pair_decode)

@@ -148,6 +148,7 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
       uint32_t x;
       if (!read_local(x)) return false;
       ++slot_reads_[local_slot_[x]];
+      da_read(x);
       push_virtual(local_types_[x], local_slot_[x]);
       return true;
     }
@@ -168,6 +169,7 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
           emit_copy(ls, v.src, local_types_[x]);
         }
       }
+      da_write(x);
       if (info.op == IOp::LocalTee) push_virtual(local_types_[x], ls);
       return true;
     }
