@@ -174,7 +174,7 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
     case IOp::GlobalGet: {
       uint32_t g;
       if (!r_.u32(g)) return false;
-      if (g >= m_.all_globals.size()) return fail("unknown global " + std::to_string(g));
+      if (g >= m_.all_globals.size()) return fail_unknown("global", g);
       ValType t = m_.all_globals[g].type;
       uint32_t dst = push(t);
       if (emitting()) {
@@ -189,7 +189,7 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
     case IOp::GlobalSet: {
       uint32_t g;
       if (!r_.u32(g)) return false;
-      if (g >= m_.all_globals.size()) return fail("unknown global " + std::to_string(g));
+      if (g >= m_.all_globals.size()) return fail_unknown("global", g);
       if (!m_.all_globals[g].mut) return fail("global is immutable");
       Operand v;
       if (!pop(m_.all_globals[g].type, v)) return false;
