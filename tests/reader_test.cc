@@ -4,14 +4,14 @@
 // from the end), and each must decode and reject exactly as the rules do,
 // with the same message, near the end of the bytes and far from it.
 
+#include "vm/reader.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 #include <string>
 #include <vector>
-
-#include "vm/reader.h"
 
 namespace wzvm::vm {
 namespace {
@@ -137,8 +137,8 @@ TEST(Reader, LebShortCutsDecodeAsTheSpecRules) {
         // the padding's continuation bytes make the reader go on. Those
         // differ only for a value not finished within `b`.
         if (!want.ok && want.error == "unexpected end" && padding) continue;
-        EXPECT_TRUE(got == want) << "width " << bits << (is_signed ? " signed" : " unsigned") << ", "
-                                 << len << " bytes, padding " << padding << ": got "
+        EXPECT_TRUE(got == want) << "width " << bits << (is_signed ? " signed" : " unsigned") << ", " << len
+                                 << " bytes, padding " << padding << ": got "
                                  << (got.ok ? std::to_string(got.value) : got.error) << ", want "
                                  << (want.ok ? std::to_string(want.value) : want.error);
         ++checked;
