@@ -152,7 +152,9 @@ class FunctionCompiler {
   void begin();
   // ---- the pass (function_compiler.cc)
   Status read_body();  // every instruction, to the body's final `end`
-  bool instruction();
+  // Inline in read_body(), its one caller, as special() is in it: one frame
+  // for the loop over a body's instructions.
+  __attribute__((always_inline)) inline bool instruction();
   bool simple(const OpInfo& info);  // rows lowered by their kind alone
   // Rows with code of their own: asks each concern. Inline in instruction():
   // its own call cost 20 host instructions a Special row (callgrind,
