@@ -234,7 +234,8 @@ class FunctionCompiler {
     vals_.back().src = src;
   }
   bool pop(Operand& out) {
-    if (vals_.size() == ctrls_.back().height) return pop_at_block_base(out);
+    // As pointers: size() divides by the 12 bytes of an Operand.
+    if (vals_.data() + ctrls_.back().height == vals_.data() + vals_.size()) return pop_at_block_base(out);
     out = vals_.back();
     vals_.pop_back();
     return true;
@@ -305,6 +306,7 @@ class FunctionCompiler {
   Lowered lower_values(const OpInfo& info);
   bool numeric(const OpInfo& info);  // the Unary and Binary rows
   bool op_const(const OpInfo& info);
+  bool op_local_get();
 
   // ---- control.cc
   Lowered lower_control(const OpInfo& info);
