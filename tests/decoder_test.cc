@@ -545,7 +545,8 @@ TEST(Decoder, DataSegmentEncodingsAndV128Const) {
   EXPECT_EQ(m->datas[2].mode, SegmentMode::Active);
   EXPECT_EQ(m->datas[2].offset.code[0].value, 2u);
   ASSERT_EQ(m->globals.size(), 1u);
-  const ConstInstr& c = m->globals[0].init.code.at(0);
+  ASSERT_EQ(m->globals[0].init.code.size(), 1u);
+  const ConstInstr& c = m->globals[0].init.code[0];
   EXPECT_EQ(c.op, ConstInstr::Op::V128Const);
   EXPECT_EQ(c.value, 1u);
   EXPECT_EQ(c.value_hi, 2u);
@@ -705,6 +706,33 @@ TEST(Validate, BigModuleReportsItsFirstInvalidFunction) {
   ASSERT_TRUE(ok.ok()) << ok.error().to_string();
   ASSERT_EQ(ok.value()->code.size(), 3000u);
   for (const CompiledFunc& c : ok.value()->code) EXPECT_FALSE(c.code.empty());
+}
+
+// ConstExpr::code keeps its first instruction inline (vm/module.h,
+// ConstCode) and moves it to the heap when a second one comes: every
+// instruction stays, in order, and a copy has its own.
+TEST(Decoder, ConstCodeKeepsEveryInstructionInOrder) {
+  using Op = ConstInstr::Op;
+  for (size_t n : {0, 1, 2, 3, 9}) {
+    ConstCode code;
+    for (size_t i = 0; i < n; ++i)
+      code.push_back({i % 2 ? Op::I64Const : Op::I32Const, ValType::FuncRef, 10 + i, 0});
+    ConstCode copy = code;
+    ASSERT_EQ(code.size(), n);
+    EXPECT_EQ(code.empty(), n == 0);
+    EXPECT_EQ(static_cast<size_t>(code.end() - code.begin()), n);
+    size_t i = 0;
+    for (const ConstInstr& in : code) {
+      EXPECT_EQ(in.op, i % 2 ? Op::I64Const : Op::I32Const);
+      EXPECT_EQ(in.value, 10 + i);
+      ++i;
+    }
+    if (n == 0) continue;
+    EXPECT_EQ(code.back().value, 10 + n - 1);
+    code[0].value = 99;
+    EXPECT_EQ(copy[0].value, 10u) << n;
+    EXPECT_NE(copy.begin(), code.begin());
+  }
 }
 
 }  // namespace

@@ -60,33 +60,26 @@ class Reader {
   }
 
   bool u32(uint32_t& out) {
-    // One byte: most indices and immediates. Inline here, where the
-    // general loop below is not (lowering calls this per instruction).
+    // One byte: most indices and immediates. Inline here, where the rest
+    // is not (lowering calls this per instruction): with the loop inline,
+    // GCC stopped inlining u32 itself into some of lowering's callers.
     if (p_ < end_ && *p_ < 0x80) {
       out = *p_++;
       return true;
     }
-    out = 0;
-    uint64_t v;
-    if (!uleb(32, v)) return false;
-    out = static_cast<uint32_t>(v);
-    return true;
+    return u32_long(out);
   }
-  bool u64(uint64_t& out) { return uleb(64, out); }
+  bool u64(uint64_t& out) { return uleb_long(64, out); }
   bool s32(int32_t& out) {
     // One byte, as in u32: any 7-bit value is in range, sign-extended.
     if (p_ < end_ && *p_ < 0x80) {
       out = static_cast<int8_t>(*p_++ << 1) >> 1;
       return true;
     }
-    out = 0;
-    int64_t v;
-    if (!sleb(32, v)) return false;
-    out = static_cast<int32_t>(v);
-    return true;
+    return s32_long(out);
   }
-  bool s33(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb(33, out); }
-  bool s64(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb(64, out); }
+  bool s33(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb_long(33, out); }
+  bool s64(int64_t& out) { return p_ < end_ && *p_ < 0x80 ? one_signed_byte(out) : sleb_long(64, out); }
 
   bool f32(uint32_t& bits) {
     bits = 0;
@@ -120,6 +113,23 @@ class Reader {
     out = 0;
     uint64_t result = 0;
     unsigned shift = 0;
+    // Far from the end, the bytes before the last permitted one need
+    // neither a bounds check nor the last byte's checks: the same decoding,
+    // fewer instructions a byte. The last byte, or a value that reaches
+    // it, takes the loop below from the start.
+    if (end_ - p_ >= 10) {
+      const unsigned last = (bits - 1) / 7;  // index of the last permitted byte
+      for (unsigned i = 0; i < last; ++i) {
+        const uint8_t byte = p_[i];
+        result |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+        if (!(byte & 0x80)) {
+          p_ += i + 1;
+          out = result;
+          return true;
+        }
+      }
+      result = 0;
+    }
     for (;;) {
       if (p_ >= end_) return fail("unexpected end");
       uint8_t byte = *p_++;
@@ -141,6 +151,55 @@ class Reader {
     }
   }
 
+  // Two bytes, the second one the last: 14 bits, in range for every width
+  // read here (32, 33, 64), and no unused bits to check. Go's i64.const
+  // immediates and memarg offsets are often two bytes (the loops below
+  // cost 50-80 host instructions a call: callgrind, validating json.wasm).
+  bool two_bytes() const { return end_ - p_ >= 2 && p_[1] < 0x80; }
+  uint64_t take_two_bytes() {
+    uint64_t v = (p_[0] & 0x7fu) | static_cast<uint64_t>(p_[1]) << 7;
+    p_ += 2;
+    return v;
+  }
+  // Out of line, and the loops apart from the two-byte case: inline, the
+  // loops made their callers too big to inline in turn (read_memarg).
+  __attribute__((noinline)) bool u32_long(uint32_t& out) {
+    if (two_bytes()) {
+      out = static_cast<uint32_t>(take_two_bytes());
+      return true;
+    }
+    uint64_t v;
+    const bool ok = uleb_loop(32, v);
+    out = static_cast<uint32_t>(v);
+    return ok;
+  }
+  __attribute__((noinline)) bool uleb_long(unsigned bits, uint64_t& out) {
+    if (p_ < end_ && *p_ < 0x80) {
+      out = *p_++;
+      return true;
+    }
+    if (two_bytes()) {
+      out = take_two_bytes();
+      return true;
+    }
+    return uleb_loop(bits, out);
+  }
+  __attribute__((noinline)) bool uleb_loop(unsigned bits, uint64_t& out) { return uleb(bits, out); }
+  __attribute__((noinline)) bool sleb_loop(unsigned bits, int64_t& out) { return sleb(bits, out); }
+  __attribute__((noinline)) bool s32_long(int32_t& out) {
+    int64_t v;
+    bool ok = sleb_long(32, v);
+    out = static_cast<int32_t>(v);
+    return ok;
+  }
+  __attribute__((noinline)) bool sleb_long(unsigned bits, int64_t& out) {
+    if (two_bytes()) {
+      out = static_cast<int64_t>(take_two_bytes() << 50) >> 50;  // sign bit: bit 13
+      return true;
+    }
+    return sleb_loop(bits, out);
+  }
+
   bool one_signed_byte(int64_t& out) {
     out = static_cast<int8_t>(*p_++ << 1) >> 1;
     return true;
@@ -149,6 +208,21 @@ class Reader {
     out = 0;
     uint64_t result = 0;
     unsigned shift = 0;
+    if (end_ - p_ >= 10) {  // as in uleb
+      const unsigned last = (bits - 1) / 7;
+      for (unsigned i = 0; i < last; ++i) {
+        const uint8_t byte = p_[i];
+        result |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
+        if (!(byte & 0x80)) {
+          p_ += i + 1;
+          const unsigned used = 7 * (i + 1);  // below 64: i < 9
+          if (byte & 0x40) result |= ~uint64_t{0} << used;
+          out = static_cast<int64_t>(result);
+          return true;
+        }
+      }
+      result = 0;
+    }
     for (;;) {
       if (p_ >= end_) return fail("unexpected end");
       uint8_t byte = *p_++;

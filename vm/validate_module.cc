@@ -5,6 +5,7 @@
 // so messages may add detail after it ("unknown function 7").
 
 #include <cstdint>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <string>
@@ -87,37 +88,42 @@ std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType exp
                                                  const char* section) const {
   using Op = ConstInstr::Op;
   const int64_t at = e.offset;
-  std::vector<ValType> stack;
+  // Each instruction pushes one value at most: a short expression (nearly
+  // all are one instruction) checks on the C++ stack, allocating nothing.
+  ValType small[8];
+  std::vector<ValType> big(e.code.size() > std::size(small) ? e.code.size() : 0);
+  ValType* const stack = big.empty() ? small : big.data();
+  size_t depth = 0;
   for (const ConstInstr& in : e.code) {
     switch (in.op) {
       case Op::I32Const:
-        stack.push_back(ValType::I32);
+        stack[depth++] = ValType::I32;
         break;
       case Op::I64Const:
-        stack.push_back(ValType::I64);
+        stack[depth++] = ValType::I64;
         break;
       case Op::F32Const:
-        stack.push_back(ValType::F32);
+        stack[depth++] = ValType::F32;
         break;
       case Op::F64Const:
-        stack.push_back(ValType::F64);
+        stack[depth++] = ValType::F64;
         break;
       case Op::V128Const:
-        stack.push_back(ValType::V128);
+        stack[depth++] = ValType::V128;
         break;
       case Op::RefNull:
-        stack.push_back(in.ref_type);
+        stack[depth++] = in.ref_type;
         break;
       case Op::RefFunc:
         if (in.value >= num_funcs())
           return invalid("unknown function " + std::to_string(in.value), section, at);
-        stack.push_back(ValType::FuncRef);
+        stack[depth++] = ValType::FuncRef;
         break;
       case Op::GlobalGet:
         if (in.value >= m_.num_imported_globals)
           return invalid("unknown global " + std::to_string(in.value), section, at);
         if (m_.all_globals[in.value].mut) return invalid("constant expression required", section, at);
-        stack.push_back(m_.all_globals[in.value].type);
+        stack[depth++] = m_.all_globals[in.value].type;
         break;
       case Op::I32Add:
       case Op::I32Sub:
@@ -130,14 +136,14 @@ std::optional<Error> Validator::check_const_expr(const ConstExpr& e, ValType exp
           return invalid("constant expression required", section, at);
         ValType t =
             in.op == Op::I32Add || in.op == Op::I32Sub || in.op == Op::I32Mul ? ValType::I32 : ValType::I64;
-        if (stack.size() < 2 || stack.back() != t || stack[stack.size() - 2] != t)
+        if (depth < 2 || stack[depth - 1] != t || stack[depth - 2] != t)
           return invalid("type mismatch", section, at);
-        stack.pop_back();
+        --depth;
         break;
       }
     }
   }
-  if (stack.size() != 1 || stack[0] != expected) return invalid("type mismatch", section, at);
+  if (depth != 1 || stack[0] != expected) return invalid("type mismatch", section, at);
   return std::nullopt;
 }
 

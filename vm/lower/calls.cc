@@ -12,7 +12,7 @@ Lowered FunctionCompiler::lower_calls(const OpInfo& info) {
     case IOp::ReturnCall: {
       uint32_t f;
       if (!r_.u32(f)) return false;
-      if (f >= m_.func_type_indices.size()) return fail("unknown function " + std::to_string(f));
+      if (f >= m_.func_type_indices.size()) return fail_unknown("function", f);
       return op_call(m_.func_type_indices[f], false, f, info.op == IOp::ReturnCall);
     }
     case IOp::CallIndirect:
@@ -20,7 +20,7 @@ Lowered FunctionCompiler::lower_calls(const OpInfo& info) {
       uint32_t type_index, table;
       if (!r_.u32(type_index)) return false;
       if (!r_.u32(table)) return false;
-      if (table >= m_.all_tables.size()) return fail("unknown table " + std::to_string(table));
+      if (table >= m_.all_tables.size()) return fail_unknown("table", table);
       if (type_index >= m_.types.size()) return fail("unknown type");
       if (m_.all_tables[table].elem != ValType::FuncRef) return fail("type mismatch");
       return op_call(type_index, true, table, info.op == IOp::ReturnCallIndirect);
@@ -36,7 +36,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   if (tail && ft.results != ctrls_.front().results) return fail("type mismatch");
   Operand elem;
   if (indirect && !pop(ValType::I32, elem)) return false;
-  std::vector<Operand> args;
+  std::vector<Operand>& args = branch_vals_;
   if (!pop_all(ft.params, args)) return false;
   for (Operand& a : args) materialize(a);
   uint32_t base = args.empty() ? next_slot() : args.front().slot;

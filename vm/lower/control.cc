@@ -104,9 +104,8 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       uint32_t depth;
       if (!r_.u32(depth)) return false;
       if (depth >= ctrls_.size()) return fail("unknown label");
-      const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
-      std::vector<Operand> vs;
-      if (!pop_all(types, vs)) return false;
+      std::vector<Operand>& vs = branch_vals_;
+      if (!pop_all(ctrls_[ctrls_.size() - 1 - depth].label_types(), vs)) return false;
       if (emitting()) {
         da_branch(depth);
         emit_branch(depth, vs);
@@ -121,7 +120,7 @@ Lowered FunctionCompiler::lower_control(const OpInfo& info) {
       return op_br_table();
 
     case IOp::Return: {
-      std::vector<Operand> vs;
+      std::vector<Operand>& vs = branch_vals_;
       if (!pop_all(ctrls_.front().results, vs)) return false;
       if (emitting()) emit_return(vs, true);
       set_unreachable();
@@ -139,8 +138,9 @@ bool FunctionCompiler::op_br_if() {
   if (depth >= ctrls_.size()) return fail("unknown label");
   Operand cond;
   if (!pop(ValType::I32, cond)) return false;
-  const std::vector<ValType> types = ctrls_[ctrls_.size() - 1 - depth].label_types();
-  std::vector<Operand> vs;
+  // Nothing below pushes or pops a block: `types` stays where it is.
+  const std::vector<ValType>& types = ctrls_[ctrls_.size() - 1 - depth].label_types();
+  std::vector<Operand>& vs = branch_vals_;
   if (!pop_all(types, vs)) return false;
   if (emitting()) {
     da_branch(depth);
@@ -175,7 +175,8 @@ bool FunctionCompiler::op_br_if() {
 bool FunctionCompiler::op_br_table() {
   uint32_t n;
   if (!r_.count(n)) return false;
-  std::vector<uint32_t> depths(n + 1);
+  std::vector<uint32_t>& depths = depths_;
+  depths.resize(n + 1);
   for (uint32_t i = 0; i <= n; ++i) {
     if (!r_.u32(depths[i])) return false;
     if (depths[i] >= ctrls_.size()) return fail("unknown label");
@@ -183,7 +184,7 @@ bool FunctionCompiler::op_br_table() {
   Operand index;
   if (!pop(ValType::I32, index)) return false;
   size_t arity = ctrls_[ctrls_.size() - 1 - depths[n]].label_types().size();
-  std::vector<Operand> vs;
+  std::vector<Operand>& vs = branch_vals_;
   for (uint32_t i = 0; i <= n; ++i) {
     const std::vector<ValType>& types = ctrls_[ctrls_.size() - 1 - depths[i]].label_types();
     if (types.size() != arity) return fail("type mismatch");
@@ -264,30 +265,18 @@ bool FunctionCompiler::op_end() {
 
 void FunctionCompiler::push_ctrl(BlockKind kind, const std::vector<ValType>& params,
                                  const std::vector<ValType>& results) {
-  Ctrl c;
-  if (!retired_.empty()) {  // a popped block's vectors, for their capacity
-    Ctrl& old = retired_.back();
-    c.params.swap(old.params);
-    c.results.swap(old.results);
-    c.fixups.swap(old.fixups);
-    retired_.pop_back();
-    c.fixups.clear();
-  }
+  const uint32_t height = static_cast<uint32_t>(vals_.size()), base_slot = next_slot();
+  Ctrl& c = ctrls_.push();
   c.kind = kind;
   c.params.assign(params.begin(), params.end());
   c.results.assign(results.begin(), results.end());
-  c.height = static_cast<uint32_t>(vals_.size());
-  c.base_slot = next_slot();
-  c.unreachable = false;
+  c.height = height;
+  c.base_slot = base_slot;
   c.da_entry = da_;  // nothing has reached its end yet: da_end all ones
-  ctrls_.push_back(std::move(c));
-  for (ValType t : ctrls_.back().params) push(t);
+  for (ValType t : c.params) push(t);
 }
 
-void FunctionCompiler::pop_ctrl() {
-  retired_.push_back(std::move(ctrls_.back()));
-  ctrls_.pop_back();
-}
+void FunctionCompiler::pop_ctrl() { ctrls_.pop(); }
 
 void FunctionCompiler::set_unreachable() {
   Ctrl& c = ctrls_.back();

@@ -43,8 +43,9 @@ struct SpareBuffers {
   std::vector<std::pair<uint32_t, uint32_t>> source_map;
   std::vector<uint64_t> consts;
   std::vector<Emitter::CountMark> count_marks;
-  std::vector<Operand> vals, scratch;
-  std::vector<Ctrl> ctrls, retired;
+  std::vector<Operand> vals, scratch, branch_vals;
+  std::vector<uint32_t> depths;
+  std::vector<Ctrl> ctrls;  // CtrlStack's blocks, whole: pushes reuse their vectors
   std::vector<ValType> local_types, block_params, block_results;
 };
 thread_local SpareBuffers spares;
@@ -71,18 +72,15 @@ void FunctionCompiler::swap_buffers() {
   trade(jump_pair_ops_, s.jump_pair_ops);
   trade(vals_, s.vals);
   trade(scratch_, s.scratch);
-  trade(ctrls_, s.ctrls);
-  retired_.swap(s.retired);  // kept whole: push_ctrl reuses its blocks' vectors
+  trade(branch_vals_, s.branch_vals);
+  trade(depths_, s.depths);
+  ctrls_.trade(s.ctrls);
   trade(local_types_, s.local_types);
   trade(block_params_, s.block_params);
   trade(block_results_, s.block_results);
 }
 
-FunctionCompiler::~FunctionCompiler() {
-  // A failed body leaves blocks open: retire them for their capacity.
-  while (!ctrls_.empty()) pop_ctrl();
-  swap_buffers();
-}
+FunctionCompiler::~FunctionCompiler() { swap_buffers(); }
 
 // Frame slots of the parameters and locals; the body's control frame.
 void FunctionCompiler::begin() {
@@ -110,10 +108,10 @@ void FunctionCompiler::begin() {
 
   e_.instr_offset = static_cast<uint32_t>(fn_.body_offset);
   counts_.begin_body();
-  ctrls_.push_back({});
-  ctrls_.back().kind = BlockKind::Body;
-  ctrls_.back().results = type_.results;
-  ctrls_.back().base_slot = local_slots_;
+  Ctrl& body = ctrls_.push();
+  body.kind = BlockKind::Body;
+  body.results.assign(type_.results.begin(), type_.results.end());
+  body.base_slot = local_slots_;
 }
 
 Status FunctionCompiler::read_body() {
@@ -313,6 +311,16 @@ bool FunctionCompiler::special(const OpInfo& info) {
   // chain below stays the authority: a row the hint names wrongly is still
   // lowered by its one concern (Lowering.EverySpecialRowHasExactlyOneConcern).
   switch (info.op) {
+    // The values rows that are half of all instructions, straight to their
+    // code in values.cc (lower_values calls the same): lower_values' frame
+    // and switch cost ~30 host instructions each.
+    case IOp::LocalGet:
+      return op_local_get();
+    case IOp::I32Const:
+    case IOp::I64Const:
+    case IOp::F32Const:
+    case IOp::F64Const:
+      return op_const(info);
     case IOp::Block:
     case IOp::Loop:
     case IOp::If:

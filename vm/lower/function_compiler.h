@@ -79,6 +79,55 @@ struct Ctrl {
   const std::vector<ValType>& label_types() const { return kind == BlockKind::Loop ? params : results; }
 };
 
+// The control stack. A popped block stays constructed past the top, so the
+// next block pushed there reuses its vectors' capacity: pushing and popping
+// a Ctrl by value moved it in and out of a retired list, 190 host
+// instructions a block (callgrind, validating Go's encoding/json test
+// binary: 240 K blocks). The top block is kept by address: emitting() and
+// every pop read it, and indexing cost them 5 host instructions each.
+class CtrlStack {
+ public:
+  size_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  Ctrl& back() { return *top_; }
+  const Ctrl& back() const { return *top_; }
+  Ctrl& front() { return all_[0]; }
+  const Ctrl& front() const { return all_[0]; }
+  Ctrl& operator[](size_t i) { return all_[i]; }
+  const Ctrl& operator[](size_t i) const { return all_[i]; }
+  // A new top block: every field as a fresh Ctrl's, its vectors emptied.
+  Ctrl& push() {
+    if (n_ == all_.size()) all_.emplace_back();
+    Ctrl& c = all_[n_++];
+    top_ = &c;
+    std::vector<ValType> params = std::move(c.params), results = std::move(c.results);
+    std::vector<std::pair<uint32_t, uint32_t>> fixups = std::move(c.fixups);
+    c = Ctrl{};
+    params.clear();
+    results.clear();
+    fixups.clear();
+    c.params = std::move(params);
+    c.results = std::move(results);
+    c.fixups = std::move(fixups);
+    return c;
+  }
+  void pop() {
+    --n_;
+    top_ = n_ ? &all_[n_ - 1] : nullptr;
+  }
+  // Trades the blocks (and their vectors) with `spare`, emptying this stack.
+  void trade(std::vector<Ctrl>& spare) {
+    all_.swap(spare);
+    n_ = 0;
+    top_ = nullptr;
+  }
+
+ private:
+  std::vector<Ctrl> all_;
+  size_t n_ = 0;
+  Ctrl* top_ = nullptr;
+};
+
 // A concern's lowering of a Special row: whether it succeeded, or nullopt
 // when the instruction is another concern's (FunctionCompiler::special).
 using Lowered = std::optional<bool>;
@@ -106,9 +155,14 @@ class FunctionCompiler {
   void begin();
   // ---- the pass (function_compiler.cc)
   Status read_body();  // every instruction, to the body's final `end`
-  bool instruction();
-  bool simple(const OpInfo& info);   // rows lowered by their kind alone
-  bool special(const OpInfo& info);  // rows with code of their own: asks each concern
+  // Inline in read_body(), its one caller, as special() is in it: one frame
+  // for the loop over a body's instructions.
+  __attribute__((always_inline)) inline bool instruction();
+  bool simple(const OpInfo& info);  // rows lowered by their kind alone
+  // Rows with code of their own: asks each concern. Inline in instruction():
+  // its own call cost 20 host instructions a Special row (callgrind,
+  // validating json.wasm: 2.8 M of its 4.2 M instructions).
+  __attribute__((always_inline)) inline bool special(const OpInfo& info);
 
   // ---- errors
   bool fail(std::string msg, Error::Kind kind = Error::Kind::Invalid) {
@@ -123,6 +177,20 @@ class FunctionCompiler {
     return false;
   }
   bool malformed(std::string msg) { return fail(std::move(msg), Error::Kind::Malformed); }
+  // A fixed message, out of line: a std::string built in a hot function
+  // (read_local, read_memarg, ...) kept it from being inlined and gave it
+  // a frame it needs only to fail (callgrind: read_local was 32 host
+  // instructions a call, for a bounds check).
+  __attribute__((noinline, cold)) bool fail(const char* msg, Error::Kind kind = Error::Kind::Invalid) {
+    return fail(std::string(msg), kind);
+  }
+  __attribute__((noinline, cold)) bool malformed(const char* msg) {
+    return fail(std::string(msg), Error::Kind::Malformed);
+  }
+  // "unknown <what> <index>", out of line as above.
+  __attribute__((noinline, cold)) bool fail_unknown(const char* what, uint64_t index) {
+    return fail(std::string("unknown ") + what + " " + std::to_string(index));
+  }
   bool check_reader() {
     if (r_.ok()) return true;
     e_.instr_offset = static_cast<uint32_t>(r_.error_offset());
@@ -169,7 +237,8 @@ class FunctionCompiler {
     vals_.back().src = src;
   }
   bool pop(Operand& out) {
-    if (vals_.size() == ctrls_.back().height) return pop_at_block_base(out);
+    // As pointers: size() divides by the 12 bytes of an Operand.
+    if (vals_.data() + ctrls_.back().height == vals_.data() + vals_.size()) return pop_at_block_base(out);
     out = vals_.back();
     vals_.pop_back();
     return true;
@@ -240,6 +309,7 @@ class FunctionCompiler {
   Lowered lower_values(const OpInfo& info);
   bool numeric(const OpInfo& info);  // the Unary and Binary rows
   bool op_const(const OpInfo& info);
+  bool op_local_get();
 
   // ---- definite assignment: which declared locals every path to here
   // has written, so that a call need not zero the others (compile() lays
@@ -365,12 +435,15 @@ class FunctionCompiler {
   uint32_t param_slots_ = 0, local_slots_ = 0, result_slots_ = 0;
   uint32_t max_slot_ = 0;
   std::vector<Operand> vals_;
-  std::vector<Ctrl> ctrls_;
-  // Popped blocks, kept for their vectors' capacity (push_ctrl reuses them).
-  std::vector<Ctrl> retired_;
+  CtrlStack ctrls_;
   // A block's type as read (read_block_type), before push_ctrl copies it.
   std::vector<ValType> block_params_, block_results_;
   std::vector<Operand> scratch_;
+  // The values a branch, return or call pops (branch_vals_), and
+  // br_table's depths: kept, as the buffers above, so that these
+  // instructions allocate nothing (each allocated a vector or two).
+  std::vector<Operand> branch_vals_;
+  std::vector<uint32_t> depths_;
   uint32_t loop_depth_ = 0;
   std::vector<TryRegion> regions_;
   uint32_t exn_count_ = 0;

@@ -195,7 +195,7 @@ bool FunctionCompiler::read_memarg(uint32_t natural_bytes, uint64_t& offset, uin
     if (!r_.u32(off32)) return false;
     offset = off32;
   }
-  if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
+  if (mem >= m_.all_memories.size()) return fail_unknown("memory", mem);
   if (align >= 32 || (1u << align) > natural_bytes) return fail("alignment must not be larger than natural");
   if (exact && (1u << align) != natural_bytes) return fail("alignment must be equal to natural");
   return true;
@@ -207,14 +207,14 @@ bool FunctionCompiler::read_memidx(uint32_t& mem) {
   mem = 0;
   if (!multi_memory_) return read_zero_byte() && need_memory();
   if (!r_.u32(mem)) return false;
-  if (mem >= m_.all_memories.size()) return fail("unknown memory " + std::to_string(mem));
+  if (mem >= m_.all_memories.size()) return fail_unknown("memory", mem);
   return true;
 }
 
 bool FunctionCompiler::read_data(uint32_t& d) {
   if (!r_.u32(d)) return false;
   if (!m_.data_count) return malformed("data count section required");
-  if (d >= *m_.data_count) return fail("unknown data segment " + std::to_string(d));
+  if (d >= *m_.data_count) return fail_unknown("data segment", d);
   return true;
 }
 
