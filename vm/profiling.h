@@ -366,6 +366,7 @@ struct Profiling {
     uint32_t node;
     uint32_t offset;  // module byte offset of the instruction
     uint64_t count;
+    bool operator==(const InstructionCount&) const = default;
   };
   // Every executed instruction with a non-zero count, sorted by node, then offset.
   std::vector<InstructionCount> instruction_counts(const Snapshot* since = nullptr) const;
