@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -42,7 +43,12 @@ Thread::Thread(const StoreLimits& limits)
       stack_end(stack.get() + limits.value_stack_slots),
       frames(limits.max_call_depth + 1),
       max_depth(limits.max_call_depth),
-      top(stack.get()) {}
+      top(stack.get()) {
+  // Frame::callee_limit: from frames[max_depth - 1] on, any frame fails the
+  // check (frame_slots >= 4, so nfp + frame_slots > stack.get()).
+  for (uint32_t i = 0; i < frames.size(); ++i)
+    frames[i].callee_limit = i + 1 < max_depth ? stack_end : stack.get();
+}
 
 namespace {
 // threads: the Thread a ThreadScope set on this OS thread, for its store.
@@ -89,9 +95,11 @@ __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) 
 __attribute__((always_inline)) inline FuncInst* table_target(const Instance* inst, const uint32_t* ip,
                                                              const uint64_t* fp, TrapCode& why) {
   const TableInst* table = inst->tables[ip[1]];
-  uint32_t i = rd<uint32_t>(fp, ip[3]);
-  if (i >= table->elems.size()) return why = TrapCode::UndefinedElement, nullptr;
-  FuncInst* f = reinterpret_cast<FuncInst*>(table->elems[i]);
+  // The element's address against the end: comparing the index with
+  // size() divides the vector's byte length first (two instructions more).
+  const Ref* e = table->elems.data() + rd<uint32_t>(fp, ip[3]);
+  if (e >= std::to_address(table->elems.end())) return why = TrapCode::UndefinedElement, nullptr;
+  FuncInst* f = reinterpret_cast<FuncInst*>(*e);
   if (!f) return why = TrapCode::UninitializedElement, nullptr;
   if (f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
   return f;
@@ -413,7 +421,7 @@ const uint32_t* resume_ip(const Frame* f) { return f->ip == kHookedReturnStub ? 
 __attribute__((always_inline)) inline void fresh_frame(Frame* f, bool check) {
   static_assert(offsetof(Frame, call_hook) == offsetof(Frame, node) + 4 &&
                 offsetof(Frame, ret_check) == offsetof(Frame, node) + 5 &&
-                offsetof(Frame, counters) >= offsetof(Frame, node) + 8 && kUnknownNode <= INT32_MAX);
+                offsetof(Frame, hook_ret) == offsetof(Frame, node) + 8 && kUnknownNode <= INT32_MAX);
   const uint64_t w = kUnknownNode | uint64_t{check} << 40;
   std::memcpy(reinterpret_cast<char*>(f) + offsetof(Frame, node), &w, sizeof w);
 }
@@ -811,9 +819,8 @@ struct CallEnv {
   Profiling* prof;  // null in the plain loop with nothing attached
   bool profiled;    // prof set, or the counting loop
   const NodeContext& nc;
-  Frame* frames;      // th.frames
-  Frame* entry;       // the first frame of this entry
-  Frame* frame_last;  // the last frame a call may be made from: th.frames[max_depth - 1]
+  Frame* frames;  // th.frames
+  Frame* entry;   // the first frame of this entry
   uint64_t* stack_end;
   uint64_t* saved_top;  // th.top at entry, put back after each host call
   Trap& host_trap;      // where a host callee's trap goes
@@ -869,10 +876,9 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
   Frame* frame = r.frame + 1;
   asm("" : "+r"(frame));
   frame->func = callee;
-  // Two plain stores: GCC made the two one 16-byte store, built from the two
-  // registers with three vector moves (two instructions more per call). An
-  // empty asm between them hides that they are neighbours.
-  asm("" : "+r"(frame));
+  // Two plain stores, not neighbours (Frame's layout): GCC made the two one
+  // 16-byte store, built from the two registers with three vector moves
+  // (two instructions more per call).
   frame->fp = nfp;
   r.frame = frame;
   // node unknown (the plain loop finds it when needed, node_of; the
@@ -957,7 +963,8 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
     return CallEnd::HostReturned;
   }
   const CompiledFunc* code = callee->code;
-  if (__builtin_expect(frame >= env.frame_last || nfp + code->frame_slots > env.stack_end, 0)) {
+  // The depth limit and the value stack in one compare (Frame::callee_limit).
+  if (__builtin_expect(nfp + code->frame_slots > frame->callee_limit, 0)) {
     // Perhaps a counted stub: the trap path lowers it and runs the call
     // again (Thread::unfit).
     if constexpr (kMode == Mode::Counted) env.th.unfit = callee;
@@ -1065,7 +1072,6 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
                     .nc = nc,
                     .frames = frames,
                     .entry = entry,
-                    .frame_last = th.max_depth ? frame_limit - 1 : frames,  // with no depth, the entry traps
                     .stack_end = stack_end,
                     .saved_top = saved_top,
                     .host_trap = host_trap};
@@ -1963,7 +1969,16 @@ dispatch:
       TrapCode why;
       FuncInst* target = table_target(inst, ip, fp, why);
       if (!target) TRAP(why);
-      // Indirect calls to hooked functions are found here, at run time.
+      // Indirect calls to hooked functions are found here, at run time. A
+      // target of the running instance is wasm code (a host function has
+      // no instance): no host test, no instance compare, and no host call
+      // on its path, around which GCC spills the frame base and resume
+      // point (docs/RATIONALE.md, "A call checks its frame with one compare").
+      if (target->instance == inst) {
+        Regs r = REGS();
+        END_CALL(r, call<kMode, CallSite{.hooked = true, .own = true}>(env, r, target, fp + ip[4], ip + 5,
+                                                                       kNoKid));
+      }
       Regs r = REGS();
       END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + ip[4], ip + 5, kNoKid));
     }
