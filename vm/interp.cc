@@ -861,11 +861,13 @@ enum class CallEnd : uint8_t {
 // `nfp`; `next` is where the caller resumes, `kid` as in CallSite. The rest
 // of call(), once the frame fits. The frame image is copied after the frame
 // record is written, from `fp`: fewer values are live across the copy loop,
-// and GCC spills less around it (calls -0.7% instructions). The callee's
-// frame record is reached through a pointer an empty asm hides: GCC
-// otherwise addressed it as the caller's plus one, which kept the caller's
-// live across the copy loop: one instruction more per call, three when
-// counting (callgrind).
+// and GCC spills less around it (calls -0.7% instructions). In the
+// counting loop the callee's frame record is reached through a pointer an
+// empty asm hides: GCC otherwise addressed it as the caller's plus one,
+// which kept the caller's live across the copy loop (three instructions
+// more per call, callgrind). In the plain loop, since the frame check reads
+// the caller's record (Frame::callee_limit), the asm made GCC copy the
+// pointer twice (two instructions per call).
 template <Mode kMode, CallSite kSite>
 __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs& r, FuncInst* callee,
                                                         const CompiledFunc& code, uint64_t* nfp,
@@ -874,7 +876,7 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
   Profiling* const prof = env.prof;
   r.frame->ip = next;
   Frame* frame = r.frame + 1;
-  asm("" : "+r"(frame));
+  if constexpr (kCounting) asm("" : "+r"(frame));
   frame->func = callee;
   // Two plain stores, not neighbours (Frame's layout): GCC made the two one
   // 16-byte store, built from the two registers with three vector moves
@@ -1979,8 +1981,14 @@ dispatch:
         END_CALL(r, call<kMode, CallSite{.hooked = true, .own = true}>(env, r, target, fp + ip[4], ip + 5,
                                                                        kNoKid));
       }
+      // The other path's frame base and resume point from an ip that an
+      // empty asm hides: computed from `ip` itself, GCC shared them with the
+      // path above and computed and spilled them before the branch (four
+      // instructions more per indirect call).
+      const uint32_t* at = ip;
+      asm("" : "+r"(at));
       Regs r = REGS();
-      END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + ip[4], ip + 5, kNoKid));
+      END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + at[4], at + 5, kNoKid));
     }
     CASE(CallTableGraft) {
       TrapCode why;
