@@ -266,10 +266,9 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 // image").
 __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
   // a multiple of 4, at least 4 (vm/lower/function_compiler.cc)
-  const char* const src = reinterpret_cast<const char*>(code.frame_init.data());
-  const char* const src_end = reinterpret_cast<const char*>(code.frame_init.data() + code.frame_init.size());
+  const char* const src_end = reinterpret_cast<const char*>(std::to_address(code.frame_init.end()));
   char* const dst_end = reinterpret_cast<char*>(fp + code.frame_init_end);
-  intptr_t i = src - src_end;
+  intptr_t i = code.frame_init_neg_bytes;
   do {
     std::memcpy(dst_end + i, src_end + i, 2 * sizeof(uint64_t));
     std::memcpy(dst_end + i + 16, src_end + i + 16, 2 * sizeof(uint64_t));
