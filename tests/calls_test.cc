@@ -155,6 +155,31 @@ TEST(CallPaths, ReturnsFromAnotherInstanceReloadTheMemory) {
   }
 }
 
+// call_indirect's type check: a function of the running instance is
+// compared by its module's type index, the first of the equal types
+// (Module::canonical_types), so a type declared twice matches and another
+// does not, in each loop (the counting loop compares the store's ids).
+TEST(CallPaths, IndirectCallsMatchEqualTypes) {
+  for (How how : kAll) {
+    SCOPED_TRACE(how_name(how));
+    Linked l(how);
+    ASSERT_NE(l.home, nullptr);
+    std::vector<Value> r;
+    Trap t = l.call("by_equal_type", {}, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(r.at(0).i32, 7u);
+    t = l.call("by_other_type", {}, r);
+    EXPECT_EQ(t.code, TrapCode::IndirectCallMismatch);
+  }
+  Linked l(How::Plain);
+  ASSERT_NE(l.home, nullptr);
+  EXPECT_STREQ(l.op_at("by_equal_type", 0), "call_table");
+  const Module& m = *l.home->module;
+  const uint32_t word = l.home->exported_func("by_equal_type")->code->code.at(2);
+  EXPECT_EQ(word, m.canonical_type(word));            // the first of the equal types
+  EXPECT_EQ(word, l.home->funcs.at(3)->module_type);  // $seven's, declared (result i32)
+}
+
 // The depth limit is exact: max_call_depth frames fit, one more traps at
 // the call, with a backtrace of max_call_depth frames.
 TEST(CallPaths, DepthLimitIsExact) {

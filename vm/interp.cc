@@ -89,11 +89,12 @@ __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) 
 }
 
 // call_indirect's checks, in the spec's order, for [op table type elem ...]:
-// the element fp[elem] of table `table` exists, is not null and has the
-// expected type. Returns it, or null with `why` set. The one copy for every
-// indirect call op.
-__attribute__((always_inline)) inline FuncInst* table_target(const Instance* inst, const uint32_t* ip,
-                                                             const uint64_t* fp, TrapCode& why) {
+// the element fp[elem] of table `table` exists, is not null (table_elem)
+// and has the expected type (table_target, the store's type ids; CallTable
+// compares a function of its own instance by its module's type index).
+// Return it, or null with `why` set. The one copy for every indirect call op.
+__attribute__((always_inline)) inline FuncInst* table_elem(const Instance* inst, const uint32_t* ip,
+                                                           const uint64_t* fp, TrapCode& why) {
   const TableInst* table = inst->tables[ip[1]];
   // The element's address against the end: comparing the index with
   // size() divides the vector's byte length first (two instructions more).
@@ -101,7 +102,12 @@ __attribute__((always_inline)) inline FuncInst* table_target(const Instance* ins
   if (e >= std::to_address(table->elems.end())) return why = TrapCode::UndefinedElement, nullptr;
   FuncInst* f = reinterpret_cast<FuncInst*>(*e);
   if (!f) return why = TrapCode::UninitializedElement, nullptr;
-  if (f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
+  return f;
+}
+__attribute__((always_inline)) inline FuncInst* table_target(const Instance* inst, const uint32_t* ip,
+                                                             const uint64_t* fp, TrapCode& why) {
+  FuncInst* f = table_elem(inst, ip, fp, why);
+  if (f && f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
   return f;
 }
 
@@ -1968,7 +1974,7 @@ dispatch:
     }
     CASE(CallTable) {
       TrapCode why;
-      FuncInst* target = table_target(inst, ip, fp, why);
+      FuncInst* target = table_elem(inst, ip, fp, why);
       if (!target) TRAP(why);
       // Indirect calls to hooked functions are found here, at run time. A
       // target of the running instance is wasm code (a host function has
@@ -1976,10 +1982,15 @@ dispatch:
       // on its path, around which GCC spills the frame base and resume
       // point (docs/RATIONALE.md, "A call checks its frame with one compare").
       if (target->instance == inst) {
+        // One module: the type check compares two of its type indices, each
+        // the first of the equal types (Module::canonical_types), where the
+        // store's id of the expected type took three dependent loads.
+        if (target->module_type != ip[2]) TRAP(TrapCode::IndirectCallMismatch);
         Regs r = REGS();
         END_CALL(r, call<kMode, CallSite{.hooked = true, .own = true}>(env, r, target, fp + ip[4], ip + 5,
                                                                        kNoKid));
       }
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
       // The other path's frame base and resume point from an ip that an
       // empty asm hides: computed from `ip` itself, GCC shared them with the
       // path above and computed and spilled them before the branch (four
