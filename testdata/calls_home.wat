@@ -31,6 +31,15 @@
   (func (export "by_table") (result i32)
     (drop (call_indirect (type $t) (i32.const 0)))
     (call $touch))
+  ;; $seven through a type equal to its own at another index (calls of this
+  ;; instance compare the first index of equal types), and through a type
+  ;; that differs, which traps
+  (type $t_again (func (result i32)))
+  (type $t_param (func (param i32) (result i32)))
+  (func (export "by_equal_type") (result i32)
+    (call_indirect (type $t_again) (i32.const 1)))
+  (func (export "by_other_type") (result i32)
+    (call_indirect (type $t_param) (i32.const 5) (i32.const 1)))
   ;; this module's function, whose frame the other instance's takes over
   (func $tail (result i32) (return_call $grow))
   (func $tail_indirect (result i32) (return_call_indirect (type $t) (i32.const 0)))

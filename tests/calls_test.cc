@@ -43,8 +43,9 @@ const char* how_name(How h) {
 // calls_home.wasm linked to an instance of calls_other.wasm, whose memory
 // it shares, run as `how` says.
 struct Linked {
-  explicit Linked(How how, uint32_t max_call_depth = StoreLimits{}.max_call_depth)
-      : store(limits(max_call_depth)) {
+  explicit Linked(How how, uint32_t max_call_depth = StoreLimits{}.max_call_depth,
+                  uint32_t value_stack_slots = StoreLimits{}.value_stack_slots)
+      : store(limits(max_call_depth, value_stack_slots)) {
     LoadOptions options;
     options.count_instructions = how == How::Counted || how == How::Fuel;
     options.fuel = how == How::Fuel;
@@ -75,9 +76,10 @@ struct Linked {
       store.thread()->profiling = &p;
     }
   }
-  static StoreLimits limits(uint32_t max_call_depth) {
+  static StoreLimits limits(uint32_t max_call_depth, uint32_t value_stack_slots) {
     StoreLimits l;
     l.max_call_depth = max_call_depth;
+    l.value_stack_slots = value_stack_slots;
     return l;
   }
   Trap call(const char* name, std::vector<Value> args, std::vector<Value>& results) {
@@ -153,6 +155,31 @@ TEST(CallPaths, ReturnsFromAnotherInstanceReloadTheMemory) {
   }
 }
 
+// call_indirect's type check: a function of the running instance is
+// compared by its module's type index, the first of the equal types
+// (Module::canonical_types), so a type declared twice matches and another
+// does not, in each loop (the counting loop compares the store's ids).
+TEST(CallPaths, IndirectCallsMatchEqualTypes) {
+  for (How how : kAll) {
+    SCOPED_TRACE(how_name(how));
+    Linked l(how);
+    ASSERT_NE(l.home, nullptr);
+    std::vector<Value> r;
+    Trap t = l.call("by_equal_type", {}, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(r.at(0).i32, 7u);
+    t = l.call("by_other_type", {}, r);
+    EXPECT_EQ(t.code, TrapCode::IndirectCallMismatch);
+  }
+  Linked l(How::Plain);
+  ASSERT_NE(l.home, nullptr);
+  EXPECT_STREQ(l.op_at("by_equal_type", 0), "call_table");
+  const Module& m = *l.home->module;
+  const uint32_t word = l.home->exported_func("by_equal_type")->code->code.at(2);
+  EXPECT_EQ(word, m.canonical_type(word));            // the first of the equal types
+  EXPECT_EQ(word, l.home->funcs.at(3)->module_type);  // $seven's, declared (result i32)
+}
+
 // The depth limit is exact: max_call_depth frames fit, one more traps at
 // the call, with a backtrace of max_call_depth frames.
 TEST(CallPaths, DepthLimitIsExact) {
@@ -176,6 +203,41 @@ TEST(CallPaths, DepthLimitIsExact) {
     t = l.call("deep", {Value::from_i32(48)}, r);
     ASSERT_EQ(t.code, TrapCode::StackExhausted);
     EXPECT_EQ(t.backtrace.size(), 50u);
+  }
+}
+
+// The value-stack limit is exact too, the depth far away: dive's frames
+// lie `base` slots apart (its recursive call's argument slot), the first at
+// the stack's start, so with room for the first frame and kFrames - 1 steps
+// kFrames frames fit and one more traps at the call, with a backtrace of
+// kFrames frames. A call checks depth and value stack with one compare
+// (Frame::callee_limit): either half wrong fails this test or the one above.
+TEST(CallPaths, ValueStackLimitIsExact) {
+  for (How how : kAll) {
+    SCOPED_TRACE(how_name(how));
+    Linked probe(how);
+    ASSERT_NE(probe.home, nullptr);
+    const FuncInst* dive = probe.home->exported_func("dive");
+    const std::vector<uint32_t>& code = dive->code->code;
+    uint32_t base = 0;
+    for (size_t i = 0; i + 2 < code.size() && !base; ++i) {
+      if (code[i] >= static_cast<uint32_t>(IOp::Count)) continue;
+      std::string op = iop_name(static_cast<IOp>(code[i]));
+      if ((op == "call_func" || op == "call_func.counted" || op == "call_local.counted") &&
+          code[i + 1] == dive->func_index)
+        base = code[i + 2];
+    }
+    ASSERT_GT(base, 0u);
+    constexpr uint32_t kFrames = 20;
+    Linked l(how, 1000, (kFrames - 1) * base + dive->code->frame_slots);
+    ASSERT_NE(l.home, nullptr);
+    std::vector<Value> r;
+    Trap t = l.call("dive", {Value::from_i32(kFrames - 1)}, r);
+    ASSERT_FALSE(t) << t.message;
+    EXPECT_EQ(r.at(0).i32, kFrames - 1);
+    t = l.call("dive", {Value::from_i32(kFrames)}, r);
+    ASSERT_EQ(t.code, TrapCode::StackExhausted);
+    EXPECT_EQ(t.backtrace.size(), kFrames);
   }
 }
 

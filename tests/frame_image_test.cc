@@ -128,5 +128,28 @@ TEST(FrameImage, WrittenFirstAndFoldedCopiesFourWords) {
   }
 }
 
+// A call copies the image from its end, starting at a byte offset the code
+// holds (CompiledFunc::frame_init_neg_bytes, vm/interp.cc, init_frame): it
+// must be the image's size, in every body and in a lazy load's stubs, or a
+// call copies too little or runs past the image without stopping.
+TEST(FrameImage, CopyStartsAtTheImageStart) {
+  for (bool lazy : {false, true}) {
+    SCOPED_TRACE(lazy ? "lazy" : "eager");
+    vm::LoadOptions options;
+    options.lazy = lazy;
+    Fixture f(options);
+    ASSERT_NE(f.module, nullptr);
+    EXPECT_EQ(f.module->lazy, lazy);
+    for (const vm::CompiledFunc& c : f.module->code) {
+      EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
+      EXPECT_EQ(c.frame_init_end, c.param_slots + c.frame_init.size());
+    }
+    // and once lowered on its first call (lazy), its body's
+    EXPECT_EQ(f.call("many", {Value::from_i32(7)}).i64, 7u + 63u);
+    const vm::CompiledFunc& c = f.code("many");
+    EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
+  }
+}
+
 }  // namespace
 }  // namespace wzvm

@@ -103,6 +103,7 @@ TEST(Lazy, BodiesAreLoweredOnFirstCallAsEagerlyLoaded) {
     const vm::CompiledFunc &a = l.module->code.at(f), &b = eager->code.at(f);
     EXPECT_EQ(a.code, b.code) << f;
     EXPECT_EQ(a.frame_init, b.frame_init) << f;
+    EXPECT_EQ(a.frame_init_neg_bytes, b.frame_init_neg_bytes) << f;
     EXPECT_EQ(a.frame_slots, b.frame_slots) << f;
     EXPECT_EQ(a.source_map, b.source_map) << f;
   }

@@ -163,6 +163,9 @@ struct CompiledFunc {
   // param_slots + frame_init.size(): where the image ends in the frame, so
   // that a call finds it with one load (vm/interp.cc, init_frame).
   uint32_t frame_init_end = 0;
+  // -8 * frame_init.size(): the copy's first byte offset from the image's
+  // end, one load where the vector's begin and end took two and a subtract.
+  int32_t frame_init_neg_bytes = 0;
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;

@@ -19,6 +19,7 @@
 #include <iterator>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -516,6 +517,9 @@ bool Decoder::parse_types(Reader& s) {
   if (!read_count(s, n, 3)) return false;
   if (n > kMaxTypes) return s.fail("too many types");
   m_.types.reserve(n);
+  m_.canonical_types.reserve(n);
+  // Module::canonical_types, keyed by the type's value types in bytes.
+  std::unordered_map<std::string, uint32_t> first;
   for (uint32_t i = 0; i < n; ++i) {
     uint8_t form;
     if (!s.u8(form)) return false;
@@ -534,6 +538,10 @@ bool Decoder::parse_types(Reader& s) {
     ft.results.resize(nr);
     for (auto& t : ft.results)
       if (!read_valtype(s, t)) return false;
+    std::string key(reinterpret_cast<const char*>(ft.params.data()), ft.params.size());
+    key += '\xff';  // no value type's byte
+    key.append(reinterpret_cast<const char*>(ft.results.data()), ft.results.size());
+    m_.canonical_types.push_back(first.try_emplace(std::move(key), i).first->second);
     m_.types.push_back(std::move(ft));
   }
   return true;

@@ -370,6 +370,7 @@ FuncInst* Store::add_wasm_func(Instance* inst, uint32_t func_index) {
   f->type_id = intern_type(f->type);
   f->instance = inst;
   f->func_index = func_index;
+  f->module_type = m.canonical_type(m.func_type_indices[func_index]);
   const size_t defined = func_index - m.num_imported_funcs;
   // `code` is empty only for a module that skipped compile_functions (hand-built
   // in tests); such a function cannot run, and is_host() would misreport it, but

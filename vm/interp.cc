@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <memory>
 #include <type_traits>
 #include <vector>
 
@@ -42,7 +43,12 @@ Thread::Thread(const StoreLimits& limits)
       stack_end(stack.get() + limits.value_stack_slots),
       frames(limits.max_call_depth + 1),
       max_depth(limits.max_call_depth),
-      top(stack.get()) {}
+      top(stack.get()) {
+  // Frame::callee_limit: from frames[max_depth - 1] on, any frame fails the
+  // check (frame_slots >= 4, so nfp + frame_slots > stack.get()).
+  for (uint32_t i = 0; i < frames.size(); ++i)
+    frames[i].callee_limit = i + 1 < max_depth ? stack_end : stack.get();
+}
 
 namespace {
 // threads: the Thread a ThreadScope set on this OS thread, for its store.
@@ -83,17 +89,25 @@ __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) 
 }
 
 // call_indirect's checks, in the spec's order, for [op table type elem ...]:
-// the element fp[elem] of table `table` exists, is not null and has the
-// expected type. Returns it, or null with `why` set. The one copy for every
-// indirect call op.
+// the element fp[elem] of table `table` exists, is not null (table_elem)
+// and has the expected type (table_target, the store's type ids; CallTable
+// compares a function of its own instance by its module's type index).
+// Return it, or null with `why` set. The one copy for every indirect call op.
+__attribute__((always_inline)) inline FuncInst* table_elem(const Instance* inst, const uint32_t* ip,
+                                                           const uint64_t* fp, TrapCode& why) {
+  const TableInst* table = inst->tables[ip[1]];
+  // The element's address against the end: comparing the index with
+  // size() divides the vector's byte length first (two instructions more).
+  const Ref* e = table->elems.data() + rd<uint32_t>(fp, ip[3]);
+  if (e >= std::to_address(table->elems.end())) return why = TrapCode::UndefinedElement, nullptr;
+  FuncInst* f = reinterpret_cast<FuncInst*>(*e);
+  if (!f) return why = TrapCode::UninitializedElement, nullptr;
+  return f;
+}
 __attribute__((always_inline)) inline FuncInst* table_target(const Instance* inst, const uint32_t* ip,
                                                              const uint64_t* fp, TrapCode& why) {
-  const TableInst* table = inst->tables[ip[1]];
-  uint32_t i = rd<uint32_t>(fp, ip[3]);
-  if (i >= table->elems.size()) return why = TrapCode::UndefinedElement, nullptr;
-  FuncInst* f = reinterpret_cast<FuncInst*>(table->elems[i]);
-  if (!f) return why = TrapCode::UninitializedElement, nullptr;
-  if (f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
+  FuncInst* f = table_elem(inst, ip, fp, why);
+  if (f && f->type_id != inst->type_ids[ip[2]]) return why = TrapCode::IndirectCallMismatch, nullptr;
   return f;
 }
 
@@ -258,10 +272,9 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 // image").
 __attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
   // a multiple of 4, at least 4 (vm/lower/function_compiler.cc)
-  const char* const src = reinterpret_cast<const char*>(code.frame_init.data());
-  const char* const src_end = reinterpret_cast<const char*>(code.frame_init.data() + code.frame_init.size());
+  const char* const src_end = reinterpret_cast<const char*>(std::to_address(code.frame_init.end()));
   char* const dst_end = reinterpret_cast<char*>(fp + code.frame_init_end);
-  intptr_t i = src - src_end;
+  intptr_t i = code.frame_init_neg_bytes;
   do {
     std::memcpy(dst_end + i, src_end + i, 2 * sizeof(uint64_t));
     std::memcpy(dst_end + i + 16, src_end + i + 16, 2 * sizeof(uint64_t));
@@ -413,7 +426,7 @@ const uint32_t* resume_ip(const Frame* f) { return f->ip == kHookedReturnStub ? 
 __attribute__((always_inline)) inline void fresh_frame(Frame* f, bool check) {
   static_assert(offsetof(Frame, call_hook) == offsetof(Frame, node) + 4 &&
                 offsetof(Frame, ret_check) == offsetof(Frame, node) + 5 &&
-                offsetof(Frame, counters) >= offsetof(Frame, node) + 8 && kUnknownNode <= INT32_MAX);
+                offsetof(Frame, hook_ret) == offsetof(Frame, node) + 8 && kUnknownNode <= INT32_MAX);
   const uint64_t w = kUnknownNode | uint64_t{check} << 40;
   std::memcpy(reinterpret_cast<char*>(f) + offsetof(Frame, node), &w, sizeof w);
 }
@@ -811,9 +824,8 @@ struct CallEnv {
   Profiling* prof;  // null in the plain loop with nothing attached
   bool profiled;    // prof set, or the counting loop
   const NodeContext& nc;
-  Frame* frames;      // th.frames
-  Frame* entry;       // the first frame of this entry
-  Frame* frame_last;  // the last frame a call may be made from: th.frames[max_depth - 1]
+  Frame* frames;  // th.frames
+  Frame* entry;   // the first frame of this entry
   uint64_t* stack_end;
   uint64_t* saved_top;  // th.top at entry, put back after each host call
   Trap& host_trap;      // where a host callee's trap goes
@@ -854,11 +866,13 @@ enum class CallEnd : uint8_t {
 // `nfp`; `next` is where the caller resumes, `kid` as in CallSite. The rest
 // of call(), once the frame fits. The frame image is copied after the frame
 // record is written, from `fp`: fewer values are live across the copy loop,
-// and GCC spills less around it (calls -0.7% instructions). The callee's
-// frame record is reached through a pointer an empty asm hides: GCC
-// otherwise addressed it as the caller's plus one, which kept the caller's
-// live across the copy loop: one instruction more per call, three when
-// counting (callgrind).
+// and GCC spills less around it (calls -0.7% instructions). In the
+// counting loop the callee's frame record is reached through a pointer an
+// empty asm hides: GCC otherwise addressed it as the caller's plus one,
+// which kept the caller's live across the copy loop (three instructions
+// more per call, callgrind). In the plain loop, since the frame check reads
+// the caller's record (Frame::callee_limit), the asm made GCC copy the
+// pointer twice (two instructions per call).
 template <Mode kMode, CallSite kSite>
 __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs& r, FuncInst* callee,
                                                         const CompiledFunc& code, uint64_t* nfp,
@@ -867,12 +881,11 @@ __attribute__((always_inline)) inline void enter_callee(const CallEnv& env, Regs
   Profiling* const prof = env.prof;
   r.frame->ip = next;
   Frame* frame = r.frame + 1;
-  asm("" : "+r"(frame));
+  if constexpr (kCounting) asm("" : "+r"(frame));
   frame->func = callee;
-  // Two plain stores: GCC made the two one 16-byte store, built from the two
-  // registers with three vector moves (two instructions more per call). An
-  // empty asm between them hides that they are neighbours.
-  asm("" : "+r"(frame));
+  // Two plain stores, not neighbours (Frame's layout): GCC made the two one
+  // 16-byte store, built from the two registers with three vector moves
+  // (two instructions more per call).
   frame->fp = nfp;
   r.frame = frame;
   // node unknown (the plain loop finds it when needed, node_of; the
@@ -957,7 +970,8 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
     return CallEnd::HostReturned;
   }
   const CompiledFunc* code = callee->code;
-  if (__builtin_expect(frame >= env.frame_last || nfp + code->frame_slots > env.stack_end, 0)) {
+  // The depth limit and the value stack in one compare (Frame::callee_limit).
+  if (__builtin_expect(nfp + code->frame_slots > frame->callee_limit, 0)) {
     // Perhaps a counted stub: the trap path lowers it and runs the call
     // again (Thread::unfit).
     if constexpr (kMode == Mode::Counted) env.th.unfit = callee;
@@ -1087,7 +1101,6 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
                     .nc = nc,
                     .frames = frames,
                     .entry = entry,
-                    .frame_last = th.max_depth ? frame_limit - 1 : frames,  // with no depth, the entry traps
                     .stack_end = stack_end,
                     .saved_top = saved_top,
                     .host_trap = host_trap};
@@ -1992,11 +2005,31 @@ dispatch:
     }
     CASE(CallTable) {
       TrapCode why;
-      FuncInst* target = table_target(inst, ip, fp, why);
+      FuncInst* target = table_elem(inst, ip, fp, why);
       if (!target) TRAP(why);
-      // Indirect calls to hooked functions are found here, at run time.
+      // Indirect calls to hooked functions are found here, at run time. A
+      // target of the running instance is wasm code (a host function has
+      // no instance): no host test, no instance compare, and no host call
+      // on its path, around which GCC spills the frame base and resume
+      // point (docs/RATIONALE.md, "A call checks its frame with one compare").
+      if (target->instance == inst) {
+        // One module: the type check compares two of its type indices, each
+        // the first of the equal types (Module::canonical_types), where the
+        // store's id of the expected type took three dependent loads.
+        if (target->module_type != ip[2]) TRAP(TrapCode::IndirectCallMismatch);
+        Regs r = REGS();
+        END_CALL(r, call<kMode, CallSite{.hooked = true, .own = true}>(env, r, target, fp + ip[4], ip + 5,
+                                                                       kNoKid));
+      }
+      if (target->type_id != inst->type_ids[ip[2]]) TRAP(TrapCode::IndirectCallMismatch);
+      // The other path's frame base and resume point from an ip that an
+      // empty asm hides: computed from `ip` itself, GCC shared them with the
+      // path above and computed and spilled them before the branch (four
+      // instructions more per indirect call).
+      const uint32_t* at = ip;
+      asm("" : "+r"(at));
       Regs r = REGS();
-      END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + ip[4], ip + 5, kNoKid));
+      END_CALL(r, call<kMode, CallSite{.hooked = true}>(env, r, target, fp + at[4], at + 5, kNoKid));
     }
     CASE(CallTableGraft) {
       TrapCode why;

@@ -19,10 +19,15 @@ namespace wzvm::vm {
 // store of a sign-extended 32-bit immediate (vm/interp.cc, kFreshFrame).
 constexpr uint32_t kUnknownNode = INT32_MAX;
 
+// The fields a call writes in the callee's record (func, fp, the word at
+// node) lie apart, with the caller's ip and the counting loop's counters
+// between them: GCC built two adjacent stores from two registers as one
+// 16-byte store (three vector moves; vm/interp.cc, enter_callee).
 struct Frame {
   FuncInst* func;      // the function running in this frame
-  uint64_t* fp;        // its slots: params, locals, value stack
   const uint32_t* ip;  // resume point when this frame is not the top one
+  uint64_t* fp;        // its slots: params, locals, value stack
+  uint64_t* counters;  // while counting: the node's segment run counters (Profiling), never null
   // Call-tree node of this frame, in the plain loop: kUnknownNode until a
   // sample, a host call or a hook needs it (vm/interp.cc, node_of); stored
   // also when nothing profiles, one store per call. The
@@ -31,7 +36,7 @@ struct Frame {
   uint32_t node;
   // Entered by a hooked call while profiling (memory profiling): the hook id
   // and the caller's real resume point (the caller's `ip` is then the stub
-  // in vm/interp.cc that reports the return). Next to `node`: 48-byte frames.
+  // in vm/interp.cc that reports the return). Next to `node`.
   uint8_t call_hook;
   // Set when a return from this frame must do more than pop it: the entry
   // frame of a run (its return leaves the loop) and a frame whose function
@@ -41,8 +46,14 @@ struct Frame {
   // instance through its function (docs/RATIONALE.md, "A call knows what its
   // return checks").
   uint8_t ret_check;
-  uint64_t* counters;  // while counting: the node's segment run counters (Profiling), never null
   const uint32_t* hook_ret;
+  // Where a callee's frame called from this one must end: the thread's
+  // stack_end, or the stack's start in the frames from which no call may be
+  // made (the depth limit: index max_depth - 1 on), so that a call checks
+  // depth and value stack with one compare. Set once by Thread's constructor;
+  // calls never write it (docs/RATIONALE.md, "A call checks its frame with
+  // one compare").
+  const uint64_t* callee_limit;
 };
 
 // exception-handling: a thrown exception, its tag and values. A catch keeps

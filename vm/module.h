@@ -286,6 +286,12 @@ struct Module {
   std::vector<uint8_t> bytes;  // the binary; bodies, data and custom sections point into it
 
   std::vector<FuncType> types;
+  // The first index of an equal type, for each type: equal types have one
+  // index, so a call_indirect's expected type and a function of the same
+  // module compare as two words (FuncInst::module_type; vm/interp.cc,
+  // CallTable). Empty in a hand-built module: each type is its own.
+  std::vector<uint32_t> canonical_types;
+  uint32_t canonical_type(uint32_t t) const { return t < canonical_types.size() ? canonical_types[t] : t; }
   std::vector<Import> imports;
   std::vector<Function> functions;   // defined functions only
   std::vector<TableType> tables;     // defined tables only

@@ -118,11 +118,16 @@ using HostFn = std::function<Trap(HostContext& ctx, std::span<const Value> args,
 
 struct FuncInst {
   FuncType type;
-  uint32_t type_id = 0;                 // canonical id in the Store: equal ids <=> equal types
-  Instance* instance = nullptr;         // defining instance (nullptr for host functions)
-  const CompiledFunc* code = nullptr;   // wasm functions
-  uint32_t func_index = 0;              // index in the defining module
-  uint8_t call_hook = 0;                // Module::call_hooks: reported while profiling
+  uint32_t type_id = 0;                // canonical id in the Store: equal ids <=> equal types
+  Instance* instance = nullptr;        // defining instance (nullptr for host functions)
+  const CompiledFunc* code = nullptr;  // wasm functions
+  uint32_t func_index = 0;             // index in the defining module
+  uint8_t call_hook = 0;               // Module::call_hooks: reported while profiling
+  // Its type's index in its module, the first of equal ones
+  // (Module::canonical_types); UINT32_MAX for host functions. A
+  // call_indirect to a function of the running instance compares it with
+  // the op's type word (vm/interp.cc, CallTable).
+  uint32_t module_type = UINT32_MAX;
   HostFn host;                          // host functions
   std::string host_module, host_field;  // host functions: the import names they were created for
   bool is_host() const { return code == nullptr; }

@@ -80,7 +80,10 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
     if (indirect) {
       emit_op(graft ? IOp::CallTableGraft : counting ? IOp::CallTableCounted : IOp::CallTable);
       word(index);
-      word(type_index);
+      // the first of the equal types (Module::canonical_types): its store
+      // id is the type's, and a function of this module has it as its
+      // module_type
+      word(m_.canonical_type(type_index));
       src_word(elem.src);
       slot_word(base);
     } else {

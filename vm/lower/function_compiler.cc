@@ -147,6 +147,7 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
   stub.result_slots = result_slots_;
   stub.frame_init.assign(4, 0);  // init_frame copies four words at least
   stub.frame_init_end = param_slots_ + 4;
+  stub.frame_init_neg_bytes = -4 * static_cast<int32_t>(sizeof(uint64_t));
   stub.frame_slots = std::max(param_slots_ + 4, result_slots_);
   // Counted: the stub never runs. Its first call fails the frame check, and
   // the trap path lowers it and runs the call again, before anything of it
@@ -246,6 +247,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.code.assign(e_.code.begin(), e_.code.end());
   out.param_slots = param_slots;
   out.frame_init_end = param_slots + static_cast<uint32_t>(out.frame_init.size());
+  out.frame_init_neg_bytes = -static_cast<int32_t>(out.frame_init.size() * sizeof(uint64_t));
   out.local_slots = local_slots_;
   out.frame_slots = std::max<uint32_t>(max_slot_ + nconsts + nexn, param_slots + out.frame_init.size());
   out.result_slots = result_slots;
