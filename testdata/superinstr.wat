@@ -974,4 +974,41 @@
         (local.set 0 (i32.const 3))
         (br $head))
         (return (i32.add (local.get 3) (i32.const 100)))))
-    (i32.const 13)))
+    (i32.const 13))
+
+  ;; bench/suite's numeric loops (vm/lower/fusion.cc). An f64 binary whose
+  ;; load takes its address from an i32.add: bin_load_add(F64Mul).
+  (func (export "load_add_mul") (param i32 f64) (result f64)
+    (f64.mul (local.get 1) (f64.load (i32.add (local.get 0) (i32.const 8)))))
+  ;; A loop stepping a value and its counter (i32.add2), closed by a test of
+  ;; the counter: i32.add2+jump_if.back(I32Ne). Returns the value.
+  (func (export "add2_loop") (param i32) (result i32)
+    (local i32 i32)
+    (loop
+      (local.set 1 (i32.add (local.get 1) (i32.const 3)))
+      (br_if 0 (i32.ne (local.get 0) (local.tee 2 (i32.add (local.get 2) (i32.const 1))))))
+    (local.get 1))
+  ;; The same counting down to zero: i32.add2+jump_if.back.
+  (func (export "add2_countdown") (param i32) (result i32)
+    (local i32)
+    (loop
+      (local.set 1 (i32.add (local.get 1) (i32.const 3)))
+      (br_if 0 (local.tee 0 (i32.add (local.get 0) (i32.const -1)))))
+    (local.get 1))
+  ;; SHA-256's sigma functions: i32.rotl3+xor and i32.rotl2+shr_u+xor, and
+  ;; two rotations of different words, i32.rotl2+xor.
+  (func (export "big_sigma") (param i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 26)) (i32.rotl (local.get 0) (i32.const 21)))
+             (i32.rotl (local.get 0) (i32.const 7))))
+  (func (export "small_sigma") (param i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 25)) (i32.rotl (local.get 0) (i32.const 14)))
+             (i32.shr_u (local.get 0) (i32.const 3))))
+  ;; Counts from parameters: taken mod 32, as i32.rotl and i32.shr_u do.
+  (func (export "rot3") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 0) (local.get 2)))
+             (i32.rotl (local.get 0) (local.get 3))))
+  (func (export "rot2_shr") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 0) (local.get 2)))
+             (i32.shr_u (local.get 0) (local.get 3))))
+  (func (export "rot2") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 2) (local.get 3)))))

@@ -1455,6 +1455,18 @@ dispatch:
     std::memcpy(mem + sa, &v, sizeof(double));                                                    \
     ip += 6;                                                                                      \
     DISPATCH();                                                                                   \
+  }                                                                                               \
+  /* [BinLoadAdd_X dst a p q offset]: the load at p + q (wrapped), as */                          \
+  /* LoadAdd_F64Load's; a trap is the load's, at the op. */                                       \
+  CASE(BinLoadAdd_##Name) {                                                                       \
+    const uint32_t pq = rd<uint32_t>(fp, ip[3]) + rd<uint32_t>(fp, ip[4]);                        \
+    uint64_t ea = static_cast<uint64_t>(pq) + ip[5];                                              \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);    \
+    double b;                                                                                     \
+    std::memcpy(&b, mem + ea, sizeof(double));                                                    \
+    wr<double>(fp, ip[1], num::F::template op<double, double>(rd<double>(fp, ip[2]), b));         \
+    ip += 6;                                                                                      \
+    DISPATCH();                                                                                   \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
   WZVM_F64BIN_ROW_(WZVM_GEN_F64BIN_, Name, K, R, Extra)
@@ -1690,6 +1702,57 @@ dispatch:
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
       else ip += 7;
+      DISPATCH();
+    }
+    CASE(I32Add2JumpIfNeBack) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
+      if (rd<uint32_t>(fp, ip[7]) != rd<uint32_t>(fp, ip[8])) JUMP_BY(static_cast<int32_t>(ip[9]));
+      else ip += 10;
+      DISPATCH();
+    }
+    CASE(I32Add2JumpIfBack) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
+      if (rd<uint32_t>(fp, ip[7]) != 0) JUMP_BY(static_cast<int32_t>(ip[8]));
+      else ip += 9;
+      DISPATCH();
+    }
+    // SHA-2's sigma functions (vm/internal_ops.def): the rotations and the
+    // shift are the opcode table's own (counts mod 32).
+    CASE(I32Rotl2Xor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2);
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(I32Rotl3Xor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      const uint32_t r3 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ r3);
+      ip += 8;
+      DISPATCH();
+    }
+    CASE(I32Rotl2ShrUXor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      const uint32_t s3 =
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ s3);
+      ip += 8;
       DISPATCH();
     }
     CASE(I32ShrUAndAdd) {

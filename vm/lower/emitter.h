@@ -88,6 +88,7 @@ class Emitter {
     last_dst = UINT32_MAX;
     last_op = UINT32_MAX;
     prev_op = UINT32_MAX;
+    add2_at = UINT32_MAX;
     eqz_of_last = UINT32_MAX;
     label_since_op_ = true;
     label_count_ = counted;
@@ -201,6 +202,9 @@ class Emitter {
   uint32_t last_dst = UINT32_MAX;  // the result word of the op just emitted (mark_dst)
   uint32_t last_op = UINT32_MAX;   // op word of the last op emitted since the last label
   uint32_t prev_op = UINT32_MAX;   // the op emitted before it, with no label between (merge_add_pair)
+  // The i32.add2 merge_add_pair made last, no label since: a back jump right
+  // after it may take it (merge_add2_into_back_jump).
+  uint32_t add2_at = UINT32_MAX;
   // The i32.eqz just emitted (last_op), when its operand is the temporary
   // result of prev_op, read by it alone (fuse_cond_jump), and prev_op and
   // fall_op as they were before the eqz, for when it goes.
