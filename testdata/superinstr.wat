@@ -1011,4 +1011,18 @@
     (i32.xor (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 0) (local.get 2)))
              (i32.shr_u (local.get 0) (local.get 3))))
   (func (export "rot2") (param i32 i32 i32 i32) (result i32)
-    (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 2) (local.get 3)))))
+    (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 2) (local.get 3))))
+  ;; A bytecode loop's fetch: the instruction's address kept in a local,
+  ;; then a switch on its opcode byte: i32.shl+add+i32.load8_u+switch.
+  ;; Its bytecode at 8192: [op pad pad pad arg:i32], ops 0, 1 and 7 (the default).
+  (data (i32.const 8192) "\00\00\00\00\2a\00\00\00\01\00\00\00\00\00\00\00\07\00\00\00\00\00\00\00")
+  (func (export "fetch_switch") (param i32 i32) (result i32)
+    (local i32)
+    (block
+      (block
+        (block
+          (br_table 0 1 2
+            (i32.load8_u (local.tee 2 (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 3)))))))
+        (return (i32.load offset=4 (local.get 2))))
+      (return (i32.const 100)))
+    (i32.const 200)))

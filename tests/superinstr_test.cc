@@ -284,6 +284,37 @@ TEST(SuperInstructions, NumericLoopShapesAreFused) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// A bytecode loop's fetch (bench/suite interp): `i = &code[pc]` into a local,
+// then a switch on `i->op`. The chain runs with the load and the switch in
+// one dispatch; a trap in the load is the load's, with exact counts.
+TEST(SuperInstructions, FetchAndSwitchAreOneDispatch) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("fetch_switch")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i32.shl+add+i32.load8_u+switch");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(5))), "i32.load8_u+switch");
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 42u) << "op 0 reads its argument through the local";
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(1)}, r));
+  EXPECT_EQ(r.at(0).i32, 100u);
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(2)}, r));
+  EXPECT_EQ(r.at(0).i32, 200u) << "op 7: the default";
+  vm::Trap t = f.call("fetch_switch", {Value::from_i32(65536 - 8), Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2D) << "i32.load8_u";
+  // get get const shl add tee load8_u br_table, then each case's own.
+  const std::vector<CountCase> cases = {
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(0)}, 11, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(1)}, 10, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(2)}, 9, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(65536 - 8), Value::from_i32(1)}, 7, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   Fixture f;
   std::vector<Value> r;

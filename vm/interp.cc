@@ -1790,6 +1790,22 @@ dispatch:
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
     }
+    // [i32.shl+add+i32.load8_u+switch d x k c] [i32.load8_u+switch d2 a off]
+    // [switch d2 n off0..off(n)]: the chain, then the pair from its own op
+    // word (where a trap in its load is reported).
+    CASE(I32ShlAddLoad8USwitch) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t a =
+          Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[1], a + rd<uint32_t>(fp, ip[4]));
+      ip += 5; /* the pair's op word */
+      uint32_t v;
+      if (__builtin_expect(!switch_load<IOp::I32Load8U, IOp::I32Load8U>(fp, ip, mem, memsize, v), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      ip += switch_pair_load_words(IOp::I32Load8U);
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
     // The copies, then i32.and+add+switch's own code, as copy+call_func's.
     CASE(Copy3AndAddSwitch) {
       fp[ip[1]] = fp[ip[2]];
