@@ -1025,4 +1025,7 @@
             (i32.load8_u (local.tee 2 (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 3)))))))
         (return (i32.load offset=4 (local.get 2))))
       (return (i32.const 100)))
-    (i32.const 200)))
+    (i32.const 200))
+  ;; An i32.add, then an i32.load at another sum: i32.add+load_add(I32Load).
+  (func (export "add_then_load") (param i32 i32) (result i32)
+    (i32.add (i32.add (local.get 0) (i32.const 64)) (i32.load (i32.add (local.get 1) (i32.const 4))))))

@@ -315,6 +315,30 @@ TEST(SuperInstructions, FetchAndSwitchAreOneDispatch) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// An i32.add right before a load at another sum runs with it (sha256's
+// rounds): both ops whole, the add first, a trap in the load at its own
+// instruction with exact counts.
+TEST(SuperInstructions, AnAddAndTheLoadAfterItArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("add_then_load")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i32.add+load_add(I32Load)");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(4))), "load_add(I32Load)");
+  ASSERT_FALSE(f.call("add_then_load", {Value::from_i32(5), Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 5u + 64 + 0x3FC) << "the i32 at 1028";
+  vm::Trap t = f.call("add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  const std::vector<CountCase> cases = {
+      {"add_then_load", {Value::from_i32(5), Value::from_i32(1024)}, 8, vm::TrapCode::None},
+      {"add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, 7, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   Fixture f;
   std::vector<Value> r;

@@ -1379,6 +1379,20 @@ dispatch:
       WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[5]), 6, I32, uint32_t);
     }
 #undef WZVM_LOAD_AT_
+    // [i32.add+load_add(I32Load) d a b] [load_add(I32Load) d2 p q offset]
+    // (vm/internal_ops.def): the add, then the load; a trap in the load is at
+    // its own op word.
+    CASE(I32AddLoadAdd_I32Load) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      const uint32_t pq = rd<uint32_t>(fp, ip[6]) + rd<uint32_t>(fp, ip[7]);
+      const uint64_t ea = static_cast<uint64_t>(pq) + ip[8];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) goto second_access_out_of_bounds;
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      wr<uint32_t>(fp, ip[5], v);
+      ip += 9;
+      DISPATCH();
+    }
     // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
     // (vm/internal_ops.def): a trap is the load's, before anything is written.
     CASE(RmwAdd_I32) {

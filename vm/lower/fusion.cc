@@ -420,6 +420,16 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   e.word(static_cast<uint32_t>(offset));
   e.retarget_fused(p);
   e.mark_dst(p + 1);  // last_op stays p: a switch on the loaded value may pair with it (pair_switch_load)
+  // [i32.add d a b] right before it, whatever its operands: one dispatch for
+  // both, in order, each op whole (a dispatch fusion as pair_mem_access's).
+  // sha256's rounds and schedule add a term, then load the next (`i32.add ->
+  // load_add(I32Load)` 10.3% of its dispatches after the sigma merges). The
+  // add is final (an op follows it), and nothing rewrites an i32 load_add.
+  // Only the load traps, at its own op word, with its source offset and
+  // count mark.
+  if (const uint32_t a = e.prev_op; fused == IOp::LoadAdd_I32Load && a != UINT32_MAX && a + 4 == p &&
+                                    e.code[a] == static_cast<uint32_t>(IOp::I32Add))
+    e.code[a] = static_cast<uint32_t>(IOp::I32AddLoadAdd_I32Load);
   return true;
 }
 
