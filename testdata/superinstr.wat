@@ -1028,4 +1028,10 @@
     (i32.const 200))
   ;; An i32.add, then an i32.load at another sum: i32.add+load_add(I32Load).
   (func (export "add_then_load") (param i32 i32) (result i32)
-    (i32.add (i32.add (local.get 0) (i32.const 64)) (i32.load (i32.add (local.get 1) (i32.const 4))))))
+    (i32.add (i32.add (local.get 0) (i32.const 64)) (i32.load (i32.add (local.get 1) (i32.const 4)))))
+  ;; An i32.add into a local, then an f64.mul of a load at another sum:
+  ;; i32.add+bin_load_add(F64Mul). Returns the product plus the local.
+  (func (export "add_then_mul") (param i32 i32 f64) (result f64)
+    (local.set 0 (i32.add (local.get 0) (i32.const 8)))
+    (f64.add (f64.mul (local.get 2) (f64.load (i32.add (local.get 1) (i32.const 8))))
+             (f64.convert_i32_u (local.get 0)))))

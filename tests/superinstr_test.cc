@@ -316,8 +316,8 @@ TEST(SuperInstructions, FetchAndSwitchAreOneDispatch) {
 }
 
 // An i32.add right before a load at another sum runs with it (sha256's
-// rounds): both ops whole, the add first, a trap in the load at its own
-// instruction with exact counts.
+// rounds; gemm's f64 multiply of such a load likewise): both ops whole, the add first, a trap in the load at
+// its own instruction with exact counts.
 TEST(SuperInstructions, AnAddAndTheLoadAfterItArePaired) {
   Fixture f;
   std::vector<Value> r;
@@ -329,7 +329,23 @@ TEST(SuperInstructions, AnAddAndTheLoadAfterItArePaired) {
   vm::Trap t = f.call("add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, r);
   EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  // gemm's shape: an i32.add into a local, then bin_load_add(F64Mul).
+  const std::vector<uint32_t>& mul = f.inst->exported_func("add_then_mul")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(mul.at(0))), "i32.add+bin_load_add(F64Mul)");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(mul.at(4))), "bin_load_add(F64Mul)");
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(72), f64(2.5)}, r));
+  ASSERT_FALSE(f.call("add_then_mul", {Value::from_i32(1), Value::from_i32(64), f64(3.0)}, r));
+  EXPECT_EQ(r.at(0).f64, 7.5 + 9.0);
+  t = f.call("add_then_mul", {Value::from_i32(1), Value::from_i32(65536 - 8), f64(1.0)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2B) << "f64.load";
+  // get const add set, get get const add load mul, get convert add.
   const std::vector<CountCase> cases = {
+      {"add_then_mul", {Value::from_i32(1), Value::from_i32(64), f64(3.0)}, 13, vm::TrapCode::None},
+      {"add_then_mul",
+       {Value::from_i32(1), Value::from_i32(65536 - 8), f64(1.0)},
+       9,
+       vm::TrapCode::MemoryOutOfBounds},
       {"add_then_load", {Value::from_i32(5), Value::from_i32(1024)}, 8, vm::TrapCode::None},
       {"add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, 7, vm::TrapCode::MemoryOutOfBounds},
   };

@@ -1393,6 +1393,21 @@ dispatch:
       ip += 9;
       DISPATCH();
     }
+    // [i32.add+bin_load_add(F64Mul) d a b] [bin_load_add(F64Mul) d2 x p q
+    // offset] (vm/internal_ops.def): the add, then the multiply; a trap in its
+    // load is at its own op word.
+    CASE(I32AddBinLoadAdd_F64Mul) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      const uint32_t pq = rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]);
+      const uint64_t ea = static_cast<uint64_t>(pq) + ip[9];
+      if (__builtin_expect(ea + sizeof(double) > memsize, 0)) goto second_access_out_of_bounds;
+      double b;
+      std::memcpy(&b, mem + ea, sizeof b);
+      using Mul = BinaryFunctor<IOp::F64Mul>::F;
+      wr<double>(fp, ip[5], Mul::template op<double, double>(rd<double>(fp, ip[6]), b));
+      ip += 10;
+      DISPATCH();
+    }
     // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
     // (vm/internal_ops.def): a trap is the load's, before anything is written.
     CASE(RmwAdd_I32) {

@@ -278,6 +278,14 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
       e.src_word(qa);
       e.word(off);
       e.mark_dst(p + 1);
+      // [i32.add d a b] right before it, whatever its operands: one dispatch
+      // for both, each op whole, as i32.add+load_add(I32Load) (fuse_load).
+      // gemm's unrolled loop steps its second address so (`i32.add ->
+      // bin_load_add(F64Mul)`: 1 of its 7 dispatches per two elements). The
+      // add is final; nothing rewrites a bin_load_add but its result word.
+      if (const uint32_t s = e.prev_op; bla == IOp::BinLoadAdd_F64Mul && s != UINT32_MAX && s + 4 == p &&
+                                        code[s] == static_cast<uint32_t>(IOp::I32Add))
+        code[s] = static_cast<uint32_t>(IOp::I32AddBinLoadAdd_F64Mul);
       return true;
     }
   }
