@@ -974,4 +974,64 @@
         (local.set 0 (i32.const 3))
         (br $head))
         (return (i32.add (local.get 3) (i32.const 100)))))
-    (i32.const 13)))
+    (i32.const 13))
+
+  ;; bench/suite's numeric loops (vm/lower/fusion.cc). An f64 binary whose
+  ;; load takes its address from an i32.add: bin_load_add(F64Mul).
+  (func (export "load_add_mul") (param i32 f64) (result f64)
+    (f64.mul (local.get 1) (f64.load (i32.add (local.get 0) (i32.const 8)))))
+  ;; A loop stepping a value and its counter (i32.add2), closed by a test of
+  ;; the counter: i32.add2+jump_if.back(I32Ne). Returns the value.
+  (func (export "add2_loop") (param i32) (result i32)
+    (local i32 i32)
+    (loop
+      (local.set 1 (i32.add (local.get 1) (i32.const 3)))
+      (br_if 0 (i32.ne (local.get 0) (local.tee 2 (i32.add (local.get 2) (i32.const 1))))))
+    (local.get 1))
+  ;; The same counting down to zero: i32.add2+jump_if.back.
+  (func (export "add2_countdown") (param i32) (result i32)
+    (local i32)
+    (loop
+      (local.set 1 (i32.add (local.get 1) (i32.const 3)))
+      (br_if 0 (local.tee 0 (i32.add (local.get 0) (i32.const -1)))))
+    (local.get 1))
+  ;; SHA-256's sigma functions: i32.rotl3+xor and i32.rotl2+shr_u+xor, and
+  ;; two rotations of different words, i32.rotl2+xor.
+  (func (export "big_sigma") (param i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 26)) (i32.rotl (local.get 0) (i32.const 21)))
+             (i32.rotl (local.get 0) (i32.const 7))))
+  (func (export "small_sigma") (param i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (i32.const 25)) (i32.rotl (local.get 0) (i32.const 14)))
+             (i32.shr_u (local.get 0) (i32.const 3))))
+  ;; Counts from parameters: taken mod 32, as i32.rotl and i32.shr_u do.
+  (func (export "rot3") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 0) (local.get 2)))
+             (i32.rotl (local.get 0) (local.get 3))))
+  (func (export "rot2_shr") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 0) (local.get 2)))
+             (i32.shr_u (local.get 0) (local.get 3))))
+  (func (export "rot2") (param i32 i32 i32 i32) (result i32)
+    (i32.xor (i32.rotl (local.get 0) (local.get 1)) (i32.rotl (local.get 2) (local.get 3))))
+  ;; A bytecode loop's fetch: the instruction's address kept in a local,
+  ;; then a switch on its opcode byte: i32.shl+add+i32.load8_u+switch.
+  ;; Its bytecode at 8192: [op pad pad pad arg:i32], ops 0, 1 and 7 (the default).
+  (data (i32.const 8192) "\00\00\00\00\2a\00\00\00\01\00\00\00\00\00\00\00\07\00\00\00\00\00\00\00")
+  (func (export "fetch_switch") (param i32 i32) (result i32)
+    (local i32)
+    (block
+      (block
+        (block
+          (br_table 0 1 2
+            (i32.load8_u (local.tee 2 (i32.add (local.get 0) (i32.shl (local.get 1) (i32.const 3)))))))
+        (return (i32.load offset=4 (local.get 2))))
+      (return (i32.const 100)))
+    (i32.const 200))
+  ;; An i32.add, then an i32.load at another sum: i32.add+load_add(I32Load).
+  (func (export "add_then_load") (param i32 i32) (result i32)
+    (i32.add (i32.add (local.get 0) (i32.const 64)) (i32.load (i32.add (local.get 1) (i32.const 4)))))
+  ;; An i32.add into a local, then an f64.mul of a load at another sum:
+  ;; i32.add+bin_load_add(F64Mul). Returns the product plus the local.
+  (func (export "add_then_mul") (param i32 i32 f64) (result f64)
+    (local.set 0 (i32.add (local.get 0) (i32.const 8)))
+    (f64.add (f64.mul (local.get 2) (f64.load (i32.add (local.get 1) (i32.const 8))))
+             (f64.convert_i32_u (local.get 0)))))

@@ -212,6 +212,149 @@ TEST(SuperInstructions, PairsBecomeOneOp) {
   EXPECT_EQ(r.at(0).i32, 0xFFFFFFFBu);
 }
 
+// bench/suite's numeric loops (vm/lower/fusion.cc): an f64 binary whose
+// load takes its address from an i32.add (gemm's `a * b[j + 1]`), a loop
+// closed by an i32.add2 and its test (gemm, nbody), and SHA-256's sigma
+// functions. Results, the trap and instruction counts as unfused code.
+TEST(SuperInstructions, NumericLoopShapesAreFused) {
+  Fixture f;
+  std::vector<Value> r;
+  auto first_op = [&](const char* name) {
+    return std::string(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(0))));
+  };
+  EXPECT_EQ(first_op("load_add_mul"), "bin_load_add(F64Mul)");
+  EXPECT_EQ(first_op("add2_loop"), "i32.add2+jump_if.back(I32Ne)");
+  EXPECT_EQ(first_op("add2_countdown"), "i32.add2+jump_if.back");
+  EXPECT_EQ(first_op("big_sigma"), "i32.rotl3+xor");
+  EXPECT_EQ(first_op("small_sigma"), "i32.rotl2+shr_u+xor");
+  EXPECT_EQ(first_op("rot3"), "i32.rotl3+xor");
+  EXPECT_EQ(first_op("rot2_shr"), "i32.rotl2+shr_u+xor");
+  EXPECT_EQ(first_op("rot2"), "i32.rotl2+xor");
+
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(72), f64(2.5)}, r));
+  ASSERT_FALSE(f.call("load_add_mul", {Value::from_i32(64), f64(3.0)}, r));
+  EXPECT_EQ(r.at(0).f64, 7.5);
+  // The address sum wraps to 32 bits, as the i32.add it replaces.
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(0), f64(-1.5)}, r));
+  ASSERT_FALSE(f.call("load_add_mul", {Value::from_i32(0xFFFFFFF8u), f64(2.0)}, r));
+  EXPECT_EQ(r.at(0).f64, -3.0);
+  vm::Trap t = f.call("load_add_mul", {Value::from_i32(65536 - 8), f64(1.0)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2B) << "f64.load of load_add_mul";
+
+  ASSERT_FALSE(f.call("add2_loop", {Value::from_i32(5)}, r));
+  EXPECT_EQ(r.at(0).i32, 15u);
+  ASSERT_FALSE(f.call("add2_countdown", {Value::from_i32(4)}, r));
+  EXPECT_EQ(r.at(0).i32, 12u);
+
+  const uint32_t x = 0x6A09E667u, y = 0xBB67AE85u;
+  auto rotl = [](uint32_t v, uint32_t k) { return std::rotl(v, static_cast<int>(k & 31)); };
+  ASSERT_FALSE(f.call("big_sigma", {Value::from_i32(x)}, r));
+  EXPECT_EQ(r.at(0).i32, rotl(x, 26) ^ rotl(x, 21) ^ rotl(x, 7));
+  ASSERT_FALSE(f.call("small_sigma", {Value::from_i32(x)}, r));
+  EXPECT_EQ(r.at(0).i32, rotl(x, 25) ^ rotl(x, 14) ^ (x >> 3));
+  ASSERT_FALSE(f.call(
+      "rot3",
+      {Value::from_i32(x), Value::from_i32(37), Value::from_i32(64 + 21), Value::from_i32(0xFFFFFFE7u)}, r));
+  EXPECT_EQ(r.at(0).i32, rotl(x, 5) ^ rotl(x, 21) ^ rotl(x, 7));
+  ASSERT_FALSE(f.call(
+      "rot2_shr", {Value::from_i32(x), Value::from_i32(26), Value::from_i32(21), Value::from_i32(35)}, r));
+  EXPECT_EQ(r.at(0).i32, rotl(x, 26) ^ rotl(x, 21) ^ (x >> 3));
+  ASSERT_FALSE(
+      f.call("rot2", {Value::from_i32(x), Value::from_i32(5), Value::from_i32(y), Value::from_i32(40)}, r));
+  EXPECT_EQ(r.at(0).i32, rotl(x, 5) ^ rotl(y, 8));
+
+  // Per pass `get const add set, get get const add tee ne br_if` (11) and
+  // `get const add set, get const add tee br_if` (9), then the get after.
+  const std::vector<CountCase> cases = {
+      {"load_add_mul", {Value::from_i32(64), f64(3.0)}, 6, vm::TrapCode::None},
+      {"load_add_mul", {Value::from_i32(65536 - 8), f64(1.0)}, 5, vm::TrapCode::MemoryOutOfBounds},
+      {"add2_loop", {Value::from_i32(5)}, 5u * 11 + 1, vm::TrapCode::None},
+      {"add2_countdown", {Value::from_i32(4)}, 4u * 9 + 1, vm::TrapCode::None},
+      {"big_sigma", {Value::from_i32(x)}, 11, vm::TrapCode::None},
+      {"small_sigma", {Value::from_i32(x)}, 11, vm::TrapCode::None},
+      {"rot2",
+       {Value::from_i32(x), Value::from_i32(5), Value::from_i32(y), Value::from_i32(40)},
+       7,
+       vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
+// A bytecode loop's fetch (bench/suite interp): `i = &code[pc]` into a local,
+// then a switch on `i->op`. The chain runs with the load and the switch in
+// one dispatch; a trap in the load is the load's, with exact counts.
+TEST(SuperInstructions, FetchAndSwitchAreOneDispatch) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("fetch_switch")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i32.shl+add+i32.load8_u+switch");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(5))), "i32.load8_u+switch");
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 42u) << "op 0 reads its argument through the local";
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(1)}, r));
+  EXPECT_EQ(r.at(0).i32, 100u);
+  ASSERT_FALSE(f.call("fetch_switch", {Value::from_i32(8192), Value::from_i32(2)}, r));
+  EXPECT_EQ(r.at(0).i32, 200u) << "op 7: the default";
+  vm::Trap t = f.call("fetch_switch", {Value::from_i32(65536 - 8), Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2D) << "i32.load8_u";
+  // get get const shl add tee load8_u br_table, then each case's own.
+  const std::vector<CountCase> cases = {
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(0)}, 11, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(1)}, 10, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(8192), Value::from_i32(2)}, 9, vm::TrapCode::None},
+      {"fetch_switch", {Value::from_i32(65536 - 8), Value::from_i32(1)}, 7, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
+// An i32.add right before a load at another sum runs with it (sha256's
+// rounds; gemm's f64 multiply of such a load likewise): both ops whole, the add first, a trap in the load at
+// its own instruction with exact counts.
+TEST(SuperInstructions, AnAddAndTheLoadAfterItArePaired) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("add_then_load")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i32.add+load_add(I32Load)");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(4))), "load_add(I32Load)");
+  ASSERT_FALSE(f.call("add_then_load", {Value::from_i32(5), Value::from_i32(1024)}, r));
+  EXPECT_EQ(r.at(0).i32, 5u + 64 + 0x3FC) << "the i32 at 1028";
+  vm::Trap t = f.call("add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "i32.load";
+  // gemm's shape: an i32.add into a local, then bin_load_add(F64Mul).
+  const std::vector<uint32_t>& mul = f.inst->exported_func("add_then_mul")->code->code;
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(mul.at(0))), "i32.add+bin_load_add(F64Mul)");
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(mul.at(4))), "bin_load_add(F64Mul)");
+  ASSERT_FALSE(f.call("store_f64", {Value::from_i32(72), f64(2.5)}, r));
+  ASSERT_FALSE(f.call("add_then_mul", {Value::from_i32(1), Value::from_i32(64), f64(3.0)}, r));
+  EXPECT_EQ(r.at(0).f64, 7.5 + 9.0);
+  t = f.call("add_then_mul", {Value::from_i32(1), Value::from_i32(65536 - 8), f64(1.0)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2B) << "f64.load";
+  // get const add set, get get const add load mul, get convert add.
+  const std::vector<CountCase> cases = {
+      {"add_then_mul", {Value::from_i32(1), Value::from_i32(64), f64(3.0)}, 13, vm::TrapCode::None},
+      {"add_then_mul",
+       {Value::from_i32(1), Value::from_i32(65536 - 8), f64(1.0)},
+       9,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"add_then_load", {Value::from_i32(5), Value::from_i32(1024)}, 8, vm::TrapCode::None},
+      {"add_then_load", {Value::from_i32(0), Value::from_i32(65536 - 6)}, 7, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   Fixture f;
   std::vector<Value> r;

@@ -77,7 +77,9 @@ namespace wzvm::vm {
 // offset`. Numeric C (matrices, structs of doubles) is mostly these pairs.
 // Both at once, `x[i] += a * y[j]`-style accumulation, is
 // `StoreBinLoad_X saddr a laddr loffset soffset`: f64 at saddr + soffset =
-// a X f64 at laddr + loffset.
+// a X f64 at laddr + loffset. A binary whose f64.load took its address from an
+// i32.add (`LoadAdd_F64Load`: `b[j + 1]`, `p[-6]`) becomes `BinLoadAdd_X dst a
+// p q offset`: fp[dst] = a X f64 at (p + q wrapped) + offset.
 #define WZVM_IF_F64_I32(...)
 #define WZVM_IF_F64_I64(...)
 #define WZVM_IF_F64_F32(...)

@@ -1423,6 +1423,35 @@ dispatch:
       WZVM_LOAD_AT_(a + rd<uint32_t>(fp, ip[5]), 6, I32, uint32_t);
     }
 #undef WZVM_LOAD_AT_
+    // [i32.add+load_add(I32Load) d a b] [load_add(I32Load) d2 p q offset]
+    // (vm/internal_ops.def): the add, then the load; a trap in the load is at
+    // its own op word.
+    CASE(I32AddLoadAdd_I32Load) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      const uint32_t pq = rd<uint32_t>(fp, ip[6]) + rd<uint32_t>(fp, ip[7]);
+      const uint64_t ea = static_cast<uint64_t>(pq) + ip[8];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) goto second_access_out_of_bounds;
+      uint32_t v;
+      std::memcpy(&v, mem + ea, sizeof v);
+      wr<uint32_t>(fp, ip[5], v);
+      ip += 9;
+      DISPATCH();
+    }
+    // [i32.add+bin_load_add(F64Mul) d a b] [bin_load_add(F64Mul) d2 x p q
+    // offset] (vm/internal_ops.def): the add, then the multiply; a trap in its
+    // load is at its own op word.
+    CASE(I32AddBinLoadAdd_F64Mul) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      const uint32_t pq = rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]);
+      const uint64_t ea = static_cast<uint64_t>(pq) + ip[9];
+      if (__builtin_expect(ea + sizeof(double) > memsize, 0)) goto second_access_out_of_bounds;
+      double b;
+      std::memcpy(&b, mem + ea, sizeof b);
+      using Mul = BinaryFunctor<IOp::F64Mul>::F;
+      wr<double>(fp, ip[5], Mul::template op<double, double>(rd<double>(fp, ip[6]), b));
+      ip += 10;
+      DISPATCH();
+    }
     // [rmw_add(I32) a c offset], [rmw_add.tee(I32) dst a c offset]
     // (vm/internal_ops.def): a trap is the load's, before anything is written.
     CASE(RmwAdd_I32) {
@@ -1497,6 +1526,18 @@ dispatch:
       TRAP(TrapCode::MemoryOutOfBounds);                                                          \
     }                                                                                             \
     std::memcpy(mem + sa, &v, sizeof(double));                                                    \
+    ip += 6;                                                                                      \
+    DISPATCH();                                                                                   \
+  }                                                                                               \
+  /* [BinLoadAdd_X dst a p q offset]: the load at p + q (wrapped), as */                          \
+  /* LoadAdd_F64Load's; a trap is the load's, at the op. */                                       \
+  CASE(BinLoadAdd_##Name) {                                                                       \
+    const uint32_t pq = rd<uint32_t>(fp, ip[3]) + rd<uint32_t>(fp, ip[4]);                        \
+    uint64_t ea = static_cast<uint64_t>(pq) + ip[5];                                              \
+    if (__builtin_expect(ea + sizeof(double) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);    \
+    double b;                                                                                     \
+    std::memcpy(&b, mem + ea, sizeof(double));                                                    \
+    wr<double>(fp, ip[1], num::F::template op<double, double>(rd<double>(fp, ip[2]), b));         \
     ip += 6;                                                                                      \
     DISPATCH();                                                                                   \
   }
@@ -1736,6 +1777,57 @@ dispatch:
       else ip += 7;
       DISPATCH();
     }
+    CASE(I32Add2JumpIfNeBack) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
+      if (rd<uint32_t>(fp, ip[7]) != rd<uint32_t>(fp, ip[8])) JUMP_BY(static_cast<int32_t>(ip[9]));
+      else ip += 10;
+      DISPATCH();
+    }
+    CASE(I32Add2JumpIfBack) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
+      if (rd<uint32_t>(fp, ip[7]) != 0) JUMP_BY(static_cast<int32_t>(ip[8]));
+      else ip += 9;
+      DISPATCH();
+    }
+    // SHA-2's sigma functions (vm/internal_ops.def): the rotations and the
+    // shift are the opcode table's own (counts mod 32).
+    CASE(I32Rotl2Xor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2);
+      ip += 6;
+      DISPATCH();
+    }
+    CASE(I32Rotl3Xor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      const uint32_t r3 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ r3);
+      ip += 8;
+      DISPATCH();
+    }
+    CASE(I32Rotl2ShrUXor) {
+      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
+      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+      const uint32_t r1 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      const uint32_t r2 =
+          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
+      const uint32_t s3 =
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
+      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ s3);
+      ip += 8;
+      DISPATCH();
+    }
     CASE(I32ShrUAndAdd) {
       shr_u_and_add<0>(fp, ip);
       ip += 6;
@@ -1768,6 +1860,22 @@ dispatch:
       const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
       wr_result<uint32_t>(fp, ip[1], v);
       ip += 5; /* the switch's op word: its offsets are relative to it */
+      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      DISPATCH();
+    }
+    // [i32.shl+add+i32.load8_u+switch d x k c] [i32.load8_u+switch d2 a off]
+    // [switch d2 n off0..off(n)]: the chain, then the pair from its own op
+    // word (where a trap in its load is reported).
+    CASE(I32ShlAddLoad8USwitch) {
+      using Shl = BinaryFunctor<IOp::I32Shl>::F;
+      const uint32_t a =
+          Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
+      wr<uint32_t>(fp, ip[1], a + rd<uint32_t>(fp, ip[4]));
+      ip += 5; /* the pair's op word */
+      uint32_t v;
+      if (__builtin_expect(!switch_load<IOp::I32Load8U, IOp::I32Load8U>(fp, ip, mem, memsize, v), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      ip += switch_pair_load_words(IOp::I32Load8U);
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
     }

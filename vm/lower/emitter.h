@@ -51,6 +51,7 @@ class Emitter {
     last_dst = UINT32_MAX;
     fall_op = last_op != UINT32_MAX ? last_op : op_at_label_;
     op_at_label_ = UINT32_MAX;
+    prev2_op = prev_op;
     prev_op = last_op;
     last_op = pos;
     eqz_of_last = UINT32_MAX;
@@ -88,6 +89,8 @@ class Emitter {
     last_dst = UINT32_MAX;
     last_op = UINT32_MAX;
     prev_op = UINT32_MAX;
+    prev2_op = UINT32_MAX;
+    add2_at = UINT32_MAX;
     eqz_of_last = UINT32_MAX;
     label_since_op_ = true;
     label_count_ = counted;
@@ -175,7 +178,7 @@ class Emitter {
     for (size_t i = n - nslots; i < n; ++i) --slot_words[i];
     if (!source_map.empty() && source_map.back().first == q) source_map.pop_back();
     if (counting && !count_marks.empty() && count_marks.back().pos == q) count_marks.pop_back();
-    last_op = prev_op = last_dst = UINT32_MAX;
+    last_op = prev_op = prev2_op = last_dst = UINT32_MAX;
     return true;
   }
   // The op at `p` lost its destination word (p + 1): its other operands
@@ -201,6 +204,12 @@ class Emitter {
   uint32_t last_dst = UINT32_MAX;  // the result word of the op just emitted (mark_dst)
   uint32_t last_op = UINT32_MAX;   // op word of the last op emitted since the last label
   uint32_t prev_op = UINT32_MAX;   // the op emitted before it, with no label between (merge_add_pair)
+  // The op emitted before prev_op, with no label between, when emitting
+  // prev_op set it (pair_switch_load: a chain falling into a load and its switch).
+  uint32_t prev2_op = UINT32_MAX;
+  // The i32.add2 merge_add_pair made last, no label since: a back jump right
+  // after it may take it (merge_add2_into_back_jump).
+  uint32_t add2_at = UINT32_MAX;
   // The i32.eqz just emitted (last_op), when its operand is the temporary
   // result of prev_op, read by it alone (fuse_cond_jump), and prev_op and
   // fall_op as they were before the eqz, for when it goes.

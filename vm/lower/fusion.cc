@@ -73,6 +73,50 @@ void pair_load_decode(Emitter& e) {
   e.code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAdd);
 }
 
+// The chain i32.rotl+xor or i32.shr_u+xor just made at last_op, [c d x k t],
+// whose temporary `t` (the operand `other`) is the result of the op right
+// before it: [i32.rotl t x1 k1] [i32.rotl+xor d x2 k2 t] -> [i32.rotl2+xor d
+// x1 k1 x2 k2], and [i32.rotl2+xor t x1 k1 x2 k2] [c d x3 k3 t] ->
+// [i32.rotl3+xor d x1 k1 x2 k2 x3 k3] (c i32.rotl+xor) or [i32.rotl2+shr_u+xor
+// ...] (c i32.shr_u+xor): SHA-2's sigma functions, three ops each as chains.
+// None traps; the merged op takes the last instruction's source offset and
+// count mark, as a chain does (retarget_fused).
+void merge_rotations(Emitter& e, const Operand& other) {
+  auto& code = e.code;
+  const uint32_t q = e.last_op, p = e.prev_op;
+  if (q == UINT32_MAX || p == UINT32_MAX || other.is_virtual() || code[p + 1] != other.slot ||
+      e.here() != q + 5 || code[q + 4] != other.slot)
+    return;
+  const IOp first = static_cast<IOp>(code[p]), chain = static_cast<IOp>(code[q]);
+  IOp merged = IOp::Count;
+  if (first == IOp::I32Rotl && q == p + 4 && chain == IOp::I32RotlXor) merged = IOp::I32Rotl2Xor;
+  if (first == IOp::I32Rotl2Xor && q == p + 6 && chain == IOp::I32RotlXor) merged = IOp::I32Rotl3Xor;
+  if (first == IOp::I32Rotl2Xor && q == p + 6 && chain == IOp::I32ShrUXor) merged = IOp::I32Rotl2ShrUXor;
+  if (merged == IOp::Count) return;
+  // Every word after each op word is a slot: the first op's, then the chain's 4.
+  const size_t n = e.slot_words.size(), len = q - p - 1;
+  if (n < len + 4) return;
+  for (size_t i = 0; i < len; ++i)
+    if (e.slot_words[n - len - 4 + i] != p + 1 + i) return;
+  for (size_t i = 0; i < 4; ++i)
+    if (e.slot_words[n - 4 + i] != q + 1 + i) return;
+  const uint32_t d = code[q + 1], x = code[q + 2], k = code[q + 3];
+  code[p] = static_cast<uint32_t>(merged);
+  code[p + 1] = d;
+  code[q] = x;  // the first op's words end at q: x and k follow them
+  code[q + 1] = k;
+  code.resize(q + 2);
+  e.slot_words.resize(n - 2);  // q + 1 .. q + 4 became q, q + 1
+  e.slot_words[n - 4] = q;
+  e.slot_words[n - 3] = q + 1;
+  if (!e.source_map.empty() && e.source_map.back().first == q) e.source_map.pop_back();
+  if (e.counting && !e.count_marks.empty() && e.count_marks.back().pos == q) e.count_marks.pop_back();
+  e.retarget_fused(p);
+  e.last_op = p;
+  e.prev_op = e.prev2_op = e.fall_op = UINT32_MAX;
+  e.mark_dst(p + 1);
+}
+
 }  // namespace
 
 // [i64.shl t x k] [i64.shr_s dst t k] -> [i64.extendN_s dst x] for k = 32,
@@ -173,6 +217,7 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
     e.src_word(other.src);
     e.retarget_fused(p);
     e.mark_dst(p + 1);  // last_op stays p: a load may take an i32.shl+add as its address
+    merge_rotations(e, other);
     return true;
   }
   if (info.op == IOp::I32Shl && e.last_op_is(IOp::I32And, 4, a)) {
@@ -213,6 +258,36 @@ bool fuse_binary(Emitter& e, const OpInfo& info, uint32_t dst, const Operand& a,
     e.word(off);
     e.mark_dst(p + 1);  // last_op stays p: an f64.store may follow (fuse_f64_store)
     return true;
+  }
+  if (IOp bla = op_tables().bin_load_add[static_cast<size_t>(info.op)];
+      bla != IOp::Count && e.last_op_is(IOp::LoadAdd_F64Load, 5, b)) {
+    // [load_add(F64Load) t p q off] [X dst a t] -> [bin_load_add(X) dst a p q
+    // off]: `a * b[j + 1]` in gemm's unrolled loop, nbody's `x - p[-6]`. Only
+    // the load can trap: the op keeps load_add's source offset and count
+    // mark, which are the load's, as bin_load keeps the f64.load's.
+    const uint32_t p = e.last_op;
+    const uint32_t pa = code[p + 2], qa = code[p + 3], off = code[p + 4];
+    const size_t n = e.slot_words.size();
+    if (n >= 3 && e.slot_words[n - 2] == p + 2 && e.slot_words[n - 1] == p + 3) {
+      code.resize(p + 2);
+      e.slot_words.resize(n - 2);  // p + 2 and p + 3, re-added in order below
+      code[p] = static_cast<uint32_t>(bla);
+      code[p + 1] = dst;
+      e.src_word(a.src);
+      e.src_word(pa);
+      e.src_word(qa);
+      e.word(off);
+      e.mark_dst(p + 1);
+      // [i32.add d a b] right before it, whatever its operands: one dispatch
+      // for both, each op whole, as i32.add+load_add(I32Load) (fuse_load).
+      // gemm's unrolled loop steps its second address so (`i32.add ->
+      // bin_load_add(F64Mul)`: 1 of its 7 dispatches per two elements). The
+      // add is final; nothing rewrites a bin_load_add but its result word.
+      if (const uint32_t s = e.prev_op; bla == IOp::BinLoadAdd_F64Mul && s != UINT32_MAX && s + 4 == p &&
+                                        code[s] == static_cast<uint32_t>(IOp::I32Add))
+        code[s] = static_cast<uint32_t>(IOp::I32AddBinLoadAdd_F64Mul);
+      return true;
+    }
   }
   if (IOp imm = op_tables().imm[static_cast<size_t>(info.op)]; imm != IOp::Count) {
     // [const32 t v] [X dst a t] -> [imm(X) dst a v]; [const64 t lo hi]
@@ -353,6 +428,16 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   e.word(static_cast<uint32_t>(offset));
   e.retarget_fused(p);
   e.mark_dst(p + 1);  // last_op stays p: a switch on the loaded value may pair with it (pair_switch_load)
+  // [i32.add d a b] right before it, whatever its operands: one dispatch for
+  // both, in order, each op whole (a dispatch fusion as pair_mem_access's).
+  // sha256's rounds and schedule add a term, then load the next (`i32.add ->
+  // load_add(I32Load)` 10.3% of its dispatches after the sigma merges). The
+  // add is final (an op follows it), and nothing rewrites an i32 load_add.
+  // Only the load traps, at its own op word, with its source offset and
+  // count mark.
+  if (const uint32_t a = e.prev_op; fused == IOp::LoadAdd_I32Load && a != UINT32_MAX && a + 4 == p &&
+                                    e.code[a] == static_cast<uint32_t>(IOp::I32Add))
+    e.code[a] = static_cast<uint32_t>(IOp::I32AddLoadAdd_I32Load);
   return true;
 }
 
@@ -751,6 +836,17 @@ void pair_switch_load(Emitter& e, uint32_t q) {
       e.code[q + 1] != e.code[p + 1])
     return;
   e.code[p] = static_cast<uint32_t>(pair);
+  // [i32.shl+add d x k c] right before the pair, its result the load's
+  // address: one dispatch for the three (i32.shl+add+load8_u+switch, whose
+  // words are the chain's; the pair and the switch stay whole after it).
+  // A bytecode loop's fetch `i = &code[pc]; switch (i->op)` with `i` kept
+  // in a local (bench/suite interp: `i32.shl+add -> i32.load8_u+switch`
+  // 10.2% of its dispatches). The chain cannot trap; a trap in the load is
+  // at the pair's op word, its source offset and count mark.
+  const uint32_t c = e.prev2_op;
+  if (pair == IOp::I32Load8USwitch && c != UINT32_MAX && p == c + 5 &&
+      e.code[c] == static_cast<uint32_t>(IOp::I32ShlAdd) && e.code[c + 1] == e.code[p + 2])
+    e.code[c] = static_cast<uint32_t>(IOp::I32ShlAddLoad8USwitch);
 }
 
 // [i32.add d a b] [global.set g src] -> [i32.add+global.set d a b]
@@ -835,14 +931,47 @@ void merge_add_pair(Emitter& e) {
   if (p == UINT32_MAX || q != p + 4 || e.here() != q + 4 || e.code[p] != static_cast<uint32_t>(IOp::I32Add) ||
       e.code[q] != static_cast<uint32_t>(IOp::I32Add))
     return;
-  if (e.absorb_last_op(q, 3)) e.code[p] = static_cast<uint32_t>(IOp::I32Add2);
+  if (e.absorb_last_op(q, 3)) {
+    e.code[p] = static_cast<uint32_t>(IOp::I32Add2);
+    e.add2_at = p;  // a back jump right after may take it (merge_add2_into_back_jump)
+  }
 }
+
+namespace {
+// [i32.add2 d1 a1 b1 d2 a2 b2] [jump_if.back(I32Ne) x y offset] ->
+// [i32.add2+jump_if.back(I32Ne) d1 a1 b1 d2 a2 b2 x y offset], and
+// jump_if.back on a slot alike: a loop closed by stepping a pointer and its
+// counter (gemm, nbody). The add2 was made by merge_add_pair and is right
+// before the jump (no op, no label between: Emitter::add2_at). Nothing traps.
+void merge_add2_into_back_jump(Emitter& e, uint32_t q, uint32_t target) {
+  const uint32_t p = e.add2_at;
+  if (p == UINT32_MAX || e.last_op != q || q != p + 7) return;
+  IOp merged;
+  size_t nslots;
+  if (e.code[q] == static_cast<uint32_t>(IOp::JumpIfBack_I32Ne) && e.here() == q + 4) {
+    merged = IOp::I32Add2JumpIfNeBack;
+    nslots = 2;
+  } else if (e.code[q] == static_cast<uint32_t>(IOp::JumpIfBack) && e.here() == q + 3) {
+    merged = IOp::I32Add2JumpIfBack;
+    nslots = 1;
+  } else {
+    return;
+  }
+  if (!e.absorb_last_op(q, nslots)) return;
+  e.add2_at = UINT32_MAX;
+  e.code[p] = static_cast<uint32_t>(merged);
+  // The offset was relative to the jump's op word, now to the add2's.
+  e.code[p + 7 + nslots] = static_cast<uint32_t>(static_cast<int32_t>(target) - static_cast<int32_t>(p));
+}
+
+}  // namespace
 
 // [i32.add d a b] [jump_if.back(I32Ne) x y offset] -> [i32.add+jump_if.back(I32Ne)
 // d a b x y offset]: the step and test that close most of clang's loops
 // (`i += s; if (i != n) continue`; bench/suite lz: 10% of its ops were
 // such pairs, sha256 2%).
 void merge_add_into_back_jump(Emitter& e, uint32_t q, uint32_t target) {
+  merge_add2_into_back_jump(e, q, target);
   const uint32_t p = e.prev_op;
   if (p == UINT32_MAX || e.last_op != q || q != p + 4 || e.here() != q + 4 ||
       e.code[p] != static_cast<uint32_t>(IOp::I32Add) ||

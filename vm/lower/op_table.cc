@@ -71,9 +71,11 @@ void OpTables::init_fused() {
   }
   f64_mem.fill({IOp::Count, IOp::Count});
   store_bin_load.fill(IOp::Count);
+  bin_load_add.fill(IOp::Count);
 #define WZVM_F64BIN_MAP_(Name, Extra)                                                    \
   f64_mem[static_cast<size_t>(IOp::Name)] = {IOp::BinLoad_##Name, IOp::StoreBin_##Name}; \
-  store_bin_load[static_cast<size_t>(IOp::BinLoad_##Name)] = IOp::StoreBinLoad_##Name;
+  store_bin_load[static_cast<size_t>(IOp::BinLoad_##Name)] = IOp::StoreBinLoad_##Name;   \
+  bin_load_add[static_cast<size_t>(IOp::Name)] = IOp::BinLoadAdd_##Name;
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
   WZVM_F64BIN_ROW_(WZVM_F64BIN_MAP_, Name, K, R, Extra)
 #include "vm/opcodes.def"

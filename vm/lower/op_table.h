@@ -66,6 +66,8 @@ struct OpTables {
   // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
   std::array<IOp, static_cast<size_t>(IOp::Count)> store_bin_load{};
+  // BinLoadAdd_X for each f64 binary X (vm/code.h).
+  std::array<IOp, static_cast<size_t>(IOp::Count)> bin_load_add{};
   // The counted form (JumpIfExit, JumpCounted, ...) of each jump, for code
   // counted without fuel (vm/counted_ops.def).
   std::array<IOp, static_cast<size_t>(IOp::Count)> counted{};
