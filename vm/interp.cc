@@ -1062,32 +1062,10 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   [[maybe_unused]] const NodeContext nc{entry, th.entry_node, kCounting, &store};
   const uint32_t* ip;
   uint64_t* fp;
-  // The hot state pinned in registers (GCC on x86-64, computed goto):
-  // memory 0's base and size, read by every load and store, and the
-  // instance, read by every global access and direct call. GCC kept all
-  // three in stack slots (one load each per use) while r13-r15 sat nearly
-  // unused in the hot handlers; the dispatch table, pinned in r12 below,
-  // was reloaded per dispatch in the counting loop once the others were.
-  // Each dispatch passes them through an empty asm that wants them in
-  // those registers (PIN_REGS), so the allocator keeps them there rather
-  // than only at that point. Callgrind `run<>`: Lua -2.9%, CPython -2.5%;
-  // the counting loop unchanged (docs/RATIONALE.md, "The loop's state in
-  // pinned registers"). Elsewhere the allocator is left alone.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(WZVM_SWITCH_DISPATCH)
-#define WZVM_PINNED_REGS_ 1
-  register Instance* inst asm("r13");
-  register uint8_t* mem asm("r14");
-  register uint64_t memsize asm("r15");
-#define PIN_REGS() asm volatile("" : "+r"(mem), "+r"(memsize), "+r"(inst) : "r"(labels))
-#else
   Instance* inst;
+  MemInst* memory;
   uint8_t* mem;
   uint64_t memsize;
-#define PIN_REGS() \
-  do {             \
-  } while (0)
-#endif
-  MemInst* memory;
   TrapCode trap_code = TrapCode::None;
   uint64_t exn = 0;  // exception-handling: the exception being thrown (number)
   Trap host_trap;
@@ -1234,15 +1212,10 @@ dispatch:
 #define DISPATCH()                                         \
   do {                                                     \
     WZVM_COUNT_OP_(*ip);                                   \
-    PIN_REGS();                                            \
     goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED); \
   } while (0)
 #else
-#define DISPATCH()                                         \
-  do {                                                     \
-    PIN_REGS();                                            \
-    goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED); \
-  } while (0)
+#define DISPATCH() goto* __atomic_load_n(&labels[*ip], __ATOMIC_RELAXED)
 #endif
   static const void* const kLabels[] = {
 #define WZVM_COUNTED_LABEL_(Name) &&L_Else
@@ -1265,11 +1238,7 @@ dispatch:
     };
     table_labels = kCountedLabels;
   }
-#if defined(WZVM_PINNED_REGS_)
-  register const void* const* labels asm("r12") = kLabels;
-#else
   const void* const* labels = kLabels;
-#endif
   if (profiled) {
     // The first entry fills the loop's table and publishes it; a raise()
     // that came before could not patch it, so the flag is tested here.
@@ -2760,8 +2729,6 @@ on_host_trap:
 #undef TRAP
 #undef CALL_LIMIT
 #undef LOAD_MEM
-#undef PIN_REGS
-#undef WZVM_PINNED_REGS_
 }
 
 }  // namespace
