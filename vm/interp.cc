@@ -313,6 +313,15 @@ struct BinaryFunctor;
 #undef WZVM_BINARY_FUNCTOR_AtomicRmw
 #undef WZVM_BINARY_FUNCTOR_AtomicCmpxchg
 
+// An i32 binary instruction `Op` of the opcode table on the slots named at
+// ip[k] and ip[k + 1] (the operand pairs of a fused op such as SHA-2's sigmas).
+template <IOp Op>
+__attribute__((always_inline)) inline uint32_t i32_binary_at(const uint64_t* fp, const uint32_t* ip,
+                                                             size_t k) {
+  return BinaryFunctor<Op>::F::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[k]),
+                                                               rd<uint32_t>(fp, ip[k + 1]));
+}
+
 // i32.shr_u+and+add's words [d x s m b] at ip + kAt: fp[d] = ((x >> s) & m) + b,
 // read as ip[kAt + i] (as mem_access's are).
 template <size_t kAt>
@@ -1763,37 +1772,22 @@ dispatch:
     // SHA-2's sigma functions (vm/internal_ops.def): the rotations and the
     // shift are the opcode table's own (counts mod 32).
     CASE(I32Rotl2Xor) {
-      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
-      const uint32_t r1 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
-      const uint32_t r2 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
-      wr<uint32_t>(fp, ip[1], r1 ^ r2);
+      wr<uint32_t>(fp, ip[1],
+                   i32_binary_at<IOp::I32Rotl>(fp, ip, 2) ^ i32_binary_at<IOp::I32Rotl>(fp, ip, 4));
       ip += 6;
       DISPATCH();
     }
     CASE(I32Rotl3Xor) {
-      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
-      const uint32_t r1 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
-      const uint32_t r2 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
-      const uint32_t r3 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
-      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ r3);
+      wr<uint32_t>(fp, ip[1],
+                   i32_binary_at<IOp::I32Rotl>(fp, ip, 2) ^ i32_binary_at<IOp::I32Rotl>(fp, ip, 4) ^
+                       i32_binary_at<IOp::I32Rotl>(fp, ip, 6));
       ip += 8;
       DISPATCH();
     }
     CASE(I32Rotl2ShrUXor) {
-      using Rotl = BinaryFunctor<IOp::I32Rotl>::F;
-      using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
-      const uint32_t r1 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
-      const uint32_t r2 =
-          Rotl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[4]), rd<uint32_t>(fp, ip[5]));
-      const uint32_t s3 =
-          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]));
-      wr<uint32_t>(fp, ip[1], r1 ^ r2 ^ s3);
+      wr<uint32_t>(fp, ip[1],
+                   i32_binary_at<IOp::I32Rotl>(fp, ip, 2) ^ i32_binary_at<IOp::I32Rotl>(fp, ip, 4) ^
+                       i32_binary_at<IOp::I32ShrU>(fp, ip, 6));
       ip += 8;
       DISPATCH();
     }
