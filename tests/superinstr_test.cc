@@ -1495,10 +1495,10 @@ TEST(Calls, FrameImagesZeroLocalsAndCopyConstants) {
 
 // Go's stack pointer moves, `SP - frame` teed into a local and set into
 // the global, are a paired op followed by the global.set whole
-// (vm/internal_ops.def, i32.sub+global.set and i32.add+global.set): the
-// local and the global both written, a trap right after at its own
-// instruction with the global already moved, exact counts, and a label
-// between keeps them apart.
+// (vm/internal_ops.def, i32.sub+global.set and i32.add+global.set), and the
+// global.get before a move down runs with both: the local and the global
+// both written, a trap right after at its own instruction with the global
+// already moved, exact counts, and a label between keeps them apart.
 TEST(GoShapes, StackPointerMovesArePaired) {
   Fixture f;
   std::vector<Value> r;
@@ -1506,6 +1506,9 @@ TEST(GoShapes, StackPointerMovesArePaired) {
   auto count_of = [](const std::vector<uint32_t>& c, vm::IOp op) {
     return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
   };
+  // The global.get before the move down runs with it (a C prologue), the
+  // pair after it whole.
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "global.get+i32.sub+global.set");
   EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(3))), "i32.sub+global.set");
   EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(7))), "global.set");
   EXPECT_EQ(count_of(code, vm::IOp::I32AddGlobalSet), 1);
@@ -1529,6 +1532,7 @@ TEST(GoShapes, StackPointerMovesArePaired) {
   EXPECT_EQ(p->total(), 20u);
   const std::vector<uint32_t>& apart = f.inst->exported_func("sp_after_label")->code->code;
   EXPECT_EQ(count_of(apart, vm::IOp::I32SubGlobalSet), 0);
+  EXPECT_EQ(count_of(apart, vm::IOp::GlobalGetI32SubGlobalSet), 0);
   EXPECT_EQ(count_of(apart, vm::IOp::GlobalSet), 1);
   ASSERT_FALSE(f.call("sp_after_label", {Value::from_i32(5), Value::from_i32(0)}, r));
   EXPECT_EQ(r.at(0).i32, 8192u - 9000 - 5);

@@ -1749,6 +1749,15 @@ dispatch:
       ip += 7;
       DISPATCH();
     }
+    // [global.get+i32.sub+global.set d g][i32.sub+global.set ...][global.set
+    // ...]: the global.get, then the pair after it from its own words.
+    CASE(GlobalGetI32SubGlobalSet) {
+      fp[ip[1]] = inst->globals[ip[2]]->value;
+      wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) - rd<uint32_t>(fp, ip[6]));
+      inst->globals[ip[8]]->value = fp[ip[9]];
+      ip += 10;
+      DISPATCH();
+    }
     CASE(I32AddJumpIfNeBack) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));

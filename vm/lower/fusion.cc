@@ -816,6 +816,22 @@ void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
   }
 }
 
+// [global.get d g] [i32.sub+global.set d2 a b] [global.set g2 src] ->
+// [global.get+i32.sub+global.set d g] and the two after it whole: a C
+// function's prologue in one dispatch. A dispatch fusion as
+// pair_copy_jumps's, over the same list (every global.get emitted), once
+// every op is final: the pair after it (pair_global_set) is, and a jump to
+// it still finds its own op word. Whatever the operands: the op runs the
+// three in order.
+void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies) {
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  for (const uint32_t p : copies)
+    if (p + 3 < end && code[p] == static_cast<uint32_t>(IOp::GlobalGet) &&
+        code[p + 3] == static_cast<uint32_t>(IOp::I32SubGlobalSet))
+      code[p] = static_cast<uint32_t>(IOp::GlobalGetI32SubGlobalSet);
+}
+
 // [i32.load d a off] [switch d n ...] -> [i32.load+switch d a off] [switch
 // d n ...], and the other rows of vm/switch_pairs.def: one dispatch for a
 // load and the switch on its value, both ops whole, as pair_mem_access's

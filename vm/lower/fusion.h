@@ -120,6 +120,9 @@ void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies);
 // An i32.add or i32.sub just before the global.set just emitted: the pair
 // runs in one dispatch (Go's stack pointer moves).
 void pair_global_set(Emitter& e);
+// [global.get] before [i32.sub+global.set]: one dispatch for the three
+// (a C prologue's stack pointer move), once every op is final.
+void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies);
 
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's
