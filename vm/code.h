@@ -168,6 +168,12 @@ struct CompiledFunc {
   // -8 * frame_init.size(): the copy's first byte offset from the image's
   // end, one load where the vector's begin and end took two and a subtract.
   int32_t frame_init_neg_bytes = 0;
+  // Sets the two above from frame_init, once it is final and follows
+  // `param_slots` parameter slots: the one place they are derived.
+  void place_frame_image(uint32_t param_slots) {
+    frame_init_end = param_slots + static_cast<uint32_t>(frame_init.size());
+    frame_init_neg_bytes = -static_cast<int32_t>(frame_init.size() * sizeof(uint64_t));
+  }
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.
   std::vector<std::pair<uint32_t, uint32_t>> source_map;

@@ -146,8 +146,7 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
   stub.param_slots = stub.local_slots = stub.const_base = param_slots_;
   stub.result_slots = result_slots_;
   stub.frame_init.assign(4, 0);  // init_frame copies four words at least
-  stub.frame_init_end = param_slots_ + 4;
-  stub.frame_init_neg_bytes = -4 * static_cast<int32_t>(sizeof(uint64_t));
+  stub.place_frame_image(param_slots_);
   stub.frame_slots = std::max(param_slots_ + 4, result_slots_);
   // Counted: the stub never runs. Its first call fails the frame check, and
   // the trap path lowers it and runs the call again, before anything of it
@@ -247,8 +246,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   out.consts.assign(consts.begin(), consts.end());
   out.code.assign(e_.code.begin(), e_.code.end());
   out.param_slots = param_slots;
-  out.frame_init_end = param_slots + static_cast<uint32_t>(out.frame_init.size());
-  out.frame_init_neg_bytes = -static_cast<int32_t>(out.frame_init.size() * sizeof(uint64_t));
+  out.place_frame_image(param_slots);
   out.local_slots = local_slots_;
   out.frame_slots = std::max<uint32_t>(max_slot_ + nconsts + nexn, param_slots + out.frame_init.size());
   out.result_slots = result_slots;
