@@ -105,10 +105,10 @@ TEST(CallPaths, CallAndReturnOps) {
   ASSERT_NE(l.home, nullptr);
   EXPECT_STREQ(l.op_at("by_call", 0), "call_import");
   EXPECT_STREQ(l.op_at("by_call", 3), "call_func");
-  EXPECT_STREQ(l.op_at("by_call", 6), "ret1");
+  EXPECT_STREQ(l.op_at("by_call", 3 + vm::kCallFuncWords), "ret1");
   EXPECT_STREQ(l.op_at("by_tail", 0), "call_func");
-  EXPECT_STREQ(l.op_at("entry_void", 3), "ret0");
-  EXPECT_STREQ(l.op_at("entry_pair", 3), "ret");
+  EXPECT_STREQ(l.op_at("entry_void", vm::kCallFuncWords), "ret0");
+  EXPECT_STREQ(l.op_at("entry_pair", vm::kCallFuncWords), "ret");
   for (How how : kAll) {
     SCOPED_TRACE(how_name(how));
     Linked m(how);

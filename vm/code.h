@@ -111,6 +111,10 @@ enum class IOp : uint32_t {
 
 const char* iop_name(IOp op);
 
+// [call_func func base code_lo code_hi]: the callee's CompiledFunc after the
+// function index and the arguments' slot (vm/lower/calls.cc).
+inline constexpr uint32_t kCallFuncWords = 5;
+
 // The words of the load that a switch pair (vm/switch_pairs.def) begins
 // with, its op word included, for the row's First: [Load dst a offset],
 // [LoadShlAdd_Load dst x k c offset] or [LoadAndShlAdd_I32Load dst x m k c

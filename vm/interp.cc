@@ -959,6 +959,25 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
+// Calls wasm function `callee`, whose code is `code`, with its frame at
+// `nfp`, once its frame fits: call() for a callee known to be wasm code.
+template <Mode kMode, CallSite kSite>
+__attribute__((always_inline)) inline CallEnd call_wasm(const CallEnv& env, Regs& r, FuncInst* callee,
+                                                        const CompiledFunc& code, uint64_t* nfp,
+                                                        const uint32_t* next, uint32_t kid) {
+  Frame* const frame = r.frame;
+  // The depth limit and the value stack in one compare (Frame::callee_limit).
+  if (__builtin_expect(nfp + code.frame_slots > frame->callee_limit, 0)) {
+    // Perhaps a counted stub: the trap path lowers it and runs the call
+    // again (Thread::unfit).
+    if constexpr (kMode == Mode::Counted) env.th.unfit = callee;
+    frame->ip = next;
+    return CallEnd::StackExhausted;
+  }
+  enter_callee<kMode, kSite>(env, r, callee, code, nfp, next, kid);
+  return CallEnd::Entered;
+}
+
 // Calls `callee` with its frame (its arguments first) at `nfp`; the caller
 // resumes at `next`. A host callee goes through the host boundary, a wasm
 // one is entered (enter_callee).
@@ -978,17 +997,7 @@ __attribute__((always_inline)) inline CallEnd call(const CallEnv& env, Regs& r, 
     r.ip = next;
     return CallEnd::HostReturned;
   }
-  const CompiledFunc* code = callee->code;
-  // The depth limit and the value stack in one compare (Frame::callee_limit).
-  if (__builtin_expect(nfp + code->frame_slots > frame->callee_limit, 0)) {
-    // Perhaps a counted stub: the trap path lowers it and runs the call
-    // again (Thread::unfit).
-    if constexpr (kMode == Mode::Counted) env.th.unfit = callee;
-    frame->ip = next;
-    return CallEnd::StackExhausted;
-  }
-  enter_callee<kMode, kSite>(env, r, callee, *code, nfp, next, kid);
-  return CallEnd::Entered;
+  return call_wasm<kMode, kSite>(env, r, callee, *callee->code, nfp, next, kid);
 }
 
 // return_call: wasm function `callee` takes over the current frame, its
@@ -2062,8 +2071,13 @@ dispatch:
     }
     CASE(CallFunc) {
     call_func:
+      // The callee's code from the op itself (kCallFuncWords), its FuncInst
+      // beside: the frame check and image wait on one load, not three.
+      const CompiledFunc* code;
+      std::memcpy(&code, ip + 3, sizeof code);
       Regs r = REGS();
-      END_CALL(r, call<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
+      END_CALL(r, call_wasm<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], *code, fp + ip[2],
+                                                          ip + kCallFuncWords, kNoKid));
     }
     CASE(CallImport) {
       Regs r = REGS();

@@ -101,6 +101,13 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       else emit_op(hooked ? IOp::CallHooked : local ? IOp::CallFunc : IOp::CallImport);
       word(index);
       slot_word(base);
+      // CallFunc names its callee's code as well: the module's CompiledFunc,
+      // which stays where it is (a lazy stub is lowered in place). The call
+      // reads the frame size and image from it without first loading the
+      // FuncInst and its code pointer, two dependent loads (docs/RATIONALE.md,
+      // "A direct call names its callee's code").
+      if (e_.code[e_.last_op] == static_cast<uint32_t>(IOp::CallFunc))
+        e_.pointer_words(&m_.code[index - m_.num_imported_funcs]);
       pair_copy_call(e_);
     }
     if (counting && !graft) counts_.call_site_word();

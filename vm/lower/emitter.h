@@ -69,6 +69,14 @@ class Emitter {
     return pos;
   }
   void word(uint32_t w) { code.push_back(w); }
+  // A host pointer as two words (low first), read back with one unaligned
+  // 8-byte load (vm/interp.cc, code_at).
+  void pointer_words(const void* p) {
+    const auto v = reinterpret_cast<uintptr_t>(p);
+    static_assert(sizeof v == 2 * sizeof(uint32_t));
+    word(static_cast<uint32_t>(v));
+    word(static_cast<uint32_t>(v >> 32));
+  }
   // An operand word naming a frame slot. The constant area sits between the
   // locals and the value stack, and its size is known only at the end, so
   // every slot word is recorded and renumbered then (FunctionCompiler::compile).

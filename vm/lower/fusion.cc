@@ -746,7 +746,8 @@ void pair_mem_access(Emitter& e) {
 // takes only when a jump follows it.
 void pair_copy_call(Emitter& e) {
   const uint32_t q = e.last_op;
-  if (q == UINT32_MAX || e.here() != q + 3 || e.code[q] != static_cast<uint32_t>(IOp::CallFunc)) return;
+  if (q == UINT32_MAX || e.here() != q + kCallFuncWords || e.code[q] != static_cast<uint32_t>(IOp::CallFunc))
+    return;
   if (const uint32_t p = e.prev_op;
       p != UINT32_MAX && q == p + 3 && e.code[p] == static_cast<uint32_t>(IOp::Copy))
     e.code[p] = static_cast<uint32_t>(IOp::CopyCallFunc);
