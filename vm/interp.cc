@@ -2560,9 +2560,13 @@ dispatch:
       }
 #undef COUNT_EDGE
       CASE_COUNTED(CallLocalCounted) {
+        // [call_local.counted func base code(2) kid]: the code as CallFunc's
+        const CompiledFunc* code;
+        std::memcpy(&code, ip + 3, sizeof code);
         Regs r = REGS();
-        END_CALL(r, call<kMode, CallSite{.kid = true, .local = true}>(env, r, inst->funcs[ip[1]], fp + ip[2],
-                                                                      ip + 4, ip[3]));
+        END_CALL(r, call_wasm<kMode, CallSite{.kid = true, .local = true}>(
+                        env, r, inst->funcs[ip[1]], *code, fp + ip[2], ip + kCallFuncWords + 1,
+                        ip[kCallFuncWords]));
       }
 #if !defined(WZVM_SWITCH_DISPATCH)
     }

@@ -106,7 +106,9 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       // reads the frame size and image from it without first loading the
       // FuncInst and its code pointer, two dependent loads (docs/RATIONALE.md,
       // "A direct call names its callee's code").
-      if (e_.code[e_.last_op] == static_cast<uint32_t>(IOp::CallFunc))
+      // call_local.counted too, its call-site word after them.
+      if (const IOp op = static_cast<IOp>(e_.code[e_.last_op]);
+          op == IOp::CallFunc || op == IOp::CallLocalCounted)
         e_.pointer_words(&m_.code[index - m_.num_imported_funcs]);
       pair_copy_call(e_);
     }
