@@ -83,9 +83,22 @@ __attribute__((always_inline)) inline T rd(const uint64_t* fp, uint32_t slot) {
   std::memcpy(&v, fp + slot, sizeof(T));
   return v;
 }
+// An i32 is written zero-extended, the whole slot. The 32-bit operation has
+// already zeroed the register's high half, so the 8-byte store costs what a
+// 4-byte one does; and an 8-byte read of the slot soon after (a copy, a
+// call's argument, a return's result, a global.set) is forwarded from the
+// store, where a 4-byte store under an 8-byte load cannot be and stalls the
+// load until the store retires (docs/RATIONALE.md, "An i32 fills its slot").
+// A comparison's slot then also holds what i64.extend_i32_u would make of
+// it, which lowering leaves out (vm/lower/values.cc, OpTables::zext).
 template <class T>
 __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) {
-  std::memcpy(fp + slot, &v, sizeof(T));
+  if constexpr (std::is_integral_v<T> && sizeof(T) == sizeof(uint32_t)) {
+    const uint64_t w = static_cast<uint32_t>(v);
+    std::memcpy(fp + slot, &w, sizeof w);
+  } else {
+    std::memcpy(fp + slot, &v, sizeof(T));
+  }
 }
 
 // call_indirect's checks, in the spec's order, for [op table type elem ...]:
@@ -111,25 +124,15 @@ __attribute__((always_inline)) inline FuncInst* table_target(const Instance* ins
   return f;
 }
 
-// A numeric op's result into its slot. An i32 is written zero-extended, the
-// whole slot: an 8-byte store of the 32-bit register costs what a 4-byte one
-// does, and then a comparison's slot holds what i64.extend_i32_u would make
-// of it, which lowering leaves out (vm/lower/values.cc, OpTables::zext).
-template <class R>
-__attribute__((always_inline)) inline void wr_result(uint64_t* fp, uint32_t slot, R v) {
-  if constexpr (std::is_same_v<R, uint32_t>) wr<uint64_t>(fp, slot, v);
-  else wr<R>(fp, slot, v);
-}
-
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode unary(uint64_t* fp, const uint32_t* ip) {
   if constexpr (F::kTraps) {
     R r;
     TrapCode t = F::template op<R, A>(rd<A>(fp, ip[2]), r);
-    if (t == TrapCode::None) wr_result<R>(fp, ip[1], r);
+    if (t == TrapCode::None) wr<R>(fp, ip[1], r);
     return t;
   } else {
-    wr_result<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2])));
+    wr<R>(fp, ip[1], F::template op<R, A>(rd<A>(fp, ip[2])));
     return TrapCode::None;
   }
 }
@@ -140,10 +143,10 @@ __attribute__((always_inline)) inline TrapCode binary_into(uint64_t* fp, uint32_
   if constexpr (F::kTraps) {
     R r;
     TrapCode t = F::template op<R, A>(a, b, r);
-    if (t == TrapCode::None) wr_result<R>(fp, dst, r);
+    if (t == TrapCode::None) wr<R>(fp, dst, r);
     return t;
   } else {
-    wr_result<R>(fp, dst, F::template op<R, A>(a, b));
+    wr<R>(fp, dst, F::template op<R, A>(a, b));
     return TrapCode::None;
   }
 }
@@ -1839,7 +1842,7 @@ dispatch:
     CASE(I32AndAddSwitch) {
     and_add_switch:
       const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
-      wr_result<uint32_t>(fp, ip[1], v);
+      wr<uint32_t>(fp, ip[1], v);
       ip += 5; /* the switch's op word: its offsets are relative to it */
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
@@ -1868,29 +1871,28 @@ dispatch:
       ip += 7; /* the i32.and+add+switch's op word */
       goto and_add_switch;
     }
-#define WZVM_GEN_PY_DECODE_(Name, words, then)                                                        \
-  CASE(Name) {                                                                                        \
-    using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                      \
-    if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))                   \
-      TRAP(TrapCode::MemoryOutOfBounds);                                                              \
-    if constexpr ((words) == 12) {                                                                    \
-      wr_result<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));              \
-      wr_result<uint32_t>(                                                                            \
-          fp, ip[9],                                                                                  \
-          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11]))); \
-    } else {                                                                                          \
-      wr_result<uint32_t>(                                                                            \
-          fp, ip[5],                                                                                  \
-          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7])));   \
-      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {                \
-        ip += 8;                                                                                      \
-        TRAP(TrapCode::MemoryOutOfBounds);                                                            \
-      }                                                                                               \
-      wr_result<uint32_t>(fp, ip[13], rd<uint32_t>(fp, ip[14]) | rd<uint32_t>(fp, ip[15]));           \
-    }                                                                                                 \
-    if constexpr (then) JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1]));                     \
-    else ip += (words);                                                                               \
-    DISPATCH();                                                                                       \
+#define WZVM_GEN_PY_DECODE_(Name, words, then)                                                               \
+  CASE(Name) {                                                                                               \
+    using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                             \
+    if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))                          \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                                     \
+    if constexpr ((words) == 12) {                                                                           \
+      wr<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));                            \
+      wr<uint32_t>(                                                                                          \
+          fp, ip[9],                                                                                         \
+          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11])));        \
+    } else {                                                                                                 \
+      wr<uint32_t>(fp, ip[5],                                                                                \
+                   ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]))); \
+      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {                       \
+        ip += 8;                                                                                             \
+        TRAP(TrapCode::MemoryOutOfBounds);                                                                   \
+      }                                                                                                      \
+      wr<uint32_t>(fp, ip[13], rd<uint32_t>(fp, ip[14]) | rd<uint32_t>(fp, ip[15]));                         \
+    }                                                                                                        \
+    if constexpr (then) JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1]));                            \
+    else ip += (words);                                                                                      \
+    DISPATCH();                                                                                              \
   }
     WZVM_GEN_PY_DECODE_(I32Load16UOrShrU, 12, false)
     WZVM_GEN_PY_DECODE_(I32Load16UOrShrUJump, 12, true)
