@@ -29,6 +29,12 @@
       (i32.xor (i32.rotl (local.get 0) (i32.const 7)) (local.get 2))))  ;; rotl+xor, temp first
   (func (export "product3") (param f64 f64 f64) (result f64)
     (f64.mul (f64.mul (local.get 0) (local.get 1)) (local.get 2)))
+  ;; a * b + c: f64.mul+add, rounded twice; c + a * b stays two ops (the
+  ;; temporary second: swapped float operands could change a NaN's payload).
+  (func (export "mul_add") (param f64 f64 f64) (result f64)
+    (f64.add (f64.mul (local.get 0) (local.get 1)) (local.get 2)))
+  (func (export "add_mul") (param f64 f64 f64) (result f64)
+    (f64.add (local.get 2) (f64.mul (local.get 0) (local.get 1))))
   (func (export "sum4") (param i32 i32 i32 i32) (result i32)
     (i32.add (i32.add (i32.add (local.get 0) (local.get 1)) (local.get 2)) (local.get 3)))
   ;; Two copies in a row, in order: rotate three locals (a, b, c) <- (b, c, a).

@@ -212,6 +212,29 @@ TEST(SuperInstructions, PairsBecomeOneOp) {
   EXPECT_EQ(r.at(0).i32, 0xFFFFFFFBu);
 }
 
+// f64.mul+add (vm/chains.def, nbody's and dot products' a * b + c) rounds
+// the product and then the sum, as the two instructions do: never one FMA.
+// With a = 1 + 2^-27 and b = 1 - 2^-27 the product 1 - 2^-54 rounds to 1, so
+// a * b - 1 is 0, where an FMA gives -2^-54. The temporary as the add's
+// second operand is not fused (a NaN's payload could change).
+TEST(SuperInstructions, MultiplyAddRoundsTwice) {
+  Fixture f;
+  std::vector<Value> r;
+  auto first_op = [&](const char* name) {
+    return std::string(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(0))));
+  };
+  EXPECT_EQ(first_op("mul_add"), "f64.mul+add");
+  EXPECT_EQ(first_op("add_mul"), "f64.mul");
+  const double a = 1 + 0x1p-27, b = 1 - 0x1p-27;
+  for (const char* name : {"mul_add", "add_mul"}) {
+    ASSERT_FALSE(f.call(name, {f64(a), f64(b), f64(-1.0)}, r));
+    EXPECT_EQ(std::bit_cast<uint64_t>(r.at(0).f64), 0u) << name << ": +0, not an FMA's -2^-54";
+    ASSERT_FALSE(f.call(name, {f64(3.0), f64(0.5), f64(-4.0)}, r));
+    EXPECT_EQ(r.at(0).f64, -2.5) << name;
+  }
+  expect_counts({{"mul_add", {f64(a), f64(b), f64(-1.0)}, 5, vm::TrapCode::None}});
+}
+
 // bench/suite's numeric loops (vm/lower/fusion.cc): an f64 binary whose
 // load takes its address from an i32.add (gemm's `a * b[j + 1]`), a loop
 // closed by an i32.add2 and its test (gemm, nbody), and SHA-256's sigma
