@@ -119,6 +119,10 @@ struct Fixture {
   vm::Trap call(const char* name, std::vector<vm::Value> args, std::vector<vm::Value>& results) {
     return store.invoke(inst->exported_func(name), args, results);
   }
+  // The name of the op at word `word` of export `name`'s code.
+  const char* op_at(const char* name, size_t word) const {
+    return vm::iop_name(static_cast<vm::IOp>(inst->exported_func(name)->code->code.at(word)));
+  }
   // The opcode byte at the offset the trap reports for its innermost frame.
   int trap_opcode(const vm::Trap& t) const {
     if (t.backtrace.empty() || t.backtrace[0].offset < 0) return -1;
@@ -220,11 +224,8 @@ TEST(SuperInstructions, PairsBecomeOneOp) {
 TEST(SuperInstructions, MultiplyAddRoundsTwice) {
   Fixture f;
   std::vector<Value> r;
-  auto first_op = [&](const char* name) {
-    return std::string(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(0))));
-  };
-  EXPECT_EQ(first_op("mul_add"), "f64.mul+add");
-  EXPECT_EQ(first_op("add_mul"), "f64.mul");
+  EXPECT_STREQ(f.op_at("mul_add", 0), "f64.mul+add");
+  EXPECT_STREQ(f.op_at("add_mul", 0), "f64.mul");
   const double a = 1 + 0x1p-27, b = 1 - 0x1p-27;
   for (const char* name : {"mul_add", "add_mul"}) {
     ASSERT_FALSE(f.call(name, {f64(a), f64(b), f64(-1.0)}, r));
@@ -242,17 +243,14 @@ TEST(SuperInstructions, MultiplyAddRoundsTwice) {
 TEST(SuperInstructions, NumericLoopShapesAreFused) {
   Fixture f;
   std::vector<Value> r;
-  auto first_op = [&](const char* name) {
-    return std::string(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(0))));
-  };
-  EXPECT_EQ(first_op("load_add_mul"), "bin_load_add(F64Mul)");
-  EXPECT_EQ(first_op("add2_loop"), "i32.add2+jump_if.back(I32Ne)");
-  EXPECT_EQ(first_op("add2_countdown"), "i32.add2+jump_if.back");
-  EXPECT_EQ(first_op("big_sigma"), "i32.rotl3+xor");
-  EXPECT_EQ(first_op("small_sigma"), "i32.rotl2+shr_u+xor");
-  EXPECT_EQ(first_op("rot3"), "i32.rotl3+xor");
-  EXPECT_EQ(first_op("rot2_shr"), "i32.rotl2+shr_u+xor");
-  EXPECT_EQ(first_op("rot2"), "i32.rotl2+xor");
+  EXPECT_STREQ(f.op_at("load_add_mul", 0), "bin_load_add(F64Mul)");
+  EXPECT_STREQ(f.op_at("add2_loop", 0), "i32.add2+jump_if.back(I32Ne)");
+  EXPECT_STREQ(f.op_at("add2_countdown", 0), "i32.add2+jump_if.back");
+  EXPECT_STREQ(f.op_at("big_sigma", 0), "i32.rotl3+xor");
+  EXPECT_STREQ(f.op_at("small_sigma", 0), "i32.rotl2+shr_u+xor");
+  EXPECT_STREQ(f.op_at("rot3", 0), "i32.rotl3+xor");
+  EXPECT_STREQ(f.op_at("rot2_shr", 0), "i32.rotl2+shr_u+xor");
+  EXPECT_STREQ(f.op_at("rot2", 0), "i32.rotl2+xor");
 
   ASSERT_FALSE(f.call("store_f64", {Value::from_i32(72), f64(2.5)}, r));
   ASSERT_FALSE(f.call("load_add_mul", {Value::from_i32(64), f64(3.0)}, r));
@@ -498,19 +496,16 @@ TEST(SuperInstructions, LoadsInARowArePaired) {
 TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
   Fixture f;
   std::vector<Value> r;
-  auto op_at = [&](const char* name, size_t word) {
-    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
-  };
-  EXPECT_STREQ(op_at("call_one", 0), "copy+call_func");
-  EXPECT_STREQ(op_at("call_one", 3), "call_func");
-  EXPECT_STREQ(op_at("call_two", 0), "copy2+call_func");
-  EXPECT_STREQ(op_at("call_two", 5), "call_func");
-  EXPECT_STREQ(op_at("call_three", 0), "copy3+call_func");
-  EXPECT_STREQ(op_at("call_three", 7), "call_func");
-  EXPECT_STREQ(op_at("call_three_run", 0), "copy4+call_func") << "the local's copy, then three arguments";
-  EXPECT_STREQ(op_at("call_three_run", 9), "call_func");
-  EXPECT_STREQ(op_at("call_four", 0), "copy4+call_func");
-  EXPECT_STREQ(op_at("call_four", 9), "call_func");
+  EXPECT_STREQ(f.op_at("call_one", 0), "copy+call_func");
+  EXPECT_STREQ(f.op_at("call_one", 3), "call_func");
+  EXPECT_STREQ(f.op_at("call_two", 0), "copy2+call_func");
+  EXPECT_STREQ(f.op_at("call_two", 5), "call_func");
+  EXPECT_STREQ(f.op_at("call_three", 0), "copy3+call_func");
+  EXPECT_STREQ(f.op_at("call_three", 7), "call_func");
+  EXPECT_STREQ(f.op_at("call_three_run", 0), "copy4+call_func") << "the local's copy, then three arguments";
+  EXPECT_STREQ(f.op_at("call_three_run", 9), "call_func");
+  EXPECT_STREQ(f.op_at("call_four", 0), "copy4+call_func");
+  EXPECT_STREQ(f.op_at("call_four", 9), "call_func");
   ASSERT_FALSE(f.call("call_one", {Value::from_i32(1024)}, r));
   EXPECT_EQ(r.at(0).i32, 1040u);
   ASSERT_FALSE(f.call("call_two", {Value::from_i32(5), Value::from_i32(100)}, r));
@@ -1591,17 +1586,14 @@ TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
 TEST(LuaShapes, DecodeAndTagTestsAreFused) {
   Fixture f;
   std::vector<Value> r;
-  auto op_at = [&](const char* name, size_t word) {
-    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
-  };
-  EXPECT_STREQ(op_at("lua_ra", 0), "i32.shr_u+and+add");
-  EXPECT_STREQ(op_at("lua_rb", 0), "i32.shr_u+and+add");
-  EXPECT_STREQ(op_at("tag_and", 0), "i32.load8_u+jump_unless(I32And)");
-  EXPECT_STREQ(op_at("tag_and", 4), "jump_unless(I32And)") << "the jump whole after the load";
-  EXPECT_STREQ(op_at("tag_ne", 0), "i32.load8_u+jump_if(I32Ne)");
-  EXPECT_STREQ(op_at("tag_ne", 4), "jump_if(I32Ne)");
-  EXPECT_STREQ(op_at("eqz_and_if", 0), "jump_if(I32And)") << "the and and the eqz, one branch";
-  EXPECT_STREQ(op_at("copy_tag", 0), "i32.load8_u+i32.store8");
+  EXPECT_STREQ(f.op_at("lua_ra", 0), "i32.shr_u+and+add");
+  EXPECT_STREQ(f.op_at("lua_rb", 0), "i32.shr_u+and+add");
+  EXPECT_STREQ(f.op_at("tag_and", 0), "i32.load8_u+jump_unless(I32And)");
+  EXPECT_STREQ(f.op_at("tag_and", 4), "jump_unless(I32And)") << "the jump whole after the load";
+  EXPECT_STREQ(f.op_at("tag_ne", 0), "i32.load8_u+jump_if(I32Ne)");
+  EXPECT_STREQ(f.op_at("tag_ne", 4), "jump_if(I32Ne)");
+  EXPECT_STREQ(f.op_at("eqz_and_if", 0), "jump_if(I32And)") << "the and and the eqz, one branch";
+  EXPECT_STREQ(f.op_at("copy_tag", 0), "i32.load8_u+i32.store8");
   auto call = [&](const char* name, std::vector<Value> args) {
     r.clear();
     vm::Trap t = f.call(name, std::move(args), r);
@@ -1669,13 +1661,10 @@ TEST(LuaShapes, DecodeAndTagTestsAreFused) {
 TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
   Fixture f;
   std::vector<Value> r;
-  auto op_at = [&](const char* name, size_t word) {
-    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
-  };
-  EXPECT_STREQ(op_at("lua_dispatch", 0), "load_and_shl_add(I32Load)+switch");
-  EXPECT_STREQ(op_at("lua_dispatch", 7), "switch") << "the switch whole after it";
-  EXPECT_STREQ(op_at("and_shl", 0), "i32.and+shl");
-  EXPECT_STREQ(op_at("and_shl_add", 0), "i32.and+shl+add");
+  EXPECT_STREQ(f.op_at("lua_dispatch", 0), "load_and_shl_add(I32Load)+switch");
+  EXPECT_STREQ(f.op_at("lua_dispatch", 7), "switch") << "the switch whole after it";
+  EXPECT_STREQ(f.op_at("and_shl", 0), "i32.and+shl");
+  EXPECT_STREQ(f.op_at("and_shl_add", 0), "i32.and+shl+add");
   auto call = [&](const char* name, uint32_t a, uint32_t b) {
     r.clear();
     vm::Trap t = f.call(name, {Value::from_i32(a), Value::from_i32(b)}, r);
@@ -1913,15 +1902,12 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
 TEST(PythonShapes, DispatchAndDecodeAreFused) {
   Fixture f;
   std::vector<Value> r;
-  auto op_at = [&](const char* name, size_t word) {
-    return vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func(name)->code->code.at(word)));
-  };
   auto count_of = [&](const char* name, vm::IOp op) {
     const std::vector<uint32_t>& c = f.inst->exported_func(name)->code->code;
     return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
   };
-  EXPECT_STREQ(op_at("py_dispatch", 0), "i32.and+add+switch");
-  EXPECT_STREQ(op_at("py_dispatch", 5), "switch") << "the switch whole after it";
+  EXPECT_STREQ(f.op_at("py_dispatch", 0), "i32.and+add+switch");
+  EXPECT_STREQ(f.op_at("py_dispatch", 5), "switch") << "the switch whole after it";
   EXPECT_EQ(count_of("py_head", vm::IOp::Copy3AndAddSwitch), 1);
   EXPECT_EQ(count_of("py_head", vm::IOp::I32AndAddSwitch), 1) << "whole after the copies";
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Load16UOrShrU), 1);
