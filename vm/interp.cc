@@ -962,6 +962,14 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
+// The callee's CompiledFunc that a call_func or call_local.counted at `ip`
+// carries in its words 3 and 4 (kCallFuncWords, Emitter::pointer_words).
+__attribute__((always_inline)) inline const CompiledFunc& code_at(const uint32_t* ip) {
+  const CompiledFunc* code;
+  std::memcpy(&code, ip + 3, sizeof code);
+  return *code;
+}
+
 // Calls wasm function `callee`, whose code is `code`, with its frame at
 // `nfp`, once its frame fits: call() for a callee known to be wasm code.
 template <Mode kMode, CallSite kSite>
@@ -2073,12 +2081,10 @@ dispatch:
     }
     CASE(CallFunc) {
     call_func:
-      // The callee's code from the op itself (kCallFuncWords), its FuncInst
-      // beside: the frame check and image wait on one load, not three.
-      const CompiledFunc* code;
-      std::memcpy(&code, ip + 3, sizeof code);
+      // The callee's code from the op itself, its FuncInst beside: the
+      // frame check and image wait on one load, not three.
       Regs r = REGS();
-      END_CALL(r, call_wasm<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], *code, fp + ip[2],
+      END_CALL(r, call_wasm<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], code_at(ip), fp + ip[2],
                                                           ip + kCallFuncWords, kNoKid));
     }
     CASE(CallImport) {
@@ -2563,11 +2569,9 @@ dispatch:
 #undef COUNT_EDGE
       CASE_COUNTED(CallLocalCounted) {
         // [call_local.counted func base code(2) kid]: the code as CallFunc's
-        const CompiledFunc* code;
-        std::memcpy(&code, ip + 3, sizeof code);
         Regs r = REGS();
         END_CALL(r, call_wasm<kMode, CallSite{.kid = true, .local = true}>(
-                        env, r, inst->funcs[ip[1]], *code, fp + ip[2], ip + kCallFuncWords + 1,
+                        env, r, inst->funcs[ip[1]], code_at(ip), fp + ip[2], ip + kCallFuncWords + 1,
                         ip[kCallFuncWords]));
       }
 #if !defined(WZVM_SWITCH_DISPATCH)

@@ -103,9 +103,9 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       slot_word(base);
       // CallFunc names its callee's code as well: the module's CompiledFunc,
       // which stays where it is (a lazy stub is lowered in place). The call
-      // reads the frame size and image from it without first loading the
-      // FuncInst and its code pointer, two dependent loads (docs/RATIONALE.md,
-      // "A direct call names its callee's code").
+      // reads the frame size and image from it without first loading
+      // inst->funcs, the FuncInst and its code pointer, three dependent loads
+      // (docs/RATIONALE.md, "A direct call names its callee's code").
       // call_local.counted too, its call-site word after them.
       if (const IOp op = static_cast<IOp>(e_.code[e_.last_op]);
           op == IOp::CallFunc || op == IOp::CallLocalCounted)
