@@ -1153,7 +1153,9 @@ TEST(GoShapes, JumpsGoStraightToTheResumePoint) {
     const auto op = static_cast<vm::IOp>(run->code.at(word));
     EXPECT_TRUE(op == vm::IOp::Jump || op == vm::IOp::JumpBack || op == vm::IOp::Copy2)
         << vm::iop_name(op) << " at word " << word;
-    if (op == vm::IOp::Copy2) EXPECT_NE(run->code.at(word + 3), 0u) << "the copy2 does not write $pc";
+    if (op == vm::IOp::Copy2) {
+      EXPECT_NE(run->code.at(word + 3), 0u) << "the copy2 does not write $pc";
+    }
   }
   EXPECT_EQ(std::count(run->code.begin(), run->code.end(), static_cast<uint32_t>(vm::IOp::Copy3)), 0);
   ASSERT_FALSE(f.call("go_run", {Value::from_i32(0), Value::from_i32(100)}, r));
@@ -1236,8 +1238,11 @@ TEST(GoShapes, ALoopsBackEdgeRunsItsExitTest) {
   }
   // A float compare has no negation: its loop keeps the jump back to the head.
   const vm::CompiledFunc* flt = f.inst->exported_func("while_flt")->code;
-  for (auto [word, offset] : flt->source_map)
-    if (f.module->bytes.at(offset) == 0x0C) EXPECT_EQ(op_at(flt->code, word), vm::IOp::JumpBack);
+  for (auto [word, offset] : flt->source_map) {
+    if (f.module->bytes.at(offset) == 0x0C) {
+      EXPECT_EQ(op_at(flt->code, word), vm::IOp::JumpBack);
+    }
+  }
   ASSERT_FALSE(f.call("while_flt", {f64(2.5)}, r));
   EXPECT_EQ(r.at(0).i32, 3u);
 

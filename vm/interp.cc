@@ -1068,6 +1068,22 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
 #else
 #define WZVM_NOCLONE __attribute__((noinline, noclone, aligned(4096)))
 #endif
+// The loop's values that most handlers read, each named to a callee-saved
+// register of its own (GCC on x86-64; elsewhere plain locals): the
+// dispatch table and memory 0's base and size, and the instance. Left to
+// itself GCC kept the thread and a bool in callee-saved registers and the
+// memory base and size in stack slots, two loads in every load and store
+// handler, whatever the profile (-fprofile-use chose the same), and each
+// op added to the loop moved `inst` or `fp` between a register and a slot
+// (docs/RATIONALE.md, "The loop's registers are named"). ip and fp stay
+// unnamed: GCC allocates them to the two registers left, and naming them
+// too made it use theirs as scratch and copy them about.
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && !defined(WZVM_SWITCH_DISPATCH)
+#define WZVM_IN_REG(type, name, reg) register type name asm(reg)
+#else
+#define WZVM_IN_REG(type, name, reg) type name
+#endif
+
 template <Mode kMode>
 WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   constexpr bool kCounting = kMode == Mode::Counted;
@@ -1091,10 +1107,10 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
   [[maybe_unused]] const NodeContext nc{entry, th.entry_node, kCounting, &store};
   const uint32_t* ip;
   uint64_t* fp;
-  Instance* inst;
+  WZVM_IN_REG(Instance*, inst, "r13");
   MemInst* memory;
-  uint8_t* mem;
-  uint64_t memsize;
+  WZVM_IN_REG(uint8_t*, mem, "r14");
+  WZVM_IN_REG(uint64_t, memsize, "r15");
   TrapCode trap_code = TrapCode::None;
   uint64_t exn = 0;  // exception-handling: the exception being thrown (number)
   Trap host_trap;
@@ -1267,7 +1283,7 @@ dispatch:
     };
     table_labels = kCountedLabels;
   }
-  const void* const* labels = kLabels;
+  WZVM_IN_REG(const void* const*, labels, "r12") = kLabels;
   if (profiled) {
     // The first entry fills the loop's table and publishes it; a raise()
     // that came before could not patch it, so the flag is tested here.
