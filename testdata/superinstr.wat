@@ -860,6 +860,21 @@
       (return (i32.const 10))) (return (i32.const 11))) (return (i32.const 12)))
     (i32.const 13))
   (func (export "store8") (param i32 i32) (i32.store8 (local.get 0) (local.get 1)))
+  (func (export "store32") (param i32 i32) (i32.store (local.get 0) (local.get 1)))
+  ;; C's `if (p->a)` and `if (!p->b)`: a load right before a conditional jump
+  ;; on what it loaded (pair_copy_jumps): i32.load+jump_if (the br_if),
+  ;; i32.load+jump_unless and i32.load8_u+jump_unless (the ifs). 1 unless
+  ;; p[0], + 10 if p[4], + 100 if the byte p[8].
+  (func (export "load_jumps") (param $p i32) (result i32)
+    (local $r i32)
+    (block $skip
+      (br_if $skip (i32.load (local.get $p)))
+      (local.set $r (i32.const 1)))
+    (if (i32.load offset=4 (local.get $p))
+      (then (local.set $r (i32.add (local.get $r) (i32.const 10)))))
+    (if (i32.load8_u offset=8 (local.get $p))
+      (then (local.set $r (i32.add (local.get $r) (i32.const 100)))))
+    (local.get $r))
   (func (export "store16") (param i32 i32) (i32.store16 (local.get 0) (local.get 1)))
   (func (export "py_decode") (param i32 i32) (result i32)
     (local i32 i32 i32)

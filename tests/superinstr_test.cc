@@ -37,7 +37,9 @@ TEST(InternalOps, OneListNamesEveryOpInOrder) {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #define WZVM_IOP(Name, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
+#define WZVM_PLAIN_IOP(Name, text) WZVM_IOP(Name, text)
 #include "vm/internal_ops.def"
+#undef WZVM_PLAIN_IOP
 #undef WZVM_IOP
 #define WZVM_CHAIN(Name, First, Second, T, text) EXPECT_STREQ(vm::iop_name(vm::IOp::Name), text) << #Name;
 #include "vm/chains.def"
@@ -604,6 +606,55 @@ TEST(SuperInstructions, ACopyBeforeAJumpRunsWithIt) {
           std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJump)),
       0)
       << "code lowered for fuel pairs too";
+}
+
+// A load of memory 0 right before a conditional jump on a slot is one
+// dispatch (vm/internal_ops.def, i32.load+jump_if; pair_copy_jumps): the
+// load's op word is the pair's, the jump whole after it. Results are the
+// wasm's whichever way each jump goes; a load out of bounds traps at that
+// load (its opcode, exact counts, the jump not run).
+TEST(SuperInstructions, ALoadBeforeAConditionalJumpRunsWithIt) {
+  Fixture f;
+  std::vector<Value> r;
+  const std::vector<uint32_t>& code = f.inst->exported_func("load_jumps")->code->code;
+  for (vm::IOp pair : {vm::IOp::I32LoadJumpIf, vm::IOp::I32LoadJumpUnless, vm::IOp::I32Load8UJumpUnless})
+    EXPECT_EQ(std::count(code.begin(), code.end(), static_cast<uint32_t>(pair)), 1) << vm::iop_name(pair);
+  EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "i32.load+jump_if");
+  constexpr uint32_t p = 4096;
+  for (uint32_t bits = 0; bits < 8; ++bits) {
+    SCOPED_TRACE(bits);
+    ASSERT_FALSE(f.call("store32", {Value::from_i32(p), Value::from_i32(bits & 1 ? 0x100 : 0)}, r));
+    ASSERT_FALSE(f.call("store32", {Value::from_i32(p + 4), Value::from_i32(bits & 2 ? 0x10000 : 0)}, r));
+    ASSERT_FALSE(f.call("store32", {Value::from_i32(p + 8), Value::from_i32(bits & 4 ? 0x80 : 0x100)}, r));
+    ASSERT_FALSE(f.call("load_jumps", {Value::from_i32(p)}, r));
+    EXPECT_EQ(r.at(0).i32, (bits & 1 ? 0u : 1u) + (bits & 2 ? 10u : 0u) + (bits & 4 ? 100u : 0u));
+  }
+  vm::Trap t = f.call("load_jumps", {Value::from_i32(65536 - 2)}, r);
+  ASSERT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "the first i32.load";
+  t = f.call("load_jumps", {Value::from_i32(65536 - 8)}, r);
+  ASSERT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x2D) << "the i32.load8_u";
+  // The first load of 0 (p = 65536 - 8 holds zeros), `local.get load
+  // br_if` (3), `const set` (2), `get load if` (3) not taken, `get load8_u`
+  // (2) trapping: 10 ran. In a fresh instance's zeros at p: 5, then two
+  // ifs not taken (3 each) and the result's `local.get`: 12. The pairs are
+  // plain code's only: code lowered for fuel or counting keeps the load and
+  // the jump apart (the counting loop has no handler for them) and counts
+  // the same.
+  const std::vector<CountCase> cases = {
+      {"load_jumps", {Value::from_i32(65536 - 8)}, 10, vm::TrapCode::MemoryOutOfBounds},
+      {"load_jumps", {Value::from_i32(p)}, 12, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+  const std::vector<uint32_t> fuel_code = fuel_lowered("load_jumps").code;
+  EXPECT_EQ(std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::I32Load)), 2);
+  for (vm::IOp pair : {vm::IOp::I32LoadJumpIf, vm::IOp::I32LoadJumpUnless, vm::IOp::I32Load8UJumpUnless})
+    EXPECT_EQ(std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(pair)), 0)
+        << vm::iop_name(pair);
 }
 
 // Past a function's constant area, a constant it holds is named in place,

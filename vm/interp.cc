@@ -1235,13 +1235,17 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 #if defined(WZVM_SWITCH_DISPATCH)
 #define CASE(Name) case static_cast<uint32_t>(IOp::Name):
 // A case label cannot sit inside an `if constexpr`, so every loop has the
-// counted-only ops' cases; the others leave at once for the report, and
-// clang emits no code for the unreachable body after the goto. That keeps
-// the sanitizer build's compile of this file from growing with the ops
-// (the switch function's size is what its analyses are superlinear in).
+// counted-only and plain-only ops' cases; the loops without the op leave
+// at once for the report, and clang emits no code for the unreachable
+// body after the goto. That keeps the sanitizer build's compile of this
+// file from growing with the ops (the switch function's size is what its
+// analyses are superlinear in).
 #define CASE_COUNTED(Name) \
   CASE(Name)               \
   if constexpr (!kCounting) goto unlowered_op;
+#define CASE_PLAIN(Name) \
+  CASE(Name)             \
+  if constexpr (kCounting) goto unlowered_op;
 #define DISPATCH() goto dispatch
 dispatch:
   WZVM_COUNT_OP_(*ip);
@@ -1250,6 +1254,10 @@ dispatch:
 #else
 #define CASE(Name) L_##Name:
 #define CASE_COUNTED(Name) L_##Name:
+// An op only plain code has (WZVM_PLAIN_IOP): the counting loop has no
+// handler for it (the body after the goto is unreachable there), so the
+// op leaves that loop's code, and GCC's allocation of it, as they were.
+#define CASE_PLAIN(Name) L_##Name : if constexpr (kCounting) goto unlowered_op;
   // Through `labels`: kLabels when nothing profiles, else the loop's table in
   // Profiling::dispatch, which raise() may change at any time (an atomic
   // load: a plain move on x86-64).
@@ -1712,6 +1720,23 @@ dispatch:
     CASE(GlobalGetJumpUnless) {
       fp[ip[1]] = inst->globals[ip[2]]->value;
       THEN_COND_JUMP(3, false);
+    }
+    // [i32.load+jump_if d a off][jump_if cond offset], and the others: the
+    // load (its trap at the op), then the jump as copy+jump_if's.
+    CASE_PLAIN(I32LoadJumpIf) {
+      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      THEN_COND_JUMP(4, true);
+    }
+    CASE_PLAIN(I32LoadJumpUnless) {
+      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      THEN_COND_JUMP(4, false);
+    }
+    CASE_PLAIN(I32Load8UJumpUnless) {
+      if (__builtin_expect(!mem_access<IOp::I32Load8U, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      THEN_COND_JUMP(4, false);
     }
     // ---- Lua's shared tail (vm/internal_ops.def): [i32.add+jump d a b][jump
     // offset], the add, then the jump (or its back form) from its own words,
@@ -2768,6 +2793,7 @@ on_host_trap:
 #undef REGS
 #undef CASE
 #undef CASE_COUNTED
+#undef CASE_PLAIN
 #undef DISPATCH
 #undef TRAP
 #undef CALL_LIMIT

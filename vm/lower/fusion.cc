@@ -780,7 +780,13 @@ void pair_copy_call(Emitter& e) {
 // (+jump_unless), the same way. Py_DECREF tests the count it teed
 // (`if (--op->ob_refcnt == 0) dealloc`): `rmw_add.tee(I32) -> jump_if` was
 // 1.15% of calls.py's dispatches. The op's trap is the rmw's, at its own
-// op word, before the jump.
+// op word, before the jump. And where an i32.load or i32.load8_u of memory
+// 0 was emitted: one still whole before a conditional jump becomes
+// i32.load+jump_if, i32.load+jump_unless or i32.load8_u+jump_unless (C's
+// `if (p->f)`, `if (!p)`); its trap, source offset and count mark stay the
+// load's. A load a later fusion took over (a pair, rmw_add, a decode) has
+// another op word at its place, or code resized to its place and another
+// op there, so `p` is always an op word when it still reads as a load.
 void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
   auto& code = e.code;
   const uint32_t end = e.here();
@@ -790,6 +796,18 @@ void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
       if (j == IOp::JumpIf || j == IOp::JumpIfBack) code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpIf_I32);
       else if (j == IOp::JumpUnless || j == IOp::JumpUnlessBack)
         code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpUnless_I32);
+      continue;
+    }
+    if (const bool word = code[p] == static_cast<uint32_t>(IOp::I32Load);
+        (word || code[p] == static_cast<uint32_t>(IOp::I32Load8U)) && p + 4 < end) {
+      // A load still whole (no pair or fusion took it: those change its op
+      // word), so its four words end where the jump's begin.
+      const IOp j = static_cast<IOp>(code[p + 4]);
+      if (j == IOp::JumpIf || j == IOp::JumpIfBack) {
+        if (word) code[p] = static_cast<uint32_t>(IOp::I32LoadJumpIf);
+      } else if (j == IOp::JumpUnless || j == IOp::JumpUnlessBack) {
+        code[p] = static_cast<uint32_t>(word ? IOp::I32LoadJumpUnless : IOp::I32Load8UJumpUnless);
+      }
       continue;
     }
     if (p + 3 >= end) continue;
