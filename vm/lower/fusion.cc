@@ -783,8 +783,9 @@ void pair_copy_call(Emitter& e) {
 // op word, before the jump. And where an i32.load or i32.load8_u of memory
 // 0 was emitted: one still whole before a conditional jump becomes
 // i32.load+jump_if, i32.load+jump_unless or i32.load8_u+jump_unless (C's
-// `if (p->f)`, `if (!p)`); its trap, source offset and count mark stay the
-// load's. A load a later fusion took over (a pair, rmw_add, a decode) has
+// `if (p->f)`, `if (!p)`; plain code only, whose lowering alone lists the
+// loads, vm/lower/memory.cc); its trap and source offset stay the load's.
+// A load a later fusion took over (a pair, rmw_add, a decode) has
 // another op word at its place, or code resized to its place and another
 // op there, so `p` is always an op word when it still reads as a load.
 void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
