@@ -10,7 +10,10 @@
 # loops (ret1, the call paths) and the counting loop's `counters` too: one
 # hot value more than x86-64 has callee-saved registers.
 #
-#   bash bench/loop-registers.sh [--build DIR] [HANDLER...]
+#   bash bench/loop-registers.sh [--build DIR] [--bin WZVM] [HANDLER...]
+#
+# --bin reads another wzvm binary (an experiment's) with DIR's op names:
+# only right when both have the same ops (vm/iops.inc) in the same order.
 #
 # Handlers are named as in listings (vm/iops.inc): default global.get
 # global.set i32.load i32.add ret1 copy+call_func. Needs objdump, nm and
@@ -19,16 +22,18 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 BUILD=build
+BIN=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+    --bin) BIN=$2; shift 2 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
 HANDLERS=("$@")
 [ ${#HANDLERS[@]} -gt 0 ] || HANDLERS=(global.get global.set i32.load i32.add ret1 copy+call_func)
-BIN=$BUILD/wzvm
+BIN=${BIN:-$BUILD/wzvm}
 LIB=$BUILD/vm/libwzvm_vm.a
 for f in "$BIN" "$LIB"; do
   [ -f "$f" ] || { echo "loop-registers: no $f (build wzvm first: bash scripts/dev.sh build)" >&2; exit 1; }
