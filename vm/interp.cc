@@ -1723,21 +1723,16 @@ dispatch:
     }
     // [i32.load+jump_if d a off][jump_if cond offset], and the others: the
     // load (its trap at the op), then the jump as copy+jump_if's.
-    CASE_PLAIN(I32LoadJumpIf) {
-      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
-        TRAP(TrapCode::MemoryOutOfBounds);
-      THEN_COND_JUMP(4, true);
-    }
-    CASE_PLAIN(I32LoadJumpUnless) {
-      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
-        TRAP(TrapCode::MemoryOutOfBounds);
-      THEN_COND_JUMP(4, false);
-    }
-    CASE_PLAIN(I32Load8UJumpUnless) {
-      if (__builtin_expect(!mem_access<IOp::I32Load8U, 0>(fp, ip, mem, memsize), 0))
-        TRAP(TrapCode::MemoryOutOfBounds);
-      THEN_COND_JUMP(4, false);
-    }
+#define WZVM_LOAD_THEN_JUMP_(Name, Load, taken)                               \
+  CASE_PLAIN(Name) {                                                          \
+    if (__builtin_expect(!mem_access<IOp::Load, 0>(fp, ip, mem, memsize), 0)) \
+      TRAP(TrapCode::MemoryOutOfBounds);                                      \
+    THEN_COND_JUMP(4, taken);                                                 \
+  }
+    WZVM_LOAD_THEN_JUMP_(I32LoadJumpIf, I32Load, true)
+    WZVM_LOAD_THEN_JUMP_(I32LoadJumpUnless, I32Load, false)
+    WZVM_LOAD_THEN_JUMP_(I32Load8UJumpUnless, I32Load8U, false)
+#undef WZVM_LOAD_THEN_JUMP_
     // ---- Lua's shared tail (vm/internal_ops.def): [i32.add+jump d a b][jump
     // offset], the add, then the jump (or its back form) from its own words,
     // 4 on; [i32.load+shr_u+and+add d a off][i32.shr_u+and+add d2 x s m b],
