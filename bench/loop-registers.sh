@@ -10,7 +10,9 @@
 # loops (ret1, the call paths) and the counting loop's `counters` too: one
 # hot value more than x86-64 has callee-saved registers.
 #
-#   bash bench/loop-registers.sh [--build DIR] [--bin WZVM] [HANDLER...]
+#   bash bench/loop-registers.sh [--build DIR] [--bin WZVM] [--show] [HANDLER...]
+#
+# --show prints each handler's instructions, not only its stack-slot ones.
 #
 # --bin reads another wzvm binary (an experiment's) with DIR's op names:
 # only right when both have the same ops (vm/iops.inc) in the same order.
@@ -23,11 +25,13 @@ cd "$(dirname "$0")/.."
 
 BUILD=build
 BIN=
+SHOW=
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) BUILD=$2; shift 2 ;;
     --bin) BIN=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --show) SHOW=1; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) break ;;
   esac
 done
@@ -54,8 +58,8 @@ EOF
 c++ -std=c++20 -O1 -I. "$TMP/names.cc" "$LIB" -o "$TMP/names"
 "$TMP/names" > "$TMP/names.txt"
 
-python3 - "$BIN" "$TMP/names.txt" "${HANDLERS[@]}" <<'EOF'
-import re, subprocess, sys
+SHOW=$SHOW python3 - "$BIN" "$TMP/names.txt" "${HANDLERS[@]}" <<'EOF'
+import os, re, subprocess, sys
 
 binary, names_file, handlers = sys.argv[1], sys.argv[2], sys.argv[3:]
 names = open(names_file).read().split('\n')
@@ -103,6 +107,7 @@ for mode, label, tname in ((0, 'plain', 'kLabels'), (1, 'counting', 'kCountedLab
             if body[-1].startswith('jmp'):
                 break
         slots = [ins for ins in body if '(%rsp)' in ins]
+        shown = body if os.environ.get('SHOW') else slots
         print(f'  {h:16} {len(body):3} instructions, stack slots: {len(slots)}'
-              + (''.join(f'\n      {s}' for s in slots)))
+              + (''.join(f'\n      {s}' for s in shown)))
 EOF

@@ -2057,5 +2057,55 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// Counted with probes (LoadOptions::probe_dispatch), the probe.counted
+// before the loop head's switch.counted runs the switch too, without a
+// dispatch (vm/counted_ops.def). Results, and every instruction's count,
+// node by node, are those of counted code without probes (no sink: the
+// probes move no count).
+TEST(PythonShapes, CountedProbeRunsTheSwitchAfterIt) {
+  struct Run {
+    std::vector<uint32_t> results;
+    std::vector<vm::Profiling::InstructionCount> counts;
+  };
+  auto run = [](bool probes, const char* name, const std::vector<uint32_t>& inputs,
+                std::vector<uint32_t>* code) {
+    vm::LoadOptions lo;
+    lo.count_instructions = true;
+    if (probes) lo.probe_dispatch = [](const vm::Module&, uint32_t) { return 4u; };
+    auto m = vm::load_module(read_bytes(path()), lo);
+    EXPECT_TRUE(m) << m.error().to_string();
+    Run out;
+    if (!m) return out;
+    vm::Store store;
+    auto i = store.instantiate(m.value(), {});
+    EXPECT_TRUE(i);
+    if (!i) return out;
+    vm::Profiling p;
+    p.count_instructions = true;
+    store.thread()->profiling = &p;
+    for (uint32_t x : inputs) {
+      std::vector<Value> r, args = {Value::from_i32(x)};
+      vm::Trap t = store.invoke(i.value()->exported_func(name), args, r);
+      EXPECT_FALSE(t) << name << " " << x << ": " << t.message;
+      out.results.push_back(r.empty() ? 0xBADu : r.at(0).i32);
+    }
+    out.counts = p.instruction_counts();
+    if (code) *code = i.value()->exported_func(name)->code->code;
+    return out;
+  };
+  auto count_of = [](const std::vector<uint32_t>& c, vm::IOp op) {
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  const std::vector<uint32_t> inputs = {1, 0x102, 3, 0, 2};
+  std::vector<uint32_t> code;
+  Run with = run(true, "py_head", inputs, &code), without = run(false, "py_head", inputs, nullptr);
+  EXPECT_EQ(count_of(code, vm::IOp::ProbeCounted), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::SwitchCounted), 1);
+  EXPECT_EQ(with.results, (std::vector<uint32_t>{11, 103, 103, 13, 103}));
+  EXPECT_EQ(with.results, without.results);
+  ASSERT_FALSE(with.counts.empty());
+  EXPECT_TRUE(with.counts == without.counts) << "instruction for instruction";
+}
+
 }  // namespace
 }  // namespace wzvm

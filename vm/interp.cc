@@ -2576,6 +2576,7 @@ dispatch:
       WZVM_THREADED_JUMP_(JumpBackThreadedCounted)
 #undef WZVM_THREADED_JUMP_
       CASE_COUNTED(SwitchCounted) {
+      switch_counted:
         uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
         COUNT_EDGE(ip[4 + ip[2] + i]);
         JUMP_BY(static_cast<int32_t>(ip[3 + i]));
@@ -2588,6 +2589,7 @@ dispatch:
       }
       // [op index leave land n slot0..] before an interpreter's dispatch
       // br_table: the sink may move the frame's counting to another node.
+      // Then the switch.counted always after it, without a dispatch.
       CASE_COUNTED(ProbeCounted) {
         if constexpr (kCounting) {
           if (prof->sink && !probe_stays(prof->probe_stay, frame, counters, fp, ip, mem, memsize)) {
@@ -2600,7 +2602,7 @@ dispatch:
           }
         }
         ip += 5 + ip[4];
-        DISPATCH();
+        goto switch_counted;
       }
 #undef COUNT_EDGE
       CASE_COUNTED(CallLocalCounted) {
