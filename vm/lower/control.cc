@@ -198,6 +198,8 @@ bool FunctionCompiler::op_br_table() {
       // the probe reads every i32 local
       for (uint32_t x = 0; x < local_types_.size(); ++x)
         if (local_types_[x] == ValType::I32) da_read(x);
+      // The switch follows at once, nothing between: the probe's handler
+      // goes on into it without a dispatch (vm/counted_ops.def).
       counts_.emit_probe(index, local_types_, local_slot_);
     }
     // An index computed as x - k switches on x, its table k entries longer
