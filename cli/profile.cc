@@ -113,6 +113,13 @@ void ProfileFlags::add_to(CLI::App& app) {
                  "CPU sampling rate (default " + std::to_string(profiler::kDefaultCpuHz) + ")")
       ->option_text("N")
       ->check(CLI::Range(1u, 100000u));
+  app.add_option(
+         "--profile-c-frames", python_c_frames,
+         "Instruction profile of CPython by Python line: C frames kept below each Python frame (default " +
+             std::to_string(profiler::Options::kDefaultPythonCFrames) +
+             "; deeper ones are elided, their functions' counts kept); 0: every frame, and C counts per "
+             "line (profiles of millions of samples)")
+      ->option_text("N");
   app.add_flag("--profile-text", text,
                "Count instructions and print 'COUNT FUNCTION' lines (self counts, largest first) and "
                "'COUNT total' on stderr after the run");
@@ -209,6 +216,7 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   o.mem = flags.mem();
   o.mem_sample_bytes = flags.mem_sample_bytes;
   o.deterministic = flags.deterministic;
+  o.python_c_frames = flags.python_c_frames;
   // Said before the run, not after: an empty memory profile needs a reason.
   if (o.mem && module.call_hooks.empty())
     std::cerr

@@ -2,8 +2,8 @@
 // The `wzvm` command's profiling flags and the session that applies them to
 // one run: --profile=cpu|instructions|mem (comma list, repeatable),
 // --profile-out, --profile-format, --profile-summary, --pprof-addr,
-// --cpu-hz, --profile-text, --mem-sample-bytes, --alloc-fn. Kept out of main.cc so the command's flow stays
-// readable and the profiler wiring is in one place.
+// --cpu-hz, --profile-text, --profile-c-frames, --mem-sample-bytes, --alloc-fn. Kept out of main.cc so the
+// command's flow stays readable and the profiler wiring is in one place.
 
 #include <CLI/CLI.hpp>
 #include <condition_variable>
@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "profiler/profiler.h"
 #include "profiler/sampler.h"
 #include "vm/module.h"
 #include "vm/profiling.h"
@@ -33,7 +34,8 @@ struct ProfileFlags {
   std::vector<std::string> kinds;  // --profile values, as given
   std::string out;                 // --profile-out: a file (one profile) or a directory (several)
   unsigned cpu_hz = profiler::kDefaultCpuHz;
-  bool text = false;                   // --profile-text
+  bool text = false;                                                    // --profile-text
+  uint32_t python_c_frames = profiler::Options::kDefaultPythonCFrames;  // --profile-c-frames
   uint64_t mem_sample_bytes = 0;       // --mem-sample-bytes (0: every allocation)
   std::vector<std::string> alloc_fns;  // --alloc-fn NAME=KIND
   std::vector<std::string> formats;    // --profile-format: pprof, folded, speedscope, html (all profiles)

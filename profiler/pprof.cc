@@ -67,6 +67,7 @@ class Builder {
     if (!streaming_) return p_.add_sample();
     scratch_.Clear();
     stream_leaf_ = 0;
+    stream_mid_ = 0;
     return &scratch_;
   }
   void end_sample(const pb::Sample* s) {
@@ -106,7 +107,8 @@ class Builder {
     }
     size_t ids = 0, size = rest;
     if (stream_leaf_) {
-      ids = COS::VarintSize64(stream_leaf_) + callers_size();
+      ids = COS::VarintSize64(stream_leaf_) + (stream_mid_ ? COS::VarintSize64(stream_mid_) : 0) +
+            callers_size();
       size += 1 + COS::VarintSize64(ids) + ids;
     }
     uint8_t* const base = samples_room(10 + size);
@@ -116,6 +118,7 @@ class Builder {
       p = WFL::WriteTagToArray(pb::Sample::kLocationIdFieldNumber, WFL::WIRETYPE_LENGTH_DELIMITED, p);
       p = COS::WriteVarint32ToArray(static_cast<uint32_t>(ids), p);
       p = COS::WriteVarint64ToArray(stream_leaf_, p);
+      if (stream_mid_) p = COS::WriteVarint64ToArray(stream_mid_, p);
       p = std::copy(callers_.begin() + static_cast<std::ptrdiff_t>(callers_begin_), callers_.end(), p);
     }
     if (!by_hand) {
@@ -175,10 +178,15 @@ class Builder {
   // `tree`: the call tree of the thread the sample is from (the main one's
   // by default; threads: Profiler::threads()). Node ids are per tree, so the
   // cache starts over when the tree changes (the writers go thread by thread).
+  // `mid`, if not 0, is a frame between the leaf and its callers: a
+  // "[frames-elided]" standing for the frames between a C function deep
+  // below a Python frame and `node`, the ancestor it is shown under
+  // (instructions_profile).
   void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node) { add_stack(s, leaf, node, prof_.tree()); }
-  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree) {
+  void add_stack(pb::Sample* s, uint64_t leaf, uint32_t node, const vm::CallTree& tree, uint64_t mid = 0) {
     if (streaming_ && s == &scratch_) {  // end_sample writes the ids
       stream_leaf_ = leaf;
+      stream_mid_ = mid;
       if (stream_tree_ == &tree && stream_node_ == node) return;  // the callers are encoded
       if (stream_tree_ != &tree) forget_callers();                // node ids are the tree's
       encode_callers(tree, node);
@@ -192,18 +200,20 @@ class Builder {
     const bool elide = frames > 2 * kStackEnd;
     ids->Reserve(static_cast<int>(elide ? 2 * kStackEnd + 1 : frames));
     ids->Add(leaf);
+    if (mid) ids->Add(mid);
     // The writers go node by node (each node's sites are sorted by offset),
     // so a node's samples follow each other: the next one copies the
     // callers instead of walking them again (calls 37: 12 000 samples, 498
     // distinct caller stacks).
-    if (last_sample_ && last_tree_ == &tree && last_node_ == node) {
-      ids->Add(last_sample_->location_id().begin() + 1, last_sample_->location_id().end());
+    if (last_sample_ && last_tree_ == &tree && last_node_ == node && last_mid_ == mid) {
+      ids->Add(last_sample_->location_id().begin() + (mid ? 2 : 1), last_sample_->location_id().end());
     } else {
       for_each_caller(tree, node, [&](uint64_t id) { ids->Add(id); });
     }
     last_sample_ = s;
     last_tree_ = &tree;
     last_node_ = node;
+    last_mid_ = mid;
   }
   // The streamed sample's callers (add_stack), as packed varints: the last
   // callers_size() bytes of callers_, innermost first, so the frames a node
@@ -487,6 +497,7 @@ class Builder {
       for (uint64_t& id : ids) remap(id);
     remap(elided_location_);
     remap(stream_leaf_);
+    remap(stream_mid_);
     leaf_weighing_.clear();
     // The cached encodings of ids are stale.
     stream_tree_ = nullptr;
@@ -545,6 +556,15 @@ class Builder {
     }
     if (contexts_ && vm::CallTree::is_context(tree.node(c).site)) return kNoFrame;
     return location(tree.node(n).func, site_of(tree, c));
+  }
+
+  // The Location of `c`'s caller's frame in its stacks (caller_id), kept
+  // per node.
+  uint64_t caller_location(const vm::CallTree& tree, uint32_t c) {
+    use_tree(tree);
+    uint64_t& id = caller_location_[c];
+    if (!id) id = caller_id(tree, c);
+    return id;
   }
 
   void use_tree(const vm::CallTree& tree) {
@@ -774,6 +794,7 @@ class Builder {
   const pb::Sample* last_sample_ = nullptr;
   const vm::CallTree* last_tree_ = nullptr;
   uint32_t last_node_ = 0;
+  uint64_t last_mid_ = 0;
   // stream_samples()
   bool streaming_ = false;
   int weight_index_ = 0;
@@ -782,6 +803,7 @@ class Builder {
   // leaf's id (0: none, the ids are scratch_'s) and the node of
   // stream_tree_ whose callers' packed varints callers_ ends with.
   uint64_t stream_leaf_ = 0;
+  uint64_t stream_mid_ = 0;  // add_stack's `mid`, after the leaf
   const vm::CallTree* stream_tree_ = nullptr;
   uint32_t stream_node_ = 0;
   static constexpr size_t kOutBuffer = size_t{1} << 20;
@@ -972,6 +994,23 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // Python function at a line: one sample each, its counts summed over
     // the loop's instructions.
     b.use_contexts(prof->has_contexts() ? prof : nullptr);
+    // CPython by Python line: the C frames kept below each Python frame
+    // (Options::python_c_frames). shown[n]: the node whose callers n's
+    // samples show, n itself or, for a node more than `keep` C frames
+    // below its Python frame, its ancestor keep + 1 frames below it, after
+    // a "[frames-elided]" (the ancestor's own frame, at the call that led
+    // to n, is the last one kept).
+    const uint32_t keep = prof->has_contexts() ? profiler.options().python_c_frames : 0;
+    std::vector<uint32_t> shown;
+    if (keep) {
+      shown.resize(tree.size());
+      std::vector<uint32_t> below(tree.size(), 0);  // C frames since the last Python frame (or the root)
+      for (uint32_t n = 1; n < tree.size(); ++n) {  // parents come first
+        const vm::CallTree::Node& node = tree.node(n);
+        below[n] = vm::CallTree::is_context(node.site) ? 0 : below[node.parent] + 1;
+        shown[n] = below[n] <= keep + 1 ? n : shown[node.parent];
+      }
+    }
     std::vector<uint32_t> nodes;  // those with counts, in order
     {
       // A function's instructions are all in its unit: one leaf each, so
@@ -990,6 +1029,8 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
           });
       pf.read();
     }
+    if (keep)
+      for (uint32_t& n : nodes) n = shown[n];  // the stacks the samples show
     b.intern_callers_by_weight(nodes, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
@@ -1007,13 +1048,41 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // after each node, entry by entry (a hash map's clear() costs all its
     // buckets, as many as the largest node ever needed, at every node).
     std::vector<uint32_t> leaf_slot;
+    // The samples of nodes shown under an ancestor ([frames-elided]), by
+    // (ancestor, leaf), written after the rest in order of first count.
+    struct Elided {
+      uint32_t under;
+      uint64_t loc, count;
+    };
+    std::vector<Elided> elided;
+    std::unordered_map<uint64_t, size_t> elided_at;  // ancestor << 32 | leaf Location -> index in `elided`
+    // The ancestor's own frame is elided too, so ancestors that are called
+    // from the same frame (a call through a pointer: one site, many
+    // callees) show the same stack: the first of them stands for all.
+    std::unordered_map<uint64_t, uint32_t> same_stack;  // parent << 32 | caller Location -> ancestor
     prof->for_each_node_runs(
         [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
           leaves.clear();
+          auto total = [&] {
+            uint64_t t = 0;
+            for (const vm::Profiling::CountRun& r : runs) t += r.count * (r.to - r.from);
+            return t;
+          };
           if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
-            uint64_t total = 0;
-            for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
-            leaves.push_back({b.python_location(*pf), total});
+            leaves.push_back({b.python_location(*pf), total()});
+          } else if (keep) {  // one leaf: the C function (at its start line)
+            const vm::FuncInst* f = tree.node(node).func;
+            uint32_t under = shown[node];
+            if (under != node) {
+              const uint64_t from = uint64_t{tree.node(under).parent} << 32 | b.caller_location(tree, under);
+              under = same_stack.try_emplace(from, under).first->second;
+              const uint64_t loc = b.location(f, -1);
+              auto [it, added] = elided_at.try_emplace(uint64_t{under} << 32 | loc, elided.size());
+              if (added) elided.push_back({under, loc, 0});
+              elided[it->second].count += total();
+              return;
+            }
+            leaves.push_back({b.location(f, -1), total()});
           } else {
             auto add = [&](uint64_t loc, uint64_t count) {
               if (loc >= leaf_slot.size())
@@ -1067,6 +1136,15 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
             b.end_sample(ps);
           }
         });
+    std::stable_sort(elided.begin(), elided.end(),
+                     [](const Elided& x, const Elided& y) { return x.under < y.under; });
+    for (const Elided& e : elided) {
+      pb::Sample* ps = b.new_sample();
+      b.add_stack(ps, e.loc, e.under, tree, b.elided_location());
+      ps->add_value(static_cast<int64_t>(e.count));
+      b.thread_label(ps, tid);
+      b.end_sample(ps);
+    }
     b.use_contexts(nullptr);
   }
   // Every instruction is counted: the period is 1.

@@ -49,6 +49,16 @@ struct Options {
   // `elapsed`), so it is byte-identical where the allocations are; the CPU
   // profile, a measurement, says in a comment that it is not.
   bool deterministic = false;
+  // CPython's instruction counts by Python line (python_counts.cc): how many
+  // C frames each stack keeps below its innermost Python frame (or below
+  // the root, before any). A C function deeper than that is shown under the
+  // last frame kept, after one "[frames-elided]" frame, and every C function
+  // below a Python frame is one leaf, not one per line: an exact call tree
+  // of CPython's C code under every Python line was millions of samples
+  // that pprof could not load (docs/RATIONALE.md). Counts per function and
+  // per Python line stay exact. 0: every frame, and C leaves per line.
+  uint32_t python_c_frames = kDefaultPythonCFrames;
+  static constexpr uint32_t kDefaultPythonCFrames = 2;
 };
 
 // Aggregated CPU samples at one (call stack, instruction).

@@ -310,7 +310,6 @@ TEST_F(PythonProfile, AllocationsByPythonLineMatchTracemalloc) {
       << grows;
 }
 
-// Without DWARF the layout is unknown: C-level stacks, and a note saying why.
 // The self count `COUNT NAME` that --profile-text printed for `name`, or 0.
 uint64_t text_count(const std::string& err, const std::string& name) {
   std::smatch m;
@@ -319,8 +318,9 @@ uint64_t text_count(const std::string& err, const std::string& name) {
 }
 
 // An instruction profile read from the protobuf itself: CPython's (its C
-// start-up and imports included) has millions of samples, too many for
-// `pprof -raw` in a test. Frames are made only for the samples asked for.
+// start-up and imports included) has a hundred thousand samples, millions
+// with every C frame kept, too many for `pprof -raw` in a test. Frames are
+// made only for the samples asked for.
 struct CountProfile {
   perftools::profiles::Profile p;
   std::vector<std::vector<Frame>> locations;  // by Location id - 1, innermost line first
@@ -412,6 +412,58 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
   EXPECT_GT(leaf_hot * 10, leaf_self * 6) << "the loop's body line has most of leaf's instructions";
 }
 
+// The C below each Python frame is cut to --profile-c-frames frames (an
+// exact tree of it was millions of samples, docs/RATIONALE.md): the
+// function that ran, "[frames-elided]" if any are, then at most that many
+// C frames up to the Python frame. Each function's count stays exact: the
+// same as --profile-text's, and as the profile's with every frame kept.
+TEST_F(PythonProfile, InstructionStacksCutTheCBelowPython) {
+  Output a =
+      python("--profile=instructions --profile-c-frames 1 --profile-text --profile-out a.pb.gz", "counts.py");
+  ASSERT_EQ(a.status, 0) << a.err;
+  Output all = python("--profile=instructions --profile-c-frames 0 --profile-out all.pb.gz", "counts.py");
+  ASSERT_EQ(all.status, 0) << all.err;
+  const CountProfile cut(path("a.pb.gz")), whole(path("all.pb.gz"));
+  std::map<std::string, uint64_t> self;  // by the leaf's function (one leaf per C function)
+  uint64_t total = 0, elided = 0;
+  size_t most_c = 0;  // C frames below a Python frame, the leaf's included
+  for (const auto& ps : cut.p.sample()) {
+    const Sample s = cut.sample(ps);
+    self[s.frames[0].name] += s.count;
+    total += s.count;
+    size_t c = 0;  // Locations: one may hold several frames, those inlined into its function
+    for (int i = 0; i < ps.location_id_size(); ++i) {
+      const Frame& f = cut.locations[ps.location_id(i) - 1][0];
+      if (f.python()) {
+        most_c = std::max(most_c, c);
+        break;
+      }
+      if (f.name != "[frames-elided]") {
+        ++c;
+        continue;
+      }
+      EXPECT_EQ(i, 1) << "only the function that ran is below the elided frames:\n" << names(s);
+      elided += s.count;
+    }
+  }
+  EXPECT_EQ(most_c, 2u) << "the leaf and one C frame kept below the innermost Python frame";
+  EXPECT_GT(elided, 0u) << "CPython's C calls go deeper than one frame";
+  uint64_t whole_total = 0;
+  for (const auto& ps : whole.p.sample()) whole_total += static_cast<uint64_t>(ps.value(0));
+  EXPECT_EQ(total, whole_total);
+  EXPECT_EQ(total, text_count(a.err, "total"));
+  EXPECT_GT(whole.p.sample_size(), 4 * cut.p.sample_size()) << "cutting is what keeps the profile small";
+  // Every function's self count as the text has it (wasm functions: the
+  // names of both are DWARF's here).
+  size_t checked = 0;
+  for (const auto& [name, count] : self) {
+    if (name == "[frames-elided]") continue;
+    EXPECT_EQ(count, text_count(a.err, name)) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 100u);
+}
+
 // The same counts through the C++ API a user's test would assert on
 // (profiler/testing.h, README "Python"): exactly the command's.
 TEST_F(PythonProfile, InstructionCountsInAUsersTest) {
@@ -439,6 +491,7 @@ TEST_F(PythonProfile, InstructionCountsInAUsersTest) {
   EXPECT_EQ(cli_test::slurp(path("api.out")), cli.out);
 }
 
+// Without DWARF the layout is unknown: C-level stacks, and a note saying why.
 TEST_F(PythonProfile, WithoutDwarfTheProfileStaysC) {
   std::string bytes = cli_test::slurp(cpython() + "/python.wasm");
   auto loaded = vm::decode_module(std::vector<uint8_t>(bytes.begin(), bytes.end()));
