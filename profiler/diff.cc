@@ -63,10 +63,9 @@ std::vector<FunctionValues> function_values(const pb::Profile& p) {
     out[t].type = str(p, p.sample_type(t).type());
     out[t].unit = str(p, p.sample_type(t).unit());
   }
-  for (const pb::Sample& s : p.sample()) {
-    std::vector<StackFrame> stack = sample_stack(p, s);
-    if (stack.empty()) continue;
-    std::set<std::string> seen;  // a recursive function counts once toward cum
+  std::set<std::string> seen;  // a recursive function counts once toward cum
+  for_each_sample_stack(p, [&](const pb::Sample& s, const std::vector<StackFrame>& stack) {
+    if (stack.empty()) return;
     for (int t = 0; t < ntypes && t < s.value_size(); ++t) {
       const int64_t value = s.value(t);
       if (value == 0) continue;
@@ -77,7 +76,7 @@ std::vector<FunctionValues> function_values(const pb::Profile& p) {
       v.self[stack.back().name] += value;
       v.total += value;
     }
-  }
+  });
   return out;
 }
 

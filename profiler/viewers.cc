@@ -98,6 +98,13 @@ std::vector<StackFrame> sample_stack(const pb::Profile& profile, const pb::Sampl
   return expand(profile, Index(profile), sample);
 }
 
+void for_each_sample_stack(
+    const pb::Profile& profile,
+    const std::function<void(const pb::Sample&, const std::vector<StackFrame>&)>& visit) {
+  const Index ix(profile);
+  for (const pb::Sample& s : profile.sample()) visit(s, expand(profile, ix, s));
+}
+
 const std::string& profile_string(const pb::Profile& p, int64_t i) {
   static const std::string empty;
   return i > 0 && i < p.string_table_size() ? p.string_table(static_cast<int>(i)) : empty;

@@ -13,6 +13,7 @@
 //   report       top functions by self and cumulative value, per sample type
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,12 @@ struct StackFrame {
 // A sample's frames, root (outermost caller) first.
 std::vector<StackFrame> sample_stack(const perftools::profiles::Profile& profile,
                                      const perftools::profiles::Sample& sample);
+// sample_stack of every sample, in order, with the profile's tables indexed
+// once (sample_stack indexes them per call: a CPython instruction profile's
+// 154,000 samples took `wzvm report` 84 s that way).
+void for_each_sample_stack(
+    const perftools::profiles::Profile& profile,
+    const std::function<void(const perftools::profiles::Sample&, const std::vector<StackFrame>&)>& visit);
 
 // Entry `i` of the profile's string table; "" for 0 or an index out of range.
 const std::string& profile_string(const perftools::profiles::Profile& profile, int64_t i);
