@@ -25,6 +25,7 @@
 
 namespace wzvm::vm {
 
+#if !defined(WZVM_INTERP_COUNTED_LOOP)  // vm/interp_counted.cc: the counting loop alone
 const char* trap_message(TrapCode code) {
   switch (code) {
     case TrapCode::None:
@@ -67,6 +68,7 @@ ThreadScope::~ThreadScope() {
   t_scope_store = nullptr;
   t_scope_thread = nullptr;
 }
+#endif
 
 namespace {
 
@@ -451,8 +453,10 @@ constexpr uint32_t kNoKid = UINT32_MAX;
 // instruction of the top frame, the others resume after their call. A
 // trapping instruction has run (it counts); with `top_not_run` (an
 // interrupt, taken before the instruction at `ip`) the top one has not.
-__attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry, const Frame* top,
-                                               const uint32_t* ip, bool top_not_run) {
+// Counting loop only (maybe_unused: interp.cc compiles the plain loop alone).
+[[maybe_unused]] __attribute__((noinline)) void uncount_unwound(Profiling& p, const Frame* entry,
+                                                                const Frame* top, const uint32_t* ip,
+                                                                bool top_not_run) {
   for (const Frame* f = top; f >= entry; --f) {
     const CompiledFunc* code = f->func->code;
     if (code->count_marks.empty()) continue;
@@ -572,8 +576,10 @@ uint32_t node_of(Profiling& p, const NodeContext& nc, Frame* frame) {
 
 // ProbeCounted's question to the sink (vm/counted_ops.def), out of line:
 // the counter block the frame counts in from here on.
-__attribute__((noinline)) uint64_t* probe_counters(Profiling& p, const Frame* frame, const uint64_t* fp,
-                                                   const uint32_t* ip, uint64_t* counters) {
+// Counting loop only (maybe_unused: interp.cc compiles the plain loop alone).
+[[maybe_unused]] __attribute__((noinline)) uint64_t* probe_counters(Profiling& p, const Frame* frame,
+                                                                    const uint64_t* fp, const uint32_t* ip,
+                                                                    uint64_t* counters) {
   const uint32_t node = Profiling::block_node(counters);
   p.probe_stay.frame = nullptr;
   const uint32_t to = p.sink->probe(p, node, frame->func, frame, rd<uint32_t>(fp, ip[1]), fp, ip + 5, ip[4]);
@@ -584,10 +590,10 @@ __attribute__((noinline)) uint64_t* probe_counters(Profiling& p, const Frame* fr
 
 // Whether the sink's promise (Profiling::ProbeStay) covers a ProbeCounted
 // op at `ip` in `frame`, counting in `counters`: its answer would be to stay.
-__attribute__((always_inline)) inline bool probe_stays(const Profiling::ProbeStay& st, const Frame* frame,
-                                                       const uint64_t* counters, const uint64_t* fp,
-                                                       const uint32_t* ip, const uint8_t* mem,
-                                                       uint64_t memsize) {
+// Counting loop only (maybe_unused: interp.cc compiles the plain loop alone).
+[[maybe_unused]] __attribute__((always_inline)) inline bool probe_stays(
+    const Profiling::ProbeStay& st, const Frame* frame, const uint64_t* counters, const uint64_t* fp,
+    const uint32_t* ip, const uint8_t* mem, uint64_t memsize) {
   if (st.frame != frame || st.counters != counters) return false;
   const uint32_t* const slots = ip + 5;
   const uint32_t f = rd<uint32_t>(fp, slots[st.frame_k]);
@@ -741,12 +747,13 @@ __attribute__((noinline)) void restore_dispatch(Profiling::DispatchTable& table,
 enum class Mode { Plain, Counted };
 
 #if defined(WZVM_COUNT_OP_PAIRS)
+}  // namespace
 // Measurement builds (WZVM_COUNT_OP_PAIRS, vm/CMakeLists.txt): every dispatch
 // counts the op it goes to and the pair (op before, op); the table is
 // written at exit to the file WZVM_OP_PAIRS names, else to stderr. An op
 // that goes on into another op's code without a dispatch (copy+call_func)
 // counts as one op. One process-wide table, not synchronised: for
-// single-threaded guests.
+// single-threaded guests; one for both loops' translation units.
 struct OpPairCounts {
   static constexpr size_t kN = static_cast<size_t>(IOp::Count);
   std::vector<uint64_t> ops = std::vector<uint64_t>(kN), pairs = std::vector<uint64_t>(kN * kN);
@@ -783,7 +790,12 @@ struct OpPairCounts {
     if (out != stderr) std::fclose(out);
   }
 };
+#if defined(WZVM_INTERP_COUNTED_LOOP)
+extern OpPairCounts op_pair_counts;
+#else
 OpPairCounts op_pair_counts;
+#endif
+namespace {
 #define WZVM_COUNT_OP_(op) op_pair_counts.count(op)
 #else
 #define WZVM_COUNT_OP_(op) static_cast<void>(0)
@@ -2799,6 +2811,18 @@ on_host_trap:
 
 }  // namespace
 
+// The two loops are compiled apart, each a function of thousands of blocks
+// whose compile time grows faster than its size: in two translation units
+// the build's two cores compile them side by side (docs/RATIONALE.md,
+// Hardening: the sanitizer build's compile of this file was most of CI's
+// time).
+#if defined(WZVM_INTERP_COUNTED_LOOP)
+Trap run_counted(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  return run<Mode::Counted>(store, th, func, args);
+}
+#else
+Trap run_counted(Store& store, Thread& th, FuncInst* func, uint64_t* args);  // interp_counted.cc
+
 Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
   // Only the counting loop has handlers for vm/counted_ops.def.
@@ -2811,7 +2835,7 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Frames in use: a host function calls back into wasm (ProfileSink::on_reentry).
   ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;
   if (nested) nested->on_reentry(true);
-  Trap t = th.profiling->count_instructions ? run<Mode::Counted>(store, th, func, args)
+  Trap t = th.profiling->count_instructions ? run_counted(store, th, func, args)
                                             : run<Mode::Plain>(store, th, func, args);
   if (nested) nested->on_reentry(false);
   return t;
@@ -2836,5 +2860,7 @@ Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Valu
   if (!t) slots_to_values(func->type.results, base, results);
   return t;
 }
+
+#endif
 
 }  // namespace wzvm::vm
