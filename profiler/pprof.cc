@@ -1060,82 +1060,82 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // from the same frame (a call through a pointer: one site, many
     // callees) show the same stack: the first of them stands for all.
     std::unordered_map<uint64_t, uint32_t> same_stack;  // parent << 32 | caller Location -> ancestor
-    prof->for_each_node_runs(
-        [&](uint32_t node, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
-          leaves.clear();
-          auto total = [&] {
-            uint64_t t = 0;
-            for (const vm::Profiling::CountRun& r : runs) t += r.count * (r.to - r.from);
-            return t;
-          };
-          if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
-            leaves.push_back({b.python_location(*pf), total()});
-          } else if (keep) {  // one leaf: the C function (at its start line)
-            const vm::FuncInst* f = tree.node(node).func;
-            uint32_t under = shown[node];
-            if (under != node) {
-              const uint64_t from = uint64_t{tree.node(under).parent} << 32 | b.caller_location(tree, under);
-              under = same_stack.try_emplace(from, under).first->second;
-              const uint64_t loc = b.location(f, -1);
-              auto [it, added] = elided_at.try_emplace(uint64_t{under} << 32 | loc, elided.size());
-              if (added) elided.push_back({under, loc, 0});
-              elided[it->second].count += total();
-              return;
-            }
-            leaves.push_back({b.location(f, -1), total()});
-          } else {
-            auto add = [&](uint64_t loc, uint64_t count) {
-              if (loc >= leaf_slot.size())
-                leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
-              uint32_t& slot = leaf_slot[loc];
-              if (!slot) {
-                leaves.push_back({loc, 0});
-                slot = static_cast<uint32_t>(leaves.size());
-              }
-              leaves[slot - 1].count += count;
-            };
-            const vm::FuncInst* f = tree.node(node).func;
-            const GoModule* go = scratch.go(f, profiler);
-            if (Builder::GoGroups* g = go ? b.go_groups(f, offsets, *go) : nullptr) {
-              // A step per group crossed (Builder::go_groups), then by
-              // representative offset, as NodeCounts::of orders them: the
-              // leaves, and the Locations first made here, come in that order.
-              pcs.clear();
-              for (const vm::Profiling::CountRun& r : runs)
-                for (uint32_t i = r.from; i < r.to;) {
-                  const uint32_t k = g->group[i];
-                  const uint32_t end = std::min(r.to, g->end[k]);
-                  pcs.push_back({g->rep[k], k, r.count * (end - i)});
-                  i = end;
-                }
-              std::sort(pcs.begin(), pcs.end(),
-                        [](const GroupCount& a, const GroupCount& c) { return a.rep < c.rep; });
-              for (const GroupCount& c : pcs) {
-                uint64_t& loc = g->loc[c.group];
-                if (!loc) loc = b.count_location(f, c.rep);
-                add(loc, c.count);
-              }
-            } else if (std::vector<uint64_t>* locs = go ? nullptr : b.index_locations(f, offsets)) {
-              for (const vm::Profiling::CountRun& r : runs)
-                for (uint32_t i = r.from; i < r.to; ++i) {
-                  uint64_t& loc = (*locs)[i];
-                  if (!loc) loc = b.count_location(f, offsets[i]);
-                  add(loc, r.count);
-                }
-            } else {
-              for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
-                add(b.count_location(f, c.offset), c.count);
-            }
-            for (const Leaf& leaf : leaves) leaf_slot[leaf.loc] = 0;
+    prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
+                                 const std::vector<vm::Profiling::CountRun>& runs) {
+      leaves.clear();
+      auto total = [&] {
+        uint64_t t = 0;
+        for (const vm::Profiling::CountRun& r : runs) t += r.count * (r.to - r.from);
+        return t;
+      };
+      if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
+        leaves.push_back({b.python_location(*pf), total()});
+      } else if (keep) {  // one leaf: the C function (at its start line)
+        const vm::FuncInst* f = tree.node(node).func;
+        uint32_t under = shown[node];
+        if (under != node) {
+          if (const uint64_t site = b.caller_location(tree, under); site != Builder::kNoFrame)
+            under =
+                same_stack.try_emplace(uint64_t{tree.node(under).parent} << 32 | site, under).first->second;
+          const uint64_t loc = b.location(f, -1);
+          auto [it, added] = elided_at.try_emplace(uint64_t{under} << 32 | loc, elided.size());
+          if (added) elided.push_back({under, loc, 0});
+          elided[it->second].count += total();
+          return;
+        }
+        leaves.push_back({b.location(f, -1), total()});
+      } else {
+        auto add = [&](uint64_t loc, uint64_t count) {
+          if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+          uint32_t& slot = leaf_slot[loc];
+          if (!slot) {
+            leaves.push_back({loc, 0});
+            slot = static_cast<uint32_t>(leaves.size());
           }
-          for (const Leaf& leaf : leaves) {
-            pb::Sample* ps = b.new_sample();
-            b.add_stack(ps, leaf.loc, node, tree);
-            ps->add_value(static_cast<int64_t>(leaf.count));
-            b.thread_label(ps, tid);
-            b.end_sample(ps);
+          leaves[slot - 1].count += count;
+        };
+        const vm::FuncInst* f = tree.node(node).func;
+        const GoModule* go = scratch.go(f, profiler);
+        if (Builder::GoGroups* g = go ? b.go_groups(f, offsets, *go) : nullptr) {
+          // A step per group crossed (Builder::go_groups), then by
+          // representative offset, as NodeCounts::of orders them: the
+          // leaves, and the Locations first made here, come in that order.
+          pcs.clear();
+          for (const vm::Profiling::CountRun& r : runs)
+            for (uint32_t i = r.from; i < r.to;) {
+              const uint32_t k = g->group[i];
+              const uint32_t end = std::min(r.to, g->end[k]);
+              pcs.push_back({g->rep[k], k, r.count * (end - i)});
+              i = end;
+            }
+          std::sort(pcs.begin(), pcs.end(),
+                    [](const GroupCount& a, const GroupCount& c) { return a.rep < c.rep; });
+          for (const GroupCount& c : pcs) {
+            uint64_t& loc = g->loc[c.group];
+            if (!loc) loc = b.count_location(f, c.rep);
+            add(loc, c.count);
           }
-        });
+        } else if (std::vector<uint64_t>* locs = go ? nullptr : b.index_locations(f, offsets)) {
+          for (const vm::Profiling::CountRun& r : runs)
+            for (uint32_t i = r.from; i < r.to; ++i) {
+              uint64_t& loc = (*locs)[i];
+              if (!loc) loc = b.count_location(f, offsets[i]);
+              add(loc, r.count);
+            }
+        } else {
+          for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
+            add(b.count_location(f, c.offset), c.count);
+        }
+        for (const Leaf& leaf : leaves) leaf_slot[leaf.loc] = 0;
+      }
+      for (const Leaf& leaf : leaves) {
+        pb::Sample* ps = b.new_sample();
+        b.add_stack(ps, leaf.loc, node, tree);
+        ps->add_value(static_cast<int64_t>(leaf.count));
+        b.thread_label(ps, tid);
+        b.end_sample(ps);
+      }
+    });
     std::stable_sort(elided.begin(), elided.end(),
                      [](const Elided& x, const Elided& y) { return x.under < y.under; });
     for (const Elided& e : elided) {
