@@ -7,8 +7,9 @@
 # inst, memory 0's base or size, fp, ip) left its register for a stack slot
 # (docs/RATIONALE.md, "The loop's registers are named"); check this before
 # timing. As of 2026-11-29 the top frame (`frame`) is in a slot in both
-# loops (ret1, the call paths) and the counting loop's `counters` too: one
-# hot value more than x86-64 has callee-saved registers.
+# loops (ret1, the call paths), and the counting loop, which has one hot
+# value more than x86-64 has callee-saved registers, keeps its `counters` in
+# r13 and the instance in a slot (global.get and global.set read it there).
 #
 #   bash bench/loop-registers.sh [--build DIR] [--bin WZVM] [--show] [HANDLER...]
 #

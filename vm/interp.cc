@@ -1082,7 +1082,8 @@ __attribute__((always_inline)) inline CallEnd tail_call(const CallEnv& env, Regs
 #endif
 // The loop's values that most handlers read, each named to a callee-saved
 // register of its own (GCC on x86-64; elsewhere plain locals): the
-// dispatch table and memory 0's base and size, and the instance. Left to
+// dispatch table and memory 0's base and size, and the instance (the
+// counting loop: its counters, below). Left to
 // itself GCC kept the thread and a bool in callee-saved registers and the
 // memory base and size in stack slots, two loads in every load and store
 // handler, whatever the profile (-fprofile-use chose the same), and each
@@ -1114,12 +1115,21 @@ WZVM_NOCLONE Trap run(Store& store, Thread& th, FuncInst* func, uint64_t* args) 
 
   Frame* frame = entry;
   // Counting loop: the top frame's run counters (frame->counters), kept in a
-  // local so that a CountInstr does not load the frame first.
+  // local so that a CountInstr does not load the frame first. That loop has
+  // seven hot values for six callee-saved registers; r13 holds `counters`
+  // there (every counted jump, switch and call reads them) and the instance
+  // (globals, tables) goes to a slot, where the plain loop names `inst`
+  // (docs/RATIONALE.md, "The loop's registers are named").
+#if defined(WZVM_INTERP_COUNTED_LOOP)
+  WZVM_IN_REG(uint64_t*, counters, "r13") = nullptr;
+  Instance* inst;
+#else
   [[maybe_unused]] uint64_t* counters = nullptr;
+  WZVM_IN_REG(Instance*, inst, "r13");
+#endif
   [[maybe_unused]] const NodeContext nc{entry, th.entry_node, kCounting, &store};
   const uint32_t* ip;
   uint64_t* fp;
-  WZVM_IN_REG(Instance*, inst, "r13");
   MemInst* memory;
   WZVM_IN_REG(uint8_t*, mem, "r14");
   WZVM_IN_REG(uint64_t, memsize, "r15");
