@@ -89,13 +89,10 @@ std::vector<uint8_t> read_bytes(const std::string& p) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-// The code of superinstr.wasm's export `name` lowered for fuel
-// (LoadOptions::fuel): what the fused forms look like in code charging fuel.
+// The code of superinstr.wasm's export `name` lowered with `options`.
 // Empty, and a failure, when the module or the export is missing.
-vm::CompiledFunc fuel_lowered(const std::string& name) {
-  vm::LoadOptions fuel;
-  fuel.fuel = true;
-  auto m = vm::load_module(read_bytes(path()), fuel);
+vm::CompiledFunc lowered_with(const std::string& name, const vm::LoadOptions& options) {
+  auto m = vm::load_module(read_bytes(path()), options);
   EXPECT_TRUE(m) << m.error().to_string();
   if (!m) return {};
   const vm::Module& mod = *m.value();
@@ -104,6 +101,21 @@ vm::CompiledFunc fuel_lowered(const std::string& name) {
       return mod.code.at(e.index - mod.num_imported_funcs);
   ADD_FAILURE() << "no exported function " << name;
   return {};
+}
+
+// ... lowered for fuel (LoadOptions::fuel): what the fused forms look like
+// in code charging fuel.
+vm::CompiledFunc fuel_lowered(const std::string& name) {
+  vm::LoadOptions fuel;
+  fuel.fuel = true;
+  return lowered_with(name, fuel);
+}
+
+// ... lowered for instruction counting without fuel: the counting loop's code.
+vm::CompiledFunc counted_lowered(const std::string& name) {
+  vm::LoadOptions counted;
+  counted.count_instructions = true;
+  return lowered_with(name, counted);
 }
 
 struct Fixture {
@@ -1749,6 +1761,15 @@ TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
   profiler::RunOptions with_fuel;
   with_fuel.fuel = 1000;
   expect_counts(cases, with_fuel, " (fuel)");
+  // Counted code rebases the switch too and pairs the load with the
+  // switch.counted (the counted twin): the counts above are that code's.
+  const std::vector<uint32_t> counted = counted_lowered("lua_dispatch").code;
+  auto count_op = [&](vm::IOp op) {
+    return std::count(counted.begin(), counted.end(), static_cast<uint32_t>(op));
+  };
+  EXPECT_EQ(count_op(vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1);
+  EXPECT_EQ(count_op(vm::IOp::SwitchCounted), 1) << "the switch whole after it";
+  EXPECT_EQ(count_op(vm::IOp::Imm_I32Add) + count_op(vm::IOp::I32Add), 0) << "the - 2 rebased away";
 }
 
 // Lua's shared tail: `pc++` and the jump to the tail are one dispatch
@@ -1825,6 +1846,16 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
   const std::vector<uint32_t> fuel_tail = fuel_lowered("lua_tail").code;
   EXPECT_EQ(count_op(fuel_tail, vm::IOp::Copy2I32AddJump), 1) << "code lowered for fuel pairs too";
   EXPECT_EQ(count_op(fuel_tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "code lowered for fuel pairs too";
+  // Counted code pairs into the counted forms (the jumps are jump.counted):
+  // expect_counts above ran them, with the counts the wasm gives.
+  const std::vector<uint32_t> counted_tail = counted_lowered("lua_tail").code;
+  EXPECT_EQ(count_op(counted_tail, vm::IOp::Copy2I32AddJumpCounted), 1);
+  EXPECT_EQ(count_op(counted_tail, vm::IOp::I32AddJumpCounted), 1) << "the add whole after the copies";
+  EXPECT_EQ(count_op(counted_tail, vm::IOp::I32LoadShrUAndAddJumpCounted), 1);
+  EXPECT_EQ(count_op(counted_tail, vm::IOp::JumpBackCounted), 1) << "the jump back whole after the decode";
+  EXPECT_EQ(
+      count_op(counted_tail, vm::IOp::I32AddJump) + count_op(counted_tail, vm::IOp::I32LoadShrUAndAddJump), 0)
+      << "no plain form in counted code";
 }
 
 // Lua's setobj, an i64.load+i64.store pair right before an

@@ -2609,6 +2609,45 @@ dispatch:
         ip += 2;
         DISPATCH();
       }
+      // A switch pair's counted twin (vm/switch_pairs.def): [op dst ...load's
+      // operands] [switch.counted dst n off0..off(n) edge0..edge(n)], the
+      // load, then the switch.counted's own code on the slot the load wrote
+      // (one handler's code for the switch, as probe.counted: fewer values
+      // live across the loop, whose allocation such handlers move).
+#define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
+  CASE_COUNTED(Name##Counted) {                                                            \
+    uint32_t v;                                                                            \
+    if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                   \
+    ip += switch_pair_load_words(IOp::First);                                              \
+    goto switch_counted;                                                                   \
+  }
+#include "vm/switch_pairs.def"
+#undef WZVM_SWITCH_PAIR
+      // Lua's shared tail with its jump counted: [op ...] [jump.counted
+      // offset edge], as I32AddJump and the others above, then the edge.
+      CASE_COUNTED(I32AddJumpCounted) {
+        wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+        COUNT_EDGE(ip[6]);
+        JUMP_BY(4 + static_cast<int32_t>(ip[5]));
+        DISPATCH();
+      }
+      CASE_COUNTED(I32LoadShrUAndAddJumpCounted) {
+        if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+          TRAP(TrapCode::MemoryOutOfBounds);
+        shr_u_and_add<4>(fp, ip);
+        COUNT_EDGE(ip[12]);
+        JUMP_BY(10 + static_cast<int32_t>(ip[11]));
+        DISPATCH();
+      }
+      CASE_COUNTED(Copy2I32AddJumpCounted) {
+        fp[ip[1]] = fp[ip[2]];
+        fp[ip[3]] = fp[ip[4]];
+        wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
+        COUNT_EDGE(ip[11]);
+        JUMP_BY(9 + static_cast<int32_t>(ip[10]));
+        DISPATCH();
+      }
       // [op index leave land n slot0..] before an interpreter's dispatch
       // br_table: the sink may move the frame's counting to another node.
       // Then the switch.counted always after it, without a dispatch.

@@ -203,9 +203,10 @@ bool FunctionCompiler::op_br_table() {
       counts_.emit_probe(index, local_types_, local_slot_);
     }
     // An index computed as x - k switches on x, its table k entries longer
-    // in front, to the default (rebase_switch_index).
+    // in front, to the default (rebase_switch_index); counted code's too, each
+    // entry with its edge, but not fuel's.
     Operand x = index;
-    uint32_t k = counts_.counting() ? UINT32_MAX : rebase_switch_index(e_, index, x);
+    uint32_t k = counts_.fuel() ? UINT32_MAX : rebase_switch_index(e_, index, x);
     if (k == UINT32_MAX) k = 0;
     uint32_t op = emit_op(IOp::Switch);
     src_word(x.src);
@@ -396,8 +397,8 @@ void FunctionCompiler::emit_branch(uint32_t depth, std::vector<Operand>& vs) {
 // An i32.add (Lua's `pc++`), or an i32.load+shr_u+and+add's decode (its
 // shared tail), as the last op, whole, nothing after it: it falls through
 // into the jump about to be emitted. Paired at the end, if the jump is then
-// still a plain one right after it (pair_lua_tail: a threaded jump is
-// resolved, a counted one never pairs).
+// still a plain or counted one right after it (pair_lua_tail: a threaded
+// jump is resolved, and never pairs).
 void FunctionCompiler::note_op_before_jump() {
   const std::vector<uint32_t>& code = e_.code;
   const uint32_t p = e_.last_op;

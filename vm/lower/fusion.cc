@@ -29,10 +29,11 @@ IOp mem_pair(uint32_t first, uint32_t second) {
   return IOp::Count;
 }
 
-// The switch pair (vm/switch_pairs.def) for a load `first`, or IOp::Count.
-IOp switch_pair(uint32_t first) {
+// The switch pair (vm/switch_pairs.def) for a load `first`, or its counted
+// twin (before a switch.counted), or IOp::Count.
+IOp switch_pair(uint32_t first, bool counted) {
 #define WZVM_SWITCH_PAIR(Name, First, Load, text) \
-  if (first == static_cast<uint32_t>(IOp::First)) return IOp::Name;
+  if (first == static_cast<uint32_t>(IOp::First)) return counted ? IOp::Name##Counted : IOp::Name;
 #include "vm/switch_pairs.def"
 #undef WZVM_SWITCH_PAIR
   return IOp::Count;
@@ -861,13 +862,15 @@ void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies) {
 // of Lua, CPython and SQLite. Only the load can trap, before the switch
 // runs: the op keeps its source offset and count mark. The switch must
 // read the slot the load writes, so the op may switch on the value it has
-// loaded. `q`: the switch just emitted; a counted one (switch.counted) is
-// never paired. Both ops are final: nothing rewrites a load once an op
-// follows it, nor a switch.
+// loaded. `q`: the switch just emitted; a counted one (switch.counted)
+// pairs into the row's counted twin, which counts the switch's edge. Both
+// ops are final: nothing rewrites a load once an op follows it, nor a switch.
 void pair_switch_load(Emitter& e, uint32_t q) {
   const uint32_t p = e.prev_op;
-  if (p == UINT32_MAX || e.last_op != q || e.code[q] != static_cast<uint32_t>(IOp::Switch)) return;
-  const IOp pair = switch_pair(e.code[p]);
+  if (p == UINT32_MAX || e.last_op != q) return;
+  const bool counted = e.code[q] == static_cast<uint32_t>(IOp::SwitchCounted);
+  if (!counted && e.code[q] != static_cast<uint32_t>(IOp::Switch)) return;
+  const IOp pair = switch_pair(e.code[p], counted);
   if (pair == IOp::Count || q != p + switch_pair_load_words(static_cast<IOp>(e.code[p])) ||
       e.code[q + 1] != e.code[p + 1])
     return;
@@ -916,8 +919,11 @@ void pair_global_set(Emitter& e) {
 // and CPython's bytecode loops switch so (`switch (op)` over cases numbered
 // from 1 or 2, clang subtracting first: `i32.add -> switch` was 1.7% of
 // Lua's dispatches). Neither instruction traps, and the add's source
-// offset goes with it (a sample at the switch is before both). Not in
-// counted code, whose switch counts an edge per entry of its table.
+// offset and count mark go with it (a sample or an interrupt at the switch
+// is before both). Counted code's switch counts an edge per entry of its
+// table, the k new ones too, each from the switch to the default: the
+// ranges, and so the counts, are the unrebased switch's. Not in fuel's
+// code, which keeps its segments as they were.
 uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x) {
   auto& code = e.code;
   auto& sw = e.slot_words;
@@ -946,6 +952,7 @@ uint32_t rebase_switch_index(Emitter& e, const Operand& index, Operand& x) {
   code.resize(p);
   sw.resize(n - nslots);
   if (!e.source_map.empty() && e.source_map.back().first == p) e.source_map.pop_back();
+  if (!e.count_marks.empty() && e.count_marks.back().pos == p) e.count_marks.pop_back();
   // The op before the add is the last one again: a load of x may pair
   // with the switch (pair_switch_load; Lua's `(op = *pc) - 2`).
   e.last_op = e.prev_op;
@@ -1127,26 +1134,39 @@ void pair_decode(Emitter& e, const std::vector<uint32_t>& loads) {
 // (FunctionCompiler::note_op_before_jump); made when the body is done, as
 // pair_copy_jumps's pairs, when every jump has its final form. Only the
 // load traps, at the op word, before the rest runs; each op keeps its
-// source offset and count mark. Counted code's jumps are their counted
-// forms, never paired; fuel's are these and pair. A copy2 noted right
+// source offset and count mark. Counted code's jumps (jump.counted, its
+// back form) pair as well, into the counted forms of the three
+// (vm/counted_ops.def), which count the jump's edge; fuel's are these
+// and pair. A copy2 noted right
 // before such an add (its handler's last moves) becomes
 // copy2+i32.add+jump: the three in one dispatch.
 void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
   auto& code = e.code;
   const uint32_t end = e.here();
-  auto is_jump = [&](uint32_t at) {
-    return at < end &&
-           (code[at] == static_cast<uint32_t>(IOp::Jump) || code[at] == static_cast<uint32_t>(IOp::JumpBack));
+  // 1: a plain jump, 2: a counted one ([jump.counted offset edge]), 0: neither
+  auto jump_at = [&](uint32_t at) {
+    if (at >= end) return 0;
+    const IOp op = static_cast<IOp>(code[at]);
+    if (op == IOp::Jump || op == IOp::JumpBack) return 1;
+    return op == IOp::JumpCounted || op == IOp::JumpBackCounted ? 2 : 0;
+  };
+  auto set = [&](uint32_t p, int jump, IOp plain, IOp counted) {
+    if (jump) code[p] = static_cast<uint32_t>(jump == 1 ? plain : counted);
   };
   for (const uint32_t p : ops) {
-    if (code[p] == static_cast<uint32_t>(IOp::I32Add) && is_jump(p + 4))
-      code[p] = static_cast<uint32_t>(IOp::I32AddJump);
-    else if (code[p] == static_cast<uint32_t>(IOp::Copy2) &&
-             code[p + 5] == static_cast<uint32_t>(IOp::I32AddJump))
-      code[p] = static_cast<uint32_t>(IOp::Copy2I32AddJump);  // (noted after its add: paired by now)
-    else if (code[p] == static_cast<uint32_t>(IOp::I32LoadShrUAndAdd) &&
-             code[p + 4] == static_cast<uint32_t>(IOp::I32ShrUAndAdd) && is_jump(p + 10))
-      code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAddJump);
+    const IOp op = static_cast<IOp>(code[p]);
+    if (op == IOp::I32Add) {
+      set(p, jump_at(p + 4), IOp::I32AddJump, IOp::I32AddJumpCounted);
+    } else if (op == IOp::Copy2) {  // (noted after its add: paired by now)
+      const IOp next = static_cast<IOp>(code[p + 5]);
+      set(p,
+          next == IOp::I32AddJump          ? 1
+          : next == IOp::I32AddJumpCounted ? 2
+                                           : 0,
+          IOp::Copy2I32AddJump, IOp::Copy2I32AddJumpCounted);
+    } else if (op == IOp::I32LoadShrUAndAdd && code[p + 4] == static_cast<uint32_t>(IOp::I32ShrUAndAdd)) {
+      set(p, jump_at(p + 10), IOp::I32LoadShrUAndAddJump, IOp::I32LoadShrUAndAddJumpCounted);
+    }
   }
 }
 
