@@ -561,6 +561,28 @@ TEST(SuperInstructions, ArgumentCopyAndCallArePaired) {
       {"call_one", {Value::from_i32(65534)}, 4, vm::TrapCode::MemoryOutOfBounds},  // get call get load
       {"call_deep", {Value::from_i32(5)}, 53, vm::TrapCode::None},  // 10 per level (if, call, ...), then 3
   });
+  // ... and pairs its copies with call_local.counted (vm/counted_ops.def):
+  // the callee gets its arguments there too.
+  const std::pair<const char*, const char*> counted_pairs[] = {{"call_one", "copy+call_local.counted"},
+                                                               {"call_two", "copy2+call_local.counted"},
+                                                               {"call_three", "copy3+call_local.counted"},
+                                                               {"call_four", "copy4+call_local.counted"}};
+  for (auto [name, op] : counted_pairs) {
+    const vm::CompiledFunc counted = counted_lowered(name);
+    // after the body's CountInstr (3 words)
+    EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(counted.code.at(3))), op) << name;
+  }
+  for (auto [name, args, want] :
+       {std::tuple{"call_two", std::vector<Value>{Value::from_i32(5), Value::from_i32(100)}, 100u - 5},
+        std::tuple{"call_four",
+                   std::vector<Value>{Value::from_i32(1), Value::from_i32(10), Value::from_i32(100),
+                                      Value::from_i32(1000)},
+                   1000u - 100 - 10 - 1}}) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), name, args);
+    ASSERT_TRUE(p) << p.error().to_string();
+    ASSERT_EQ(p->results().size(), 1u) << name;
+    EXPECT_EQ(p->results()[0].i32, want) << name << ", counted";
+  }
 }
 
 // Copies in a row are one op, up to four (vm/lower/fusion.cc, merge_copy):

@@ -2666,7 +2666,36 @@ dispatch:
         goto switch_counted;
       }
 #undef COUNT_EDGE
+      // A copy run, then call_local.counted's own code (the copies before
+      // a call_func alike, above).
+      CASE_COUNTED(CopyCallLocalCounted) {
+        fp[ip[1]] = fp[ip[2]];
+        ip += 3;
+        goto call_local_counted;
+      }
+      CASE_COUNTED(Copy2CallLocalCounted) {
+        fp[ip[1]] = fp[ip[2]];
+        fp[ip[3]] = fp[ip[4]];
+        ip += 5;
+        goto call_local_counted;
+      }
+      CASE_COUNTED(Copy3CallLocalCounted) {
+        fp[ip[1]] = fp[ip[2]];
+        fp[ip[3]] = fp[ip[4]];
+        fp[ip[5]] = fp[ip[6]];
+        ip += 7;
+        goto call_local_counted;
+      }
+      CASE_COUNTED(Copy4CallLocalCounted) {
+        fp[ip[1]] = fp[ip[2]];
+        fp[ip[3]] = fp[ip[4]];
+        fp[ip[5]] = fp[ip[6]];
+        fp[ip[7]] = fp[ip[8]];
+        ip += 9;
+        goto call_local_counted;
+      }
       CASE_COUNTED(CallLocalCounted) {
+      call_local_counted:
         // [call_local.counted func base code(2) kid]: the code as CallFunc's
         Regs r = REGS();
         END_CALL(r, call_wasm<kMode, CallSite{.kid = true, .local = true}>(

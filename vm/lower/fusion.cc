@@ -741,21 +741,27 @@ void pair_mem_access(Emitter& e) {
 // helper calls). A dispatch fusion as pair_mem_access's: the call keeps its
 // op word, source offset and count mark, and the call path is not
 // instantiated a second time (vm/interp.cc: the fused op jumps into
-// call_func's handler). Hooked and counted calls are other ops and stay
-// apart. Both ops are final: nothing rewrites a copy once an op follows
+// call_func's handler). Counted code's call_local.counted pairs alike,
+// into the counted forms (vm/counted_ops.def); hooked calls and the other
+// counted ones stay apart. Called before call_local.counted's call-site
+// word. Both ops are final: nothing rewrites a copy once an op follows
 // it, and a run is last_copies until the next label, which jump threading
 // takes only when a jump follows it.
 void pair_copy_call(Emitter& e) {
   const uint32_t q = e.last_op;
-  if (q == UINT32_MAX || e.here() != q + kCallFuncWords || e.code[q] != static_cast<uint32_t>(IOp::CallFunc))
-    return;
+  if (q == UINT32_MAX || e.here() != q + kCallFuncWords) return;
+  const bool counted = e.code[q] == static_cast<uint32_t>(IOp::CallLocalCounted);
+  if (!counted && e.code[q] != static_cast<uint32_t>(IOp::CallFunc)) return;
   if (const uint32_t p = e.prev_op;
       p != UINT32_MAX && q == p + 3 && e.code[p] == static_cast<uint32_t>(IOp::Copy))
-    e.code[p] = static_cast<uint32_t>(IOp::CopyCallFunc);
+    e.code[p] = static_cast<uint32_t>(counted ? IOp::CopyCallLocalCounted : IOp::CopyCallFunc);
   else if (const uint32_t p2 = e.last_copies; p2 != UINT32_MAX) {
     constexpr IOp kPairs[] = {IOp::Copy2CallFunc, IOp::Copy3CallFunc, IOp::Copy4CallFunc};
+    constexpr IOp kCounted[] = {IOp::Copy2CallLocalCounted, IOp::Copy3CallLocalCounted,
+                                IOp::Copy4CallLocalCounted};
     const uint32_t n = copy_run_length(e.code[p2]);
-    if (n >= 2 && q == p2 + 1 + 2 * n) e.code[p2] = static_cast<uint32_t>(kPairs[n - 2]);
+    if (n >= 2 && q == p2 + 1 + 2 * n)
+      e.code[p2] = static_cast<uint32_t>((counted ? kCounted : kPairs)[n - 2]);
   }
 }
 
