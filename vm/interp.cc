@@ -17,6 +17,7 @@
 #include <iterator>
 #include <memory>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "vm/atomics.h"
@@ -101,6 +102,19 @@ __attribute__((always_inline)) inline void wr(uint64_t* fp, uint32_t slot, T v) 
   } else {
     std::memcpy(fp + slot, &v, sizeof(T));
   }
+}
+
+// The moves of a copy run [op d1 s1 .. dN sN] at ip, slot to slot and in
+// order (a later source may be an earlier destination): copy2..copy4 and
+// every op that begins with copies (copy3+call_func, copy+jump_if, ...).
+template <size_t... I>
+__attribute__((always_inline)) inline void copies_(uint64_t* fp, const uint32_t* ip,
+                                                   std::index_sequence<I...>) {
+  ((fp[ip[1 + 2 * I]] = fp[ip[2 + 2 * I]]), ...);
+}
+template <size_t N>
+__attribute__((always_inline)) inline void copies(uint64_t* fp, const uint32_t* ip) {
+  copies_(fp, ip, std::make_index_sequence<N>{});
 }
 
 // call_indirect's checks, in the spec's order, for [op table type elem ...]:
@@ -1692,28 +1706,22 @@ dispatch:
 
     // ---- Moves and constants.
     CASE(Copy) {
-      fp[ip[1]] = fp[ip[2]];
+      copies<1>(fp, ip);
       ip += 3;
       DISPATCH();
     }
     CASE(Copy2) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
+      copies<2>(fp, ip);
       ip += 5;
       DISPATCH();
     }
     CASE(Copy3) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
-      fp[ip[5]] = fp[ip[6]];
+      copies<3>(fp, ip);
       ip += 7;
       DISPATCH();
     }
     CASE(Copy4) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
-      fp[ip[5]] = fp[ip[6]];
-      fp[ip[7]] = fp[ip[8]];
+      copies<4>(fp, ip);
       ip += 9;
       DISPATCH();
     }
@@ -1721,16 +1729,16 @@ dispatch:
     // the copy, then the jump (or its back form: the same code) read from the
     // jump's words, its offset relative to its own op word, 3 on.
     CASE(CopyJump) {
-      fp[ip[1]] = fp[ip[2]];
+      copies<1>(fp, ip);
       JUMP_BY(3 + static_cast<int32_t>(ip[4]));
       DISPATCH();
     }
     CASE(CopyJumpIf) {
-      fp[ip[1]] = fp[ip[2]];
+      copies<1>(fp, ip);
       THEN_COND_JUMP(3, true);
     }
     CASE(CopyJumpUnless) {
-      fp[ip[1]] = fp[ip[2]];
+      copies<1>(fp, ip);
       THEN_COND_JUMP(3, false);
     }
     // [global.get+jump_if d g][jump_if cond offset], and unless: the global's
@@ -1775,8 +1783,7 @@ dispatch:
     // [copy2+i32.add+jump d1 s1 d2 s2][i32.add+jump d a b][jump offset]: the
     // copies, the add 5 on, the jump 9 on.
     CASE(Copy2I32AddJump) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
+      copies<2>(fp, ip);
       wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
       JUMP_BY(9 + static_cast<int32_t>(ip[10]));
       DISPATCH();
@@ -1931,9 +1938,7 @@ dispatch:
     }
     // The copies, then i32.and+add+switch's own code, as copy+call_func's.
     CASE(Copy3AndAddSwitch) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
-      fp[ip[5]] = fp[ip[6]];
+      copies<3>(fp, ip);
       ip += 7; /* the i32.and+add+switch's op word */
       goto and_add_switch;
     }
@@ -2112,28 +2117,22 @@ dispatch:
     // [copy+call_func d s][call_func f base]: the copy, then call_func's own
     // code below, without a dispatch between (vm/internal_ops.def).
     CASE(CopyCallFunc) {
-      fp[ip[1]] = fp[ip[2]];
+      copies<1>(fp, ip);
       ip += 3;
       goto call_func;
     }
     CASE(Copy2CallFunc) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
+      copies<2>(fp, ip);
       ip += 5;
       goto call_func;
     }
     CASE(Copy3CallFunc) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
-      fp[ip[5]] = fp[ip[6]];
+      copies<3>(fp, ip);
       ip += 7;
       goto call_func;
     }
     CASE(Copy4CallFunc) {
-      fp[ip[1]] = fp[ip[2]];
-      fp[ip[3]] = fp[ip[4]];
-      fp[ip[5]] = fp[ip[6]];
-      fp[ip[7]] = fp[ip[8]];
+      copies<4>(fp, ip);
       ip += 9;
       goto call_func;
     }
@@ -2641,8 +2640,7 @@ dispatch:
         DISPATCH();
       }
       CASE_COUNTED(Copy2I32AddJumpCounted) {
-        fp[ip[1]] = fp[ip[2]];
-        fp[ip[3]] = fp[ip[4]];
+        copies<2>(fp, ip);
         wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
         COUNT_EDGE(ip[11]);
         JUMP_BY(9 + static_cast<int32_t>(ip[10]));
@@ -2669,28 +2667,22 @@ dispatch:
       // A copy run, then call_local.counted's own code (the copies before
       // a call_func alike, above).
       CASE_COUNTED(CopyCallLocalCounted) {
-        fp[ip[1]] = fp[ip[2]];
+        copies<1>(fp, ip);
         ip += 3;
         goto call_local_counted;
       }
       CASE_COUNTED(Copy2CallLocalCounted) {
-        fp[ip[1]] = fp[ip[2]];
-        fp[ip[3]] = fp[ip[4]];
+        copies<2>(fp, ip);
         ip += 5;
         goto call_local_counted;
       }
       CASE_COUNTED(Copy3CallLocalCounted) {
-        fp[ip[1]] = fp[ip[2]];
-        fp[ip[3]] = fp[ip[4]];
-        fp[ip[5]] = fp[ip[6]];
+        copies<3>(fp, ip);
         ip += 7;
         goto call_local_counted;
       }
       CASE_COUNTED(Copy4CallLocalCounted) {
-        fp[ip[1]] = fp[ip[2]];
-        fp[ip[3]] = fp[ip[4]];
-        fp[ip[5]] = fp[ip[6]];
-        fp[ip[7]] = fp[ip[8]];
+        copies<4>(fp, ip);
         ip += 9;
         goto call_local_counted;
       }
