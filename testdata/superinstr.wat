@@ -996,6 +996,26 @@
         (br $head))
         (return (i32.add (local.get 3) (i32.const 100)))))
     (i32.const 13))
+  ;; CPython's own head sets seven locals: copy4+copy3+i32.and+add+switch.
+  ;; Case 1 returns 10 + the two constants copied (18), case 2 sets x to 3
+  ;; and goes round, case 3 returns two copies of x's copies + 100.
+  (func (export "py_head7") (param i32) (result i32)
+    (local i32 i32 i32 i32 i32 i32 i32)
+    (loop $head
+      (local.set 1 (local.get 0))
+      (local.set 2 (i32.const 1))
+      (local.set 3 (local.get 1))
+      (local.set 4 (local.get 0))
+      (local.set 5 (i32.const 7))
+      (local.set 6 (local.get 4))
+      (local.set 7 (local.get 3))
+      (block $d (block $c (block $b (block $a
+        (br_table $a $b $c $d (i32.add (i32.and (local.get 7) (i32.const 255)) (i32.const -1))))
+        (return (i32.add (i32.add (local.get 2) (local.get 5)) (i32.const 10))))
+        (local.set 0 (i32.const 3))
+        (br $head))
+        (return (i32.add (i32.add (local.get 6) (local.get 7)) (i32.const 100)))))
+    (i32.const 13))
 
   ;; bench/suite's numeric loops (vm/lower/fusion.cc). An f64 binary whose
   ;; load takes its address from an i32.add: bin_load_add(F64Mul).

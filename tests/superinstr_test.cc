@@ -2019,6 +2019,9 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   EXPECT_STREQ(f.op_at("py_dispatch", 5), "switch") << "the switch whole after it";
   EXPECT_EQ(count_of("py_head", vm::IOp::Copy3AndAddSwitch), 1);
   EXPECT_EQ(count_of("py_head", vm::IOp::I32AndAddSwitch), 1) << "whole after the copies";
+  EXPECT_EQ(count_of("py_head7", vm::IOp::Copy7AndAddSwitch), 1) << "seven copies: copy4, copy3";
+  EXPECT_EQ(count_of("py_head7", vm::IOp::Copy3AndAddSwitch), 1) << "the copy3 whole (and paired) after it";
+  EXPECT_EQ(count_of("py_head7", vm::IOp::I32AndAddSwitch), 1);
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Load16UOrShrU), 1);
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32Or), 1) << "the or whole after it";
   EXPECT_EQ(count_of("py_decode", vm::IOp::I32ShrU), 1) << "the shift whole after it";
@@ -2042,6 +2045,10 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
       << "round once with 3, then the copy of the copy";
   EXPECT_EQ(call("py_head", {Value::from_i32(3)}), 103u);
   EXPECT_EQ(call("py_head", {Value::from_i32(0)}), 13u);
+  EXPECT_EQ(call("py_head7", {Value::from_i32(1)}), 18u) << "10 + the constants copied";
+  EXPECT_EQ(call("py_head7", {Value::from_i32(0x102)}), 106u) << "round once with 3, then copies of copies";
+  EXPECT_EQ(call("py_head7", {Value::from_i32(3)}), 106u);
+  EXPECT_EQ(call("py_head7", {Value::from_i32(0)}), 13u);
   // The code unit 0x2a7c at 4098 (offset 2 from 4096); the flag byte at 4200
   // is 0, then 255 (tracing: every opcode becomes 255).
   ASSERT_FALSE(f.call("store16", {Value::from_i32(4098), Value::from_i32(0x2a7c)}, r));
@@ -2094,8 +2101,10 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
        8,
        vm::TrapCode::None},  // get const and const add br_table, const return
       {"py_dispatch", {Value::from_i32(0)}, 7, vm::TrapCode::None},
-      {"py_head", {Value::from_i32(2)}, 31, vm::TrapCode::None},  // as the unfused build counts
-      {"py_head", {Value::from_i32(1)}, 16, vm::TrapCode::None},  // ..., the block's const
+      {"py_head", {Value::from_i32(2)}, 31, vm::TrapCode::None},   // as the unfused build counts
+      {"py_head", {Value::from_i32(1)}, 16, vm::TrapCode::None},   // ..., the block's const
+      {"py_head7", {Value::from_i32(2)}, 49, vm::TrapCode::None},  // 2 x (14 + 6) + 3 + 6
+      {"py_head7", {Value::from_i32(1)}, 26, vm::TrapCode::None},  // 14 + 6 + 6
       {"py_decode", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
       {"py_decode", {Value::from_i32(65534), Value::from_i32(4200)}, 4, vm::TrapCode::MemoryOutOfBounds},
       {"py_decode_label", {Value::from_i32(4096), Value::from_i32(4200)}, 16, vm::TrapCode::None},
@@ -2112,9 +2121,10 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
 
 // Counted with probes (LoadOptions::probe_dispatch), the probe.counted
 // before the loop head's switch.counted runs the switch too, without a
-// dispatch (vm/counted_ops.def). Results, and every instruction's count,
-// node by node, are those of counted code without probes (no sink: the
-// probes move no count).
+// dispatch, and the chain and copies before the probe run with it
+// (vm/counted_ops.def). Results, and every instruction's count, node by
+// node, are those of counted code without probes (no sink: the probes move
+// no count).
 TEST(PythonShapes, CountedProbeRunsTheSwitchAfterIt) {
   struct Run {
     std::vector<uint32_t> results;
@@ -2154,10 +2164,25 @@ TEST(PythonShapes, CountedProbeRunsTheSwitchAfterIt) {
   Run with = run(true, "py_head", inputs, &code), without = run(false, "py_head", inputs, nullptr);
   EXPECT_EQ(count_of(code, vm::IOp::ProbeCounted), 1);
   EXPECT_EQ(count_of(code, vm::IOp::SwitchCounted), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::Copy3AndAddProbeCounted), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::I32AndAddProbeCounted), 1) << "whole after the copies";
   EXPECT_EQ(with.results, (std::vector<uint32_t>{11, 103, 103, 13, 103}));
   EXPECT_EQ(with.results, without.results);
   ASSERT_FALSE(with.counts.empty());
   EXPECT_TRUE(with.counts == without.counts) << "instruction for instruction";
+  // Seven copies (copy4+copy3+...), and the chain alone.
+  with = run(true, "py_head7", inputs, &code), without = run(false, "py_head7", inputs, nullptr);
+  EXPECT_EQ(count_of(code, vm::IOp::Copy7AndAddProbeCounted), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::Copy3AndAddProbeCounted), 1);
+  EXPECT_EQ(count_of(code, vm::IOp::ProbeCounted), 1);
+  EXPECT_EQ(with.results, (std::vector<uint32_t>{18, 106, 106, 13, 106}));
+  EXPECT_EQ(with.results, without.results);
+  EXPECT_TRUE(with.counts == without.counts) << "py_head7, instruction for instruction";
+  with = run(true, "py_dispatch", inputs, &code), without = run(false, "py_dispatch", inputs, nullptr);
+  EXPECT_EQ(count_of(code, vm::IOp::I32AndAddProbeCounted), 1);
+  EXPECT_EQ(with.results, (std::vector<uint32_t>{10, 11, 12, 13, 11}));
+  EXPECT_EQ(with.results, without.results);
+  EXPECT_TRUE(with.counts == without.counts) << "py_dispatch, instruction for instruction";
 }
 
 }  // namespace

@@ -1942,6 +1942,13 @@ dispatch:
       ip += 7; /* the i32.and+add+switch's op word */
       goto and_add_switch;
     }
+    CASE_PLAIN(Copy7AndAddSwitch) {
+      copies<4>(fp, ip);
+      ip += 9; /* the copy3's */
+      copies<3>(fp, ip);
+      ip += 7;
+      goto and_add_switch;
+    }
 #define WZVM_GEN_PY_DECODE_(Name, words, then)                                                               \
   CASE(Name) {                                                                                               \
     using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                             \
@@ -2650,6 +2657,7 @@ dispatch:
       // br_table: the sink may move the frame's counting to another node.
       // Then the switch.counted always after it, without a dispatch.
       CASE_COUNTED(ProbeCounted) {
+      probe_counted:
         if constexpr (kCounting) {
           if (prof->sink && !probe_stays(prof->probe_stay, frame, counters, fp, ip, mem, memsize)) {
             uint64_t* to = probe_counters(*prof, frame, fp, ip, counters);
@@ -2662,6 +2670,28 @@ dispatch:
         }
         ip += 5 + ip[4];
         goto switch_counted;
+      }
+      // CPython's head before the probe (the chain, the copies before it):
+      // each op's work in order, then the probe's code, as plain code's
+      // copy4+copy3+i32.and+add+switch does with the switch.
+      CASE_COUNTED(I32AndAddProbeCounted) {
+      and_add_probe_counted:
+        wr<uint32_t>(fp, ip[1],
+                     (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]));
+        ip += 5;
+        goto probe_counted;
+      }
+      CASE_COUNTED(Copy3AndAddProbeCounted) {
+        copies<3>(fp, ip);
+        ip += 7;
+        goto and_add_probe_counted;
+      }
+      CASE_COUNTED(Copy7AndAddProbeCounted) {
+        copies<4>(fp, ip);
+        ip += 9;
+        copies<3>(fp, ip);
+        ip += 7;
+        goto and_add_probe_counted;
       }
 #undef COUNT_EDGE
       // A copy run, then call_local.counted's own code (the copies before

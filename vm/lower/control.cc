@@ -201,6 +201,7 @@ bool FunctionCompiler::op_br_table() {
       // The switch follows at once, nothing between: the probe's handler
       // goes on into it without a dispatch (vm/counted_ops.def).
       counts_.emit_probe(index, local_types_, local_slot_);
+      pair_probe_chain(e_, e_.last_op);  // an i32.and+add of the index right before (CPython's)
     }
     // An index computed as x - k switches on x, its table k entries longer
     // in front, to the default (rebase_switch_index); counted code's too, each

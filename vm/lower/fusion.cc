@@ -1086,16 +1086,45 @@ void pair_switch_chain(Emitter& e, uint32_t q) {
 // [copy3 ...] [i32.and+add+switch ...] [switch ...] -> [copy3+i32.and+add+switch
 // ...] [i32.and+add+switch ...] [switch ...]: the loop head's last copies
 // (copy4 -> copy3 -> i32.and+add+switch: 1.6% of calls.py's dispatches
-// each) and its switch in one dispatch, every op whole. Made when the body
-// is done (a run's length is final once jump threading has shortened it).
-// `copies`: where copies were emitted (a run is at its first copy's word).
+// each) and its switch in one dispatch, every op whole; with the copy4
+// before them, copy4+copy3+i32.and+add+switch, the whole head (plain code
+// only: vm/internal_ops.def). Counted
+// code's head has the probe between the chain and the switch, paired with
+// the chain (i32.and+add+probe.counted): the copies pair with that alike.
+// Made when the body is done (a run's length is final once jump threading
+// has shortened it). `copies`: where copies were emitted (a run is at its
+// first copy's word, the copy3 after a copy4 a run of its own), in order.
 void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies) {
   auto& code = e.code;
   const uint32_t end = e.here();
-  for (const uint32_t p : copies)
-    if (p + 12 < end && code[p] == static_cast<uint32_t>(IOp::Copy3) &&
-        code[p + 7] == static_cast<uint32_t>(IOp::I32AndAddSwitch))
+  auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
+  for (const uint32_t p : copies) {
+    if (is(p, IOp::Copy3) && is(p + 7, IOp::I32AndAddSwitch)) {
       code[p] = static_cast<uint32_t>(IOp::Copy3AndAddSwitch);
+    } else if (is(p, IOp::Copy3) && is(p + 7, IOp::I32AndAddProbeCounted)) {
+      code[p] = static_cast<uint32_t>(IOp::Copy3AndAddProbeCounted);
+    } else if (!e.counting && is(p, IOp::Copy4) && is(p + 16, IOp::I32AndAddSwitch) &&
+               (is(p + 9, IOp::Copy3) || is(p + 9, IOp::Copy3AndAddSwitch))) {
+      // plain code's (fuel's has no handler for it); the copy3, a run of its own, pairs too
+      code[p] = static_cast<uint32_t>(IOp::Copy7AndAddSwitch);
+    } else if (is(p, IOp::Copy4) && is(p + 16, IOp::I32AndAddProbeCounted) &&
+               (is(p + 9, IOp::Copy3) || is(p + 9, IOp::Copy3AndAddProbeCounted))) {
+      code[p] = static_cast<uint32_t>(IOp::Copy7AndAddProbeCounted);
+    }
+  }
+}
+
+// [i32.and+add d x m c] [probe.counted d ...] -> [i32.and+add+probe.counted
+// d x m c] [probe.counted d ...]: counted CPython's chain and the probe on
+// its result, right after it (`q`, just emitted), as pair_switch_chain
+// pairs the chain with the switch in plain code.
+void pair_probe_chain(Emitter& e, uint32_t q) {
+  const uint32_t p = e.prev_op;
+  if (p == UINT32_MAX || e.last_op != q || q != p + 5 ||
+      e.code[q] != static_cast<uint32_t>(IOp::ProbeCounted) ||
+      e.code[p] != static_cast<uint32_t>(IOp::I32AndAdd) || e.code[q + 1] != e.code[p + 1])
+    return;
+  e.code[p] = static_cast<uint32_t>(IOp::I32AndAddProbeCounted);
 }
 
 // [i32.load16_u d a off] [i32.or d2 x y] [i32.shr_u d3 z k] ->

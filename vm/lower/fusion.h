@@ -114,8 +114,13 @@ void pair_switch_chain(Emitter& e, uint32_t q);
 // an i32.load8_u and an i32.or, i32.load16_u+shr_u+load8_u+or (+jump).
 void pair_decode(Emitter& e, const std::vector<uint32_t>& loads);
 // At the end of a body: each copy3 of `copies` right before an
-// i32.and+add+switch becomes copy3+i32.and+add+switch, the ops whole.
+// i32.and+add+switch becomes copy3+i32.and+add+switch, a copy4 before that
+// copy4+copy3+i32.and+add+switch, the ops whole; their counted forms alike
+// before an i32.and+add+probe.counted.
 void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies);
+// The probe.counted `q` just emitted on the result of an i32.and+add right
+// before it: i32.and+add+probe.counted (vm/counted_ops.def).
+void pair_probe_chain(Emitter& e, uint32_t q);
 
 // An i32.add or i32.sub just before the global.set just emitted: the pair
 // runs in one dispatch (Go's stack pointer moves).
