@@ -1880,6 +1880,59 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
       << "no plain form in counted code";
 }
 
+// In plain code, the pairs whose jump lands on the tail, and the tail's
+// whose jump lands on the loop's switch, go on into their target without a
+// dispatch (vm/internal_ops.def): a handler's end, the tail and the switch
+// are one dispatch. Every target stays whole; results, traps (the tail's
+// load, the switch's) and counts are the wasm's; counted and fuel's code
+// keep the forms that dispatch.
+TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
+  Fixture f;
+  std::vector<Value> r;
+  auto count_op = [](const std::vector<uint32_t>& code, vm::IOp op) {
+    return std::count(code.begin(), code.end(), static_cast<uint32_t>(op));
+  };
+  const std::vector<uint32_t>& code = f.inst->exported_func("lua_loop")->code->code;
+  EXPECT_EQ(count_op(code, vm::IOp::I32AddJumpTail), 2) << "both handlers' pc++";
+  EXPECT_EQ(count_op(code, vm::IOp::I32LoadShrUAndAddJumpSwitch), 1);
+  EXPECT_EQ(count_op(code, vm::IOp::LoadAndShlAddI32LoadSwitch), 1) << "the switch whole";
+  EXPECT_EQ(count_op(code, vm::IOp::I32LoadShrUAndAddJump) + count_op(code, vm::IOp::I32AddJump), 0);
+  const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
+  EXPECT_EQ(count_op(tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "lua_tail's jumps to no switch";
+  for (const auto& [how, lowered] :
+       {std::pair{"fuel", fuel_lowered("lua_loop")}, std::pair{"counted", counted_lowered("lua_loop")}})
+    EXPECT_EQ(count_op(lowered.code, vm::IOp::I32AddJumpTail) +
+                  count_op(lowered.code, vm::IOp::I32LoadShrUAndAddJumpSwitch),
+              0)
+        << how;
+  // Instructions from 6000: xor a=1, xor a=2, sub a=1, xor a=5, return
+  // a=3; ra = tab + 16a.
+  ASSERT_FALSE(f.call("lua_loop", {Value::from_i32(6000), Value::from_i32(3072)}, r));
+  EXPECT_EQ(r.at(0).i32, (((3072u + 16) ^ (3072 + 32)) - (3072 + 16) ^ (3072 + 80)) + (3072 + 48));
+  // The tail's load past the end (the zero word at 65532 is xor a=0), and
+  // the switch's (its table at 65534).
+  vm::Trap t = f.call("lua_loop", {Value::from_i32(65532), Value::from_i32(3072)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "the tail's i32.load";
+  t = f.call("lua_loop", {Value::from_i32(6000), Value::from_i32(65534)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x28) << "the switch's i32.load";
+  // The prologue's decode (10); a pass's switch (11), handler (9) and tail
+  // (11); the return (4).
+  const std::vector<CountCase> cases = {
+      {"lua_loop", {Value::from_i32(6000), Value::from_i32(3072)}, 10 + 4 * 31 + 11 + 4, vm::TrapCode::None},
+      {"lua_loop",
+       {Value::from_i32(65532), Value::from_i32(3072)},
+       10 + 20 + 3,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"lua_loop", {Value::from_i32(6000), Value::from_i32(65534)}, 10 + 8, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 // Lua's setobj, an i64.load+i64.store pair right before an
 // i32.load8_u+i32.store8 pair, is one op (vm/lower/fusion.cc,
 // pair_mem_access): the four accesses in order, a trap in any of them at its

@@ -1641,6 +1641,7 @@ dispatch:
     // at the op.
 #define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
   CASE(Name) {                                                                             \
+    switch_pair_##Name : __attribute__((unused));                                          \
     static_assert(IOp::First == IOp::Load || IOp::First == IOp::LoadShlAdd_##Load ||       \
                   IOp::First == IOp::LoadAndShlAdd_I32Load);                               \
     uint32_t v;                                                                            \
@@ -1813,6 +1814,27 @@ dispatch:
       shr_u_and_add<4>(fp, ip);
       JUMP_BY(10 + static_cast<int32_t>(ip[11]));
       DISPATCH();
+    }
+    // The three with their jump's target known (vm/internal_ops.def): its
+    // code next, without a dispatch.
+    CASE_PLAIN(I32AddJumpTail) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      JUMP_BY(4 + static_cast<int32_t>(ip[5]));
+      goto lua_tail;
+    }
+    CASE_PLAIN(Copy2I32AddJumpTail) {
+      copies<2>(fp, ip);
+      wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
+      JUMP_BY(9 + static_cast<int32_t>(ip[10]));
+      goto lua_tail;
+    }
+    CASE_PLAIN(I32LoadShrUAndAddJumpSwitch) {
+    lua_tail:
+      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+        TRAP(TrapCode::MemoryOutOfBounds);
+      shr_u_and_add<4>(fp, ip);
+      JUMP_BY(10 + static_cast<int32_t>(ip[11]));
+      goto switch_pair_LoadAndShlAddI32LoadSwitch;
     }
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));

@@ -1203,6 +1203,26 @@ void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
       set(p, jump_at(p + 10), IOp::I32LoadShrUAndAddJump, IOp::I32LoadShrUAndAddJumpCounted);
     }
   }
+  // Plain code's pairs whose jump lands on the tail, and the tail's on the
+  // switch (vm/internal_ops.def): the tails first, then what jumps to them.
+  // A jump's offset is relative to its op word, `j`.
+  if (e.counting) return;
+  auto lands_on = [&](uint32_t j, IOp target) {
+    const uint32_t t = j + code[j + 1];
+    return t < end && code[t] == static_cast<uint32_t>(target);
+  };
+  for (const uint32_t p : ops)
+    if (code[p] == static_cast<uint32_t>(IOp::I32LoadShrUAndAddJump) &&
+        lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitch))
+      code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAddJumpSwitch);
+  for (const uint32_t p : ops) {
+    if (code[p] == static_cast<uint32_t>(IOp::I32AddJump) &&
+        lands_on(p + 4, IOp::I32LoadShrUAndAddJumpSwitch))
+      code[p] = static_cast<uint32_t>(IOp::I32AddJumpTail);
+    else if (code[p] == static_cast<uint32_t>(IOp::Copy2I32AddJump) &&
+             lands_on(p + 9, IOp::I32LoadShrUAndAddJumpSwitch))
+      code[p] = static_cast<uint32_t>(IOp::Copy2I32AddJumpTail);
+  }
 }
 
 }  // namespace wzvm::vm::lower
