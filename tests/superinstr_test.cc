@@ -1883,9 +1883,10 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
 // In plain code, the pairs whose jump lands on the tail, and the tail's
 // whose jump lands on the loop's switch, go on into their target without a
 // dispatch (vm/internal_ops.def): a handler's end, the tail and the switch
-// are one dispatch. Every target stays whole; results, traps (the tail's
-// load, the switch's) and counts are the wasm's; counted and fuel's code
-// keep the forms that dispatch.
+// are one dispatch; in counted code too, with the jumps' edges counted
+// (vm/counted_ops.def). Every target stays whole; results, traps (the
+// tail's load, the switch's) and counts are the wasm's; fuel's code keeps
+// the forms that dispatch.
 TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
   Fixture f;
   std::vector<Value> r;
@@ -1899,12 +1900,20 @@ TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
   EXPECT_EQ(count_op(code, vm::IOp::I32LoadShrUAndAddJump) + count_op(code, vm::IOp::I32AddJump), 0);
   const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
   EXPECT_EQ(count_op(tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "lua_tail's jumps to no switch";
-  for (const auto& [how, lowered] :
-       {std::pair{"fuel", fuel_lowered("lua_loop")}, std::pair{"counted", counted_lowered("lua_loop")}})
-    EXPECT_EQ(count_op(lowered.code, vm::IOp::I32AddJumpTail) +
-                  count_op(lowered.code, vm::IOp::I32LoadShrUAndAddJumpSwitch),
-              0)
-        << how;
+  // Counted code the same with the counted forms (the counting loop's);
+  // fuel's keeps the forms that dispatch.
+  const std::vector<uint32_t> counted = counted_lowered("lua_loop").code;
+  EXPECT_EQ(count_op(counted, vm::IOp::I32AddJumpTailCounted), 2);
+  EXPECT_EQ(count_op(counted, vm::IOp::I32LoadShrUAndAddJumpSwitchCounted), 1);
+  EXPECT_EQ(count_op(counted, vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1) << "the switch whole";
+  EXPECT_EQ(
+      count_op(counted, vm::IOp::I32AddJumpTail) + count_op(counted, vm::IOp::I32LoadShrUAndAddJumpSwitch),
+      0);
+  const std::vector<uint32_t> fuel = fuel_lowered("lua_loop").code;
+  EXPECT_EQ(count_op(fuel, vm::IOp::I32LoadShrUAndAddJump), 1);
+  for (const vm::IOp op : {vm::IOp::I32AddJumpTail, vm::IOp::I32LoadShrUAndAddJumpSwitch,
+                           vm::IOp::I32AddJumpTailCounted, vm::IOp::I32LoadShrUAndAddJumpSwitchCounted})
+    EXPECT_EQ(count_op(fuel, op), 0) << vm::iop_name(op) << " in fuel's code";
   // Instructions from 6000: xor a=1, xor a=2, sub a=1, xor a=5, return
   // a=3; ra = tab + 16a.
   ASSERT_FALSE(f.call("lua_loop", {Value::from_i32(6000), Value::from_i32(3072)}, r));

@@ -2644,6 +2644,7 @@ dispatch:
       // live across the loop, whose allocation such handlers move).
 #define WZVM_SWITCH_PAIR(Name, First, Load, text)                                          \
   CASE_COUNTED(Name##Counted) {                                                            \
+    switch_pair_counted_##Name : __attribute__((unused));                                  \
     uint32_t v;                                                                            \
     if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
       TRAP(TrapCode::MemoryOutOfBounds);                                                   \
@@ -2674,6 +2675,30 @@ dispatch:
         COUNT_EDGE(ip[11]);
         JUMP_BY(9 + static_cast<int32_t>(ip[10]));
         DISPATCH();
+      }
+      // The three with their jump's target known (vm/counted_ops.def): its
+      // code next, without a dispatch.
+      CASE_COUNTED(I32AddJumpTailCounted) {
+        wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+        COUNT_EDGE(ip[6]);
+        JUMP_BY(4 + static_cast<int32_t>(ip[5]));
+        goto lua_tail_counted;
+      }
+      CASE_COUNTED(Copy2I32AddJumpTailCounted) {
+        copies<2>(fp, ip);
+        wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
+        COUNT_EDGE(ip[11]);
+        JUMP_BY(9 + static_cast<int32_t>(ip[10]));
+        goto lua_tail_counted;
+      }
+      CASE_COUNTED(I32LoadShrUAndAddJumpSwitchCounted) {
+      lua_tail_counted:
+        if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
+          TRAP(TrapCode::MemoryOutOfBounds);
+        shr_u_and_add<4>(fp, ip);
+        COUNT_EDGE(ip[12]);
+        JUMP_BY(10 + static_cast<int32_t>(ip[11]));
+        goto switch_pair_counted_LoadAndShlAddI32LoadSwitch;
       }
       // [op index leave land n slot0..] before an interpreter's dispatch
       // br_table: the sink may move the frame's counting to another node.

@@ -1203,25 +1203,32 @@ void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
       set(p, jump_at(p + 10), IOp::I32LoadShrUAndAddJump, IOp::I32LoadShrUAndAddJumpCounted);
     }
   }
-  // Plain code's pairs whose jump lands on the tail, and the tail's on the
-  // switch (vm/internal_ops.def): the tails first, then what jumps to them.
-  // A jump's offset is relative to its op word, `j`.
-  if (e.counting) return;
+  // The pairs whose jump lands on the tail, and the tail's on the switch
+  // (vm/internal_ops.def, vm/counted_ops.def): the tails first, then what
+  // jumps to them. A jump's offset is relative to its op word, `j`. Not
+  // fuel's code: the plain forms' handlers are the plain loop's alone.
   auto lands_on = [&](uint32_t j, IOp target) {
     const uint32_t t = j + code[j + 1];
     return t < end && code[t] == static_cast<uint32_t>(target);
   };
-  for (const uint32_t p : ops)
-    if (code[p] == static_cast<uint32_t>(IOp::I32LoadShrUAndAddJump) &&
-        lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitch))
-      code[p] = static_cast<uint32_t>(IOp::I32LoadShrUAndAddJumpSwitch);
+  auto is = [&](uint32_t p, IOp op) { return code[p] == static_cast<uint32_t>(op); };
+  auto make = [&](uint32_t p, IOp op) { code[p] = static_cast<uint32_t>(op); };
   for (const uint32_t p : ops) {
-    if (code[p] == static_cast<uint32_t>(IOp::I32AddJump) &&
-        lands_on(p + 4, IOp::I32LoadShrUAndAddJumpSwitch))
-      code[p] = static_cast<uint32_t>(IOp::I32AddJumpTail);
-    else if (code[p] == static_cast<uint32_t>(IOp::Copy2I32AddJump) &&
-             lands_on(p + 9, IOp::I32LoadShrUAndAddJumpSwitch))
-      code[p] = static_cast<uint32_t>(IOp::Copy2I32AddJumpTail);
+    if (!e.counting && is(p, IOp::I32LoadShrUAndAddJump) && lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitch))
+      make(p, IOp::I32LoadShrUAndAddJumpSwitch);
+    else if (is(p, IOp::I32LoadShrUAndAddJumpCounted) &&
+             lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitchCounted))
+      make(p, IOp::I32LoadShrUAndAddJumpSwitchCounted);
+  }
+  for (const uint32_t p : ops) {
+    if (is(p, IOp::I32AddJump) && lands_on(p + 4, IOp::I32LoadShrUAndAddJumpSwitch))
+      make(p, IOp::I32AddJumpTail);
+    else if (is(p, IOp::Copy2I32AddJump) && lands_on(p + 9, IOp::I32LoadShrUAndAddJumpSwitch))
+      make(p, IOp::Copy2I32AddJumpTail);
+    else if (is(p, IOp::I32AddJumpCounted) && lands_on(p + 4, IOp::I32LoadShrUAndAddJumpSwitchCounted))
+      make(p, IOp::I32AddJumpTailCounted);
+    else if (is(p, IOp::Copy2I32AddJumpCounted) && lands_on(p + 9, IOp::I32LoadShrUAndAddJumpSwitchCounted))
+      make(p, IOp::Copy2I32AddJumpTailCounted);
   }
 }
 
