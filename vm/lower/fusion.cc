@@ -1075,22 +1075,28 @@ void pair_last_step_jump(Emitter& e, uint32_t q) {
 // [switch d n ...]: one dispatch, both ops whole, as pair_switch_load's
 // pairs (the same conditions: no label between, the switch reads the slot
 // the chain writes, a counted switch never paired). Neither traps.
-void pair_switch_chain(Emitter& e, uint32_t q) {
+// The i32.and+add right before `q` (just emitted, an op of kind `next`
+// whose first operand is the chain's result) becomes `paired`.
+namespace {
+void pair_chain_before(Emitter& e, uint32_t q, IOp next, IOp paired) {
   const uint32_t p = e.prev_op;
-  if (p == UINT32_MAX || e.last_op != q || q != p + 5 || e.code[q] != static_cast<uint32_t>(IOp::Switch) ||
+  if (p == UINT32_MAX || e.last_op != q || q != p + 5 || e.code[q] != static_cast<uint32_t>(next) ||
       e.code[p] != static_cast<uint32_t>(IOp::I32AndAdd) || e.code[q + 1] != e.code[p + 1])
     return;
-  e.code[p] = static_cast<uint32_t>(IOp::I32AndAddSwitch);
+  e.code[p] = static_cast<uint32_t>(paired);
 }
+}  // namespace
+
+void pair_switch_chain(Emitter& e, uint32_t q) { pair_chain_before(e, q, IOp::Switch, IOp::I32AndAddSwitch); }
 
 // [copy3 ...] [i32.and+add+switch ...] [switch ...] -> [copy3+i32.and+add+switch
 // ...] [i32.and+add+switch ...] [switch ...]: the loop head's last copies
 // (copy4 -> copy3 -> i32.and+add+switch: 1.6% of calls.py's dispatches
 // each) and its switch in one dispatch, every op whole; with the copy4
 // before them, copy4+copy3+i32.and+add+switch, the whole head (plain code
-// only: vm/internal_ops.def). Counted
-// code's head has the probe between the chain and the switch, paired with
-// the chain (i32.and+add+probe.counted): the copies pair with that alike.
+// only: vm/internal_ops.def). Counted code's head has the probe between the
+// chain and the switch, paired with the chain (i32.and+add+probe.counted):
+// the copies pair with that alike.
 // Made when the body is done (a run's length is final once jump threading
 // has shortened it). `copies`: where copies were emitted (a run is at its
 // first copy's word, the copy3 after a copy4 a run of its own), in order.
@@ -1119,12 +1125,7 @@ void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies) {
 // its result, right after it (`q`, just emitted), as pair_switch_chain
 // pairs the chain with the switch in plain code.
 void pair_probe_chain(Emitter& e, uint32_t q) {
-  const uint32_t p = e.prev_op;
-  if (p == UINT32_MAX || e.last_op != q || q != p + 5 ||
-      e.code[q] != static_cast<uint32_t>(IOp::ProbeCounted) ||
-      e.code[p] != static_cast<uint32_t>(IOp::I32AndAdd) || e.code[q + 1] != e.code[p + 1])
-    return;
-  e.code[p] = static_cast<uint32_t>(IOp::I32AndAddProbeCounted);
+  pair_chain_before(e, q, IOp::ProbeCounted, IOp::I32AndAddProbeCounted);
 }
 
 // [i32.load16_u d a off] [i32.or d2 x y] [i32.shr_u d3 z k] ->
