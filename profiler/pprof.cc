@@ -408,8 +408,11 @@ class Builder {
   class Prefetch {
    public:
     Prefetch(Builder& b, const vm::CallTree& tree) : b_(b), tree_(tree), seen_(tree.size()) {}
+    // The callers of `node` and its leaf in `leaf` at `offset` (-1: none;
+    // kStart: the function's start).
+    static constexpr int64_t kStart = -2;
     void add(uint32_t node, const vm::FuncInst* leaf, int64_t offset) {
-      if (offset >= 0) at(leaf, offset);
+      if (offset >= 0 || offset == kStart) at(leaf, offset);
       for (uint32_t c = node; c != vm::CallTree::kRoot && !seen_[c]; c = tree_.node(c).parent) {
         seen_[c] = true;
         const uint32_t site = tree_.node(c).site;
@@ -1011,27 +1014,43 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
         shown[n] = below[n] <= keep + 1 ? n : shown[node.parent];
       }
     }
-    std::vector<uint32_t> nodes;  // those with counts, in order
+    std::vector<uint32_t> nodes;   // those with counts, in order
+    std::vector<uint64_t> totals;  // keep: their totals, which are all their samples need
     {
       // A function's instructions are all in its unit: one leaf each, so
       // only its first node's runs are made here (json's test binary: most
       // nodes are a recursion's, of functions already seen).
       Builder::Prefetch pf(b, tree);
       std::unordered_set<const vm::FuncInst*> leaf_seen;
-      prof->for_each_node(
-          [&](uint32_t n) { return !leaf_seen.count(tree.node(n).func); },
-          [&](uint32_t n, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
-            const vm::FuncInst* f = tree.node(n).func;
-            if (!runs.empty() && leaf_seen.insert(f).second)
-              pf.add(n, f, scratch.of(n, offsets, runs, tree, profiler).front().offset);
-            else pf.add(n, f, -1);
-            nodes.push_back(n);
-          });
+      if (keep) {
+        // Python lines and C functions at their start: totals only (no
+        // sweep of each node's counters into runs), read once for both
+        // passes (objects.py: 32 K nodes of the evaluation loop's 2,000
+        // counters each, half of writing the profile).
+        prof->for_each_node_total([&](uint32_t n, uint64_t total) {
+          const vm::FuncInst* f = tree.node(n).func;
+          const bool c_leaf = !vm::CallTree::is_context(tree.node(n).site) && leaf_seen.insert(f).second;
+          pf.add(n, f, c_leaf ? Builder::Prefetch::kStart : -1);
+          nodes.push_back(n);
+          totals.push_back(total);
+        });
+      } else {
+        prof->for_each_node(
+            [&](uint32_t n) { return !leaf_seen.count(tree.node(n).func); },
+            [&](uint32_t n, const uint32_t* offsets, const std::vector<vm::Profiling::CountRun>& runs) {
+              const vm::FuncInst* f = tree.node(n).func;
+              if (!runs.empty() && leaf_seen.insert(f).second)
+                pf.add(n, f, scratch.of(n, offsets, runs, tree, profiler).front().offset);
+              else pf.add(n, f, -1);
+              nodes.push_back(n);
+            });
+      }
       pf.read();
     }
+    std::vector<uint32_t> shows = nodes;  // the stacks the samples show
     if (keep)
-      for (uint32_t& n : nodes) n = shown[n];  // the stacks the samples show
-    b.intern_callers_by_weight(nodes, tree);
+      for (uint32_t& n : shows) n = shown[n];
+    b.intern_callers_by_weight(shows, tree);
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
     struct Leaf {
@@ -1060,74 +1079,8 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
     // from the same frame (a call through a pointer: one site, many
     // callees) show the same stack: the first of them stands for all.
     std::unordered_map<uint64_t, uint32_t> same_stack;  // parent << 32 | caller Location -> ancestor
-    prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
-                                 const std::vector<vm::Profiling::CountRun>& runs) {
-      leaves.clear();
-      auto total = [&] {
-        uint64_t t = 0;
-        for (const vm::Profiling::CountRun& r : runs) t += r.count * (r.to - r.from);
-        return t;
-      };
-      if (const PyFrame* pf = b.context_of(tree, node)) {  // one leaf: the Python line
-        leaves.push_back({b.python_location(*pf), total()});
-      } else if (keep) {  // one leaf: the C function (at its start line)
-        const vm::FuncInst* f = tree.node(node).func;
-        uint32_t under = shown[node];
-        if (under != node) {
-          if (const uint64_t site = b.caller_location(tree, under); site != Builder::kNoFrame)
-            under =
-                same_stack.try_emplace(uint64_t{tree.node(under).parent} << 32 | site, under).first->second;
-          const uint64_t loc = b.location(f, -1);
-          auto [it, added] = elided_at.try_emplace(uint64_t{under} << 32 | loc, elided.size());
-          if (added) elided.push_back({under, loc, 0});
-          elided[it->second].count += total();
-          return;
-        }
-        leaves.push_back({b.location(f, -1), total()});
-      } else {
-        auto add = [&](uint64_t loc, uint64_t count) {
-          if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
-          uint32_t& slot = leaf_slot[loc];
-          if (!slot) {
-            leaves.push_back({loc, 0});
-            slot = static_cast<uint32_t>(leaves.size());
-          }
-          leaves[slot - 1].count += count;
-        };
-        const vm::FuncInst* f = tree.node(node).func;
-        const GoModule* go = scratch.go(f, profiler);
-        if (Builder::GoGroups* g = go ? b.go_groups(f, offsets, *go) : nullptr) {
-          // A step per group crossed (Builder::go_groups), then by
-          // representative offset, as NodeCounts::of orders them: the
-          // leaves, and the Locations first made here, come in that order.
-          pcs.clear();
-          for (const vm::Profiling::CountRun& r : runs)
-            for (uint32_t i = r.from; i < r.to;) {
-              const uint32_t k = g->group[i];
-              const uint32_t end = std::min(r.to, g->end[k]);
-              pcs.push_back({g->rep[k], k, r.count * (end - i)});
-              i = end;
-            }
-          std::sort(pcs.begin(), pcs.end(),
-                    [](const GroupCount& a, const GroupCount& c) { return a.rep < c.rep; });
-          for (const GroupCount& c : pcs) {
-            uint64_t& loc = g->loc[c.group];
-            if (!loc) loc = b.count_location(f, c.rep);
-            add(loc, c.count);
-          }
-        } else if (std::vector<uint64_t>* locs = go ? nullptr : b.index_locations(f, offsets)) {
-          for (const vm::Profiling::CountRun& r : runs)
-            for (uint32_t i = r.from; i < r.to; ++i) {
-              uint64_t& loc = (*locs)[i];
-              if (!loc) loc = b.count_location(f, offsets[i]);
-              add(loc, r.count);
-            }
-        } else {
-          for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
-            add(b.count_location(f, c.offset), c.count);
-        }
-        for (const Leaf& leaf : leaves) leaf_slot[leaf.loc] = 0;
-      }
+    // The node's samples, one per leaf.
+    auto write_leaves = [&](uint32_t node) {
       for (const Leaf& leaf : leaves) {
         pb::Sample* ps = b.new_sample();
         b.add_stack(ps, leaf.loc, node, tree);
@@ -1135,7 +1088,89 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
         b.thread_label(ps, tid);
         b.end_sample(ps);
       }
-    });
+    };
+    // A node shown as one leaf, whose total is all it needs: a Python line,
+    // or with C frames kept (keep) a C function at its start line. False
+    // for any other.
+    auto one_leaf = [&](uint32_t node, uint64_t total) {
+      if (const PyFrame* pf = b.context_of(tree, node)) {
+        leaves.push_back({b.python_location(*pf), total});
+        return true;
+      }
+      if (!keep) return false;
+      const vm::FuncInst* f = tree.node(node).func;
+      uint32_t under = shown[node];
+      if (under != node) {  // under an ancestor: no leaf of its own
+        if (const uint64_t site = b.caller_location(tree, under); site != Builder::kNoFrame)
+          under = same_stack.try_emplace(uint64_t{tree.node(under).parent} << 32 | site, under).first->second;
+        const uint64_t loc = b.location(f, -1);
+        auto [it, added] = elided_at.try_emplace(uint64_t{under} << 32 | loc, elided.size());
+        if (added) elided.push_back({under, loc, 0});
+        elided[it->second].count += total;
+        return true;
+      }
+      leaves.push_back({b.location(f, -1), total});
+      return true;
+    };
+    // Every node is one leaf then, made from its total.
+    if (keep) {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        leaves.clear();
+        one_leaf(nodes[i], totals[i]);
+        write_leaves(nodes[i]);
+      }
+    } else
+      prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
+                                   const std::vector<vm::Profiling::CountRun>& runs) {
+        leaves.clear();
+        uint64_t total = 0;
+        for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
+        if (!one_leaf(node, total)) {
+          auto add = [&](uint64_t loc, uint64_t count) {
+            if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
+            uint32_t& slot = leaf_slot[loc];
+            if (!slot) {
+              leaves.push_back({loc, 0});
+              slot = static_cast<uint32_t>(leaves.size());
+            }
+            leaves[slot - 1].count += count;
+          };
+          const vm::FuncInst* f = tree.node(node).func;
+          const GoModule* go = scratch.go(f, profiler);
+          if (Builder::GoGroups* g = go ? b.go_groups(f, offsets, *go) : nullptr) {
+            // A step per group crossed (Builder::go_groups), then by
+            // representative offset, as NodeCounts::of orders them: the
+            // leaves, and the Locations first made here, come in that order.
+            pcs.clear();
+            for (const vm::Profiling::CountRun& r : runs)
+              for (uint32_t i = r.from; i < r.to;) {
+                const uint32_t k = g->group[i];
+                const uint32_t end = std::min(r.to, g->end[k]);
+                pcs.push_back({g->rep[k], k, r.count * (end - i)});
+                i = end;
+              }
+            std::sort(pcs.begin(), pcs.end(),
+                      [](const GroupCount& a, const GroupCount& c) { return a.rep < c.rep; });
+            for (const GroupCount& c : pcs) {
+              uint64_t& loc = g->loc[c.group];
+              if (!loc) loc = b.count_location(f, c.rep);
+              add(loc, c.count);
+            }
+          } else if (std::vector<uint64_t>* locs = go ? nullptr : b.index_locations(f, offsets)) {
+            for (const vm::Profiling::CountRun& r : runs)
+              for (uint32_t i = r.from; i < r.to; ++i) {
+                uint64_t& loc = (*locs)[i];
+                if (!loc) loc = b.count_location(f, offsets[i]);
+                add(loc, r.count);
+              }
+          } else {
+            for (const vm::Profiling::InstructionCount& c : scratch.of(node, offsets, runs, tree, profiler))
+              add(b.count_location(f, c.offset), c.count);
+          }
+          for (const Leaf& leaf : leaves) leaf_slot[leaf.loc] = 0;
+        }
+        write_leaves(node);
+      });
     std::stable_sort(elided.begin(), elided.end(),
                      [](const Elided& x, const Elided& y) { return x.under < y.under; });
     for (const Elided& e : elided) {

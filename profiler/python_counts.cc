@@ -158,10 +158,14 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   // The context node of a frame of code `c` at `line` (0: the frame as a
   // whole), under `parent`.
   auto context_node = [&](uint32_t parent, const CPythonModule::CodeLines& c, uint32_t line) {
-    const PythonCounts::Key key{c.linetable, c.qualname, c.filename, line};
+    const PythonCounts::NodeKey nk{parent, {c.linetable, c.qualname, c.filename, line}};
+    const size_t h = PythonCounts::NodeKeyHash()(nk);
+    PythonCounts::CachedNode& cached = s.recent_nodes[(h ^ h >> 32) % s.recent_nodes.size()];
+    if (cached.node && cached.key == nk) return cached.node;
+    const PythonCounts::Key& key = nk.key;
     // One lookup for a node seen before (a call's frame, a line).
-    auto [known, fresh] = s.nodes.try_emplace({parent, key}, 0);
-    if (!fresh) return known->second;
+    auto [known, fresh] = s.nodes.try_emplace(nk, 0);
+    if (!fresh) return (cached = {nk, known->second}).node;
     auto [it, inserted] = s.keys.try_emplace(key, static_cast<uint32_t>(s.frames.size()));
     if (inserted) {
       PyFrame pf;
@@ -171,7 +175,8 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
       s.whole.push_back(line == 0);
     }
     // A frame as a whole counts nothing (its lines do): no counter block.
-    return known->second = p.enter_context(parent, func, it->second, line != 0);
+    known->second = p.enter_context(parent, func, it->second, line != 0);
+    return (cached = {nk, known->second}).node;
   };
   auto line_at = [&](const CPythonModule::CodeLines& c, uint32_t addr) {
     return addr >= c.start && (addr - c.start) / 2 < c.lines.size() ? c.lines[(addr - c.start) / 2]
@@ -185,16 +190,19 @@ uint32_t Profiler::probe(vm::Profiling& p, uint32_t node, const vm::FuncInst* fu
   // of two lines) would be nodes of its own: with this rule, one per depth,
   // as vm::CallTree keys recursive calls.
   auto push = [&](uint32_t frame_addr, uint32_t code_addr, const CPythonModule::CodeLines& c, uint32_t line) {
+    uint32_t& running = e.running[code_addr];  // elements never move
     uint32_t parent = e.eval_node;
-    if (!e.stack.empty()) parent = e.running[code_addr] > 0 ? e.stack.back().whole : e.stack.back().node;
+    if (!e.stack.empty()) parent = running > 0 ? e.stack.back().whole : e.stack.back().node;
     const uint32_t whole = context_node(parent, c, 0);
     e.stack.push_back(
         {frame_addr, code_addr, whole, line ? context_node(whole, c, line) : whole, 0, 0, {}, 0});
-    ++e.running[code_addr];
+    ++running;
   };
   auto pop_to = [&](size_t n) {
     while (e.stack.size() > n) {
-      if (--e.running[e.stack.back().code] == 0) e.running.erase(e.stack.back().code);
+      // Kept at 0, not erased: a call's push and return's pop would
+      // allocate and free an element each.
+      --e.running[e.stack.back().code];
       e.stack.pop_back();
     }
   };

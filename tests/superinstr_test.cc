@@ -1917,7 +1917,7 @@ TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
   // Instructions from 6000: xor a=1, xor a=2, sub a=1, xor a=5, return
   // a=3; ra = tab + 16a.
   ASSERT_FALSE(f.call("lua_loop", {Value::from_i32(6000), Value::from_i32(3072)}, r));
-  EXPECT_EQ(r.at(0).i32, (((3072u + 16) ^ (3072 + 32)) - (3072 + 16) ^ (3072 + 80)) + (3072 + 48));
+  EXPECT_EQ(r.at(0).i32, ((((3072u + 16) ^ (3072 + 32)) - (3072 + 16)) ^ (3072 + 80)) + (3072 + 48));
   // The tail's load past the end (the zero word at 65532 is xor a=0), and
   // the switch's (its table at 65534).
   vm::Trap t = f.call("lua_loop", {Value::from_i32(65532), Value::from_i32(3072)}, r);

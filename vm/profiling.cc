@@ -182,10 +182,14 @@ void Profiling::for_each_node(const std::function<bool(uint32_t node)>& want_run
   node_runs(&want_runs, each, nullptr);
 }
 
+void Profiling::for_each_node_total(const std::function<void(uint32_t node, uint64_t total)>& each) const {
+  node_runs(nullptr, {}, nullptr, &each);
+}
+
 void Profiling::node_runs(
     const std::function<bool(uint32_t node)>* want_runs,
     const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
-    const Snapshot* since) const {
+    const Snapshot* since, const std::function<void(uint32_t node, uint64_t total)>* each_total) const {
   // Partial segments, grouped by node (rare: one per frame a trap or
   // proc_exit unwound).
   std::vector<Partial> parts(
@@ -207,7 +211,7 @@ void Profiling::node_runs(
     if (!runs) continue;
     const CompiledFunc* code = tree.node(n).func->code;
     const uint32_t segs = code->num_segments();
-    if (want_runs && !since && !(*want_runs)(n)) {
+    if (each_total || (want_runs && !since && !(*want_runs)(n))) {
       // Whether it ran at all (for_each_node): its total, as sweeping
       // its ranges would sum it, partial segments included.
       int64_t total = 0;
@@ -217,7 +221,9 @@ void Profiling::node_runs(
       while (part != parts.end() && part->node < n) ++part;
       for (; part != parts.end() && part->node == n; ++part)
         if (part->seg < segs) total += std::min(part->ran, code->segment_size(part->seg));
-      if (total > 0) {
+      if (total > 0 && each_total) {
+        (*each_total)(n, static_cast<uint64_t>(total));
+      } else if (total > 0) {
         out.clear();
         each(n, code->seg_offsets.data(), out);
       }

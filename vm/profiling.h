@@ -400,15 +400,22 @@ struct Profiling {
   void for_each_node(const std::function<bool(uint32_t node)>& want_runs,
                      const std::function<void(uint32_t node, const uint32_t* offsets,
                                               const std::vector<CountRun>&)>& each) const;
+  // The nodes for_each_node_runs gives, in its order, with their totals
+  // (the sum of their runs, from for_each_node's one pass): for readers
+  // that show a node as one sample (CPython's Python lines, C functions by
+  // their start line).
+  void for_each_node_total(const std::function<void(uint32_t node, uint64_t total)>& each) const;
   // Executed instructions per node (indexed by node id).
   std::vector<uint64_t> instruction_totals() const;
 
  private:
-  // for_each_node_runs, and for_each_node when `want_runs` is given.
+  // for_each_node_runs, for_each_node when `want_runs` is given and
+  // for_each_node_total when `each_total` is.
   void node_runs(
       const std::function<bool(uint32_t node)>* want_runs,
       const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
-      const Snapshot* since) const;
+      const Snapshot* since,
+      const std::function<void(uint32_t node, uint64_t total)>* each_total = nullptr) const;
   uint32_t enter_slow(uint32_t parent, const FuncInst* f, const uint32_t* ret);
   // enter_slow's children found lately, by (parent, f, ret), direct-mapped.
   // A node caches two; CPython's evaluation loop calls hundreds of
