@@ -118,6 +118,12 @@ vm::CompiledFunc counted_lowered(const std::string& name) {
   return lowered_with(name, counted);
 }
 
+// How many words of `code` are `op` (an operand may match too: the tests
+// choose functions whose operands do not).
+size_t op_count(const std::vector<uint32_t>& code, vm::IOp op) {
+  return static_cast<size_t>(std::count(code.begin(), code.end(), static_cast<uint32_t>(op)));
+}
+
 struct Fixture {
   std::shared_ptr<const vm::Module> module;
   vm::Store store;
@@ -640,6 +646,14 @@ TEST(SuperInstructions, ACopyBeforeAJumpRunsWithIt) {
           std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(vm::IOp::CopyJump)),
       0)
       << "code lowered for fuel pairs too";
+  // Counted code pairs with the counted jumps (expect_counts above ran it).
+  const std::vector<uint32_t> counted = counted_lowered("copy_jumps").code;
+  EXPECT_EQ(op_count(counted, vm::IOp::CopyJumpUnlessExit), 1u) << "the if";
+  EXPECT_EQ(op_count(counted, vm::IOp::CopyJumpIfExit), 1u) << "the br_if back";
+  EXPECT_EQ(op_count(counted, vm::IOp::CopyJumpCounted), 1u) << "the br";
+  EXPECT_EQ(op_count(counted, vm::IOp::CopyJumpIf) + op_count(counted, vm::IOp::CopyJumpUnless) +
+                op_count(counted, vm::IOp::CopyJump),
+            0u);
 }
 
 // A load of memory 0 right before a conditional jump on a slot is one
@@ -1146,6 +1160,22 @@ TEST(GoShapes, AGlobalGetRunsWithTheJumpAfterIt) {
     ASSERT_FALSE(f.call("gg_br_unless", {Value::from_i32(x)}, r));
     EXPECT_EQ(r.at(0).i32, x ? 5u : 2u) << x;
   }
+  // Counted code's: the counted jumps (global.get+jump_if.exit, ...), and
+  // the counts: `global.get local.set local.get br_if` (4; the eqz one
+  // more), then `i32.const local.set` (2) unless it branched, and the
+  // `local.get` after the block (1).
+  EXPECT_EQ(op_count(counted_lowered("gg_br_if").code, vm::IOp::GlobalGetJumpIfExit), 1u);
+  EXPECT_EQ(op_count(counted_lowered("gg_br_unless").code, vm::IOp::GlobalGetJumpUnlessExit), 1u);
+  const std::vector<CountCase> cases = {
+      {"gg_br_if", {Value::from_i32(1)}, 5, vm::TrapCode::None},
+      {"gg_br_if", {Value::from_i32(0)}, 7, vm::TrapCode::None},
+      {"gg_br_unless", {Value::from_i32(0)}, 6, vm::TrapCode::None},
+      {"gg_br_unless", {Value::from_i32(1)}, 8, vm::TrapCode::None},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
 }
 
 // Past the 64 constants of a function's constant area, constants are ops
@@ -1363,7 +1393,8 @@ TEST(GoShapes, ALoopsBackEdgeRunsItsExitTest) {
 // threaded jump's write, dropped, stood between), a step before a label that
 // a jump skips to (the test then runs alone), a step before a forward exit
 // test whose body traps; results, the trap's instruction, counts, and fuel's
-// code (pairs without a label between) and counted code (none).
+// code (pairs without a label between) and counted code (the counted twin,
+// with the counted jump).
 TEST(GoShapes, ALoopsStepRunsWithItsTest) {
   Fixture f;
   std::vector<Value> r;
@@ -1444,8 +1475,9 @@ TEST(GoShapes, ALoopsStepRunsWithItsTest) {
     ASSERT_TRUE(inst);
     const vm::CompiledFunc* c = inst.value()->exported_func("step_exit")->code;
     // fuel's code pairs a step and test with no label between; counted code's
-    // jumps are their counted forms
+    // jumps are their counted forms, and so are its pairs
     EXPECT_EQ(find(c, vm::IOp::I64AddJumpUnlessI64GeS) != UINT32_MAX, !counting) << counting;
+    EXPECT_EQ(find(c, vm::IOp::I64AddJumpUnlessI64GeSCounted) != UINT32_MAX, counting) << counting;
   }
 }
 
@@ -1684,6 +1716,11 @@ TEST(LuaShapes, DecodeAndTagTestsAreFused) {
   EXPECT_STREQ(f.op_at("tag_ne", 4), "jump_if(I32Ne)");
   EXPECT_STREQ(f.op_at("eqz_and_if", 0), "jump_if(I32And)") << "the and and the eqz, one branch";
   EXPECT_STREQ(f.op_at("copy_tag", 0), "i32.load8_u+i32.store8");
+  // Counted code's pairs are the counted twins, run by expect_counts below
+  // (the traps in the load too).
+  EXPECT_EQ(op_count(counted_lowered("tag_and").code, vm::IOp::I32Load8UJumpUnlessI32AndCounted), 1u);
+  EXPECT_EQ(op_count(counted_lowered("tag_ne").code, vm::IOp::I32Load8UJumpIfI32NeCounted), 1u);
+  EXPECT_EQ(op_count(counted_lowered("tag_ne").code, vm::IOp::I32Load8UJumpIfI32Ne), 0u);
   auto call = [&](const char* name, std::vector<Value> args) {
     r.clear();
     vm::Trap t = f.call(name, std::move(args), r);

@@ -2614,6 +2614,76 @@ dispatch:
       WZVM_COUNTED_JUMP_(JumpCounted)
       WZVM_COUNTED_JUMP_(JumpBackCounted)
 #undef WZVM_COUNTED_JUMP_
+      // [copy+jump.counted d s][jump.counted offset edge] and the others
+      // (vm/counted_ops.def): the copy or global.get, then the jump from its
+      // own words, `len` on, as copy+jump's, counting its edge when taken.
+#define THEN_COUNTED_COND_JUMP(len, taken)                   \
+  do {                                                       \
+    if ((rd<uint32_t>(fp, ip[(len) + 1]) != 0) == (taken)) { \
+      COUNT_EDGE(ip[(len) + 3]);                             \
+      JUMP_BY((len) + static_cast<int32_t>(ip[(len) + 2]));  \
+    } else {                                                 \
+      ip += (len) + 4;                                       \
+    }                                                        \
+    DISPATCH();                                              \
+  } while (0)
+      // The step and load pairs' twins (vm/step_jumps.def,
+      // vm/load_jumps.def): [op ...] [Jump##Exit_Test x y offset edge], the
+      // step or load (its trap at the op), then the test from the jump's
+      // own op word, 4 words on, counting the jump's edge when taken.
+#define WZVM_THEN_COUNTED_TEST_(Jump, Test, c)                    \
+  ip += 4; /* the jump's op word: its offset is relative to it */ \
+  if ((c) == (IOp::Jump##_##Test != IOp::JumpUnless_##Test)) {    \
+    COUNT_EDGE(ip[4]);                                            \
+    JUMP_BY(static_cast<int32_t>(ip[3]));                         \
+  } else {                                                        \
+    ip += 5;                                                      \
+  }                                                               \
+  DISPATCH();
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                              \
+  CASE_COUNTED(Name##Counted) {                                                                      \
+    using S = BinaryFunctor<IOp::Step>::F;                                                           \
+    using C = BinaryFunctor<IOp::Test>::F;                                                           \
+    wr<C_##T>(fp, ip[1], S::template op<C_##T, C_##T>(rd<C_##T>(fp, ip[2]), rd<C_##T>(fp, ip[3])));  \
+    const bool c = C::template op<uint32_t, C_##T>(rd<C_##T>(fp, ip[5]), rd<C_##T>(fp, ip[6])) != 0; \
+    WZVM_THEN_COUNTED_TEST_(Jump, Test, c)                                                           \
+  }
+#include "vm/step_jumps.def"
+#undef WZVM_STEP_JUMP
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                               \
+  CASE_COUNTED(Name##Counted) {                                                                    \
+    using C = BinaryFunctor<IOp::Test>::F;                                                         \
+    if (__builtin_expect(!mem_access<IOp::Load, 0>(fp, ip, mem, memsize), 0))                      \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                           \
+    const bool c =                                                                                 \
+        C::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[5]), rd<uint32_t>(fp, ip[6])) != 0; \
+    WZVM_THEN_COUNTED_TEST_(Jump, Test, c)                                                         \
+  }
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
+#undef WZVM_THEN_COUNTED_TEST_
+      CASE_COUNTED(CopyJumpCounted) {
+        copies<1>(fp, ip);
+        COUNT_EDGE(ip[5]);
+        JUMP_BY(3 + static_cast<int32_t>(ip[4]));
+        DISPATCH();
+      }
+      CASE_COUNTED(CopyJumpIfExit) {
+        copies<1>(fp, ip);
+        THEN_COUNTED_COND_JUMP(3, true);
+      }
+      CASE_COUNTED(CopyJumpUnlessExit) {
+        copies<1>(fp, ip);
+        THEN_COUNTED_COND_JUMP(3, false);
+      }
+      CASE_COUNTED(GlobalGetJumpIfExit) {
+        fp[ip[1]] = inst->globals[ip[2]]->value;
+        THEN_COUNTED_COND_JUMP(3, true);
+      }
+      CASE_COUNTED(GlobalGetJumpUnlessExit) {
+        fp[ip[1]] = inst->globals[ip[2]]->value;
+        THEN_COUNTED_COND_JUMP(3, false);
+      }
       // [op offset edge switch_edge]: a jump threaded past its loop's head
       // switch counts its edge and the switch's, forward and back.
 #define WZVM_THREADED_JUMP_(Op)           \
@@ -2740,6 +2810,7 @@ dispatch:
         ip += 7;
         goto and_add_probe_counted;
       }
+#undef THEN_COUNTED_COND_JUMP
 #undef COUNT_EDGE
       // A copy run, then call_local.counted's own code (the copies before
       // a call_func alike, above).

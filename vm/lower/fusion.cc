@@ -52,6 +52,17 @@ IOp step_jump(uint32_t step, uint32_t jump) {
     return IOp::Name;
 #include "vm/load_jumps.def"
 #undef WZVM_LOAD_JUMP
+  // Counted code's: the jump in its counted form (Jump##Exit_Test).
+#define WZVM_STEP_JUMP(Name, Step, Jump, Test, T, text)                                                  \
+  if (step == static_cast<uint32_t>(IOp::Step) && jump == static_cast<uint32_t>(IOp::Jump##Exit_##Test)) \
+    return IOp::Name##Counted;
+#include "vm/step_jumps.def"
+#undef WZVM_STEP_JUMP
+#define WZVM_LOAD_JUMP(Name, Load, Jump, Test, text)                                                     \
+  if (step == static_cast<uint32_t>(IOp::Load) && jump == static_cast<uint32_t>(IOp::Jump##Exit_##Test)) \
+    return IOp::Name##Counted;
+#include "vm/load_jumps.def"
+#undef WZVM_LOAD_JUMP
   return IOp::Count;
 }
 
@@ -776,7 +787,8 @@ void pair_copy_call(Emitter& e) {
 // a copy that jump threading dropped or moved is no longer a copy. Both
 // ops stay whole, so a label between them is no matter: a jump to the jump
 // runs it alone. Neither traps; each keeps its source offset and count mark.
-// Counted code's jumps are their counted forms, never paired.
+// Counted code's jumps pair alike, into the counted forms (copy+jump.counted,
+// copy+jump_if.exit, ...: vm/counted_ops.def), which count the jump's edge.
 //
 // A global.get [d g] before a conditional jump pairs alike (global.get+jump_if,
 // global.get+jump_unless): after each call Go reloads its stack pointer
@@ -835,6 +847,19 @@ void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
       case IOp::JumpUnless:
       case IOp::JumpUnlessBack:
         pair = copy ? IOp::CopyJumpUnless : IOp::GlobalGetJumpUnless;
+        break;
+      case IOp::JumpCounted:
+      case IOp::JumpBackCounted:
+        if (!copy) continue;
+        pair = IOp::CopyJumpCounted;
+        break;
+      case IOp::JumpIfExit:
+      case IOp::JumpIfBackExit:
+        pair = copy ? IOp::CopyJumpIfExit : IOp::GlobalGetJumpIfExit;
+        break;
+      case IOp::JumpUnlessExit:
+      case IOp::JumpUnlessBackExit:
+        pair = copy ? IOp::CopyJumpUnlessExit : IOp::GlobalGetJumpUnlessExit;
         break;
       default:
         continue;
@@ -1059,7 +1084,9 @@ void pair_step_jump(Emitter& e, uint32_t p, uint32_t q) {
 // or not (both ops stay whole, and a jump to the label runs the test alone:
 // flate's loops step at a resume point the head's test follows).
 void pair_last_step_jump(Emitter& e, uint32_t q) {
-  if (e.last_op != q || e.here() != q + 4) return;
+  // Four words, or five for a counted jump's (its edge: vm/code.h,
+  // JumpIfExit_X); step_jump takes only those ops.
+  if (e.last_op != q || (e.here() != q + 4 && e.here() != q + 5)) return;
   pair_step_jump(e, e.fall_op, q);
 }
 
