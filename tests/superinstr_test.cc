@@ -687,9 +687,10 @@ TEST(SuperInstructions, ALoadBeforeAConditionalJumpRunsWithIt) {
   // br_if` (3), `const set` (2), `get load if` (3) not taken, `get load8_u`
   // (2) trapping: 10 ran. In a fresh instance's zeros at p: 5, then two
   // ifs not taken (3 each) and the result's `local.get`: 12. The pairs are
-  // plain code's only: code lowered for fuel or counting keeps the load and
-  // the jump apart (the counting loop has no handler for them) and counts
-  // the same.
+  // plain code's only: code lowered for fuel keeps the load and the jump
+  // apart (the counting loop has no handler for them) and counts the same;
+  // counted code pairs the load with the counted jump (i32.load+jump_if.exit
+  // and the others), the traps in those loads too.
   const std::vector<CountCase> cases = {
       {"load_jumps", {Value::from_i32(65536 - 8)}, 10, vm::TrapCode::MemoryOutOfBounds},
       {"load_jumps", {Value::from_i32(p)}, 12, vm::TrapCode::None},
@@ -703,6 +704,11 @@ TEST(SuperInstructions, ALoadBeforeAConditionalJumpRunsWithIt) {
   for (vm::IOp pair : {vm::IOp::I32LoadJumpIf, vm::IOp::I32LoadJumpUnless, vm::IOp::I32Load8UJumpUnless})
     EXPECT_EQ(std::count(fuel_code.begin(), fuel_code.end(), static_cast<uint32_t>(pair)), 0)
         << vm::iop_name(pair);
+  const std::vector<uint32_t> counted = counted_lowered("load_jumps").code;
+  for (vm::IOp pair :
+       {vm::IOp::I32LoadJumpIfExit, vm::IOp::I32LoadJumpUnlessExit, vm::IOp::I32Load8UJumpUnlessExit})
+    EXPECT_EQ(op_count(counted, pair), 1u) << vm::iop_name(pair);
+  EXPECT_EQ(op_count(counted, vm::IOp::I32Load) + op_count(counted, vm::IOp::I32Load8U), 0u);
 }
 
 // Past a function's constant area, a constant it holds is named in place,
@@ -2034,6 +2040,8 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
   EXPECT_EQ(count_of("rmw_after_store", vm::IOp::I32StoreRmwAdd_I32), 1) << "the store paired with the rmw";
   EXPECT_EQ(count_of("rmw_decref", vm::IOp::RmwAddTeeJumpIf_I32), 1);
   EXPECT_EQ(count_of("rmw_decref", vm::IOp::JumpIf), 1) << "the jump stays whole";
+  EXPECT_EQ(op_count(counted_lowered("rmw_decref").code, vm::IOp::RmwAddTeeJumpIfExit_I32), 1u)
+      << "counted code's: the counted jump (its counts and trap below)";
   EXPECT_EQ(count_of("rmw_other_offset", vm::IOp::RmwAdd_I32), 0);
   EXPECT_EQ(count_of("rmw_tee_addr", vm::IOp::RmwAddTee_I32), 0);
   auto call = [&](const char* name, std::vector<Value> args) {

@@ -2684,6 +2684,26 @@ dispatch:
         fp[ip[1]] = inst->globals[ip[2]]->value;
         THEN_COUNTED_COND_JUMP(3, false);
       }
+#define WZVM_LOAD_THEN_JUMP_(Name, Load, taken)                               \
+  CASE_COUNTED(Name) {                                                        \
+    if (__builtin_expect(!mem_access<IOp::Load, 0>(fp, ip, mem, memsize), 0)) \
+      TRAP(TrapCode::MemoryOutOfBounds);                                      \
+    THEN_COUNTED_COND_JUMP(4, taken);                                         \
+  }
+      WZVM_LOAD_THEN_JUMP_(I32LoadJumpIfExit, I32Load, true)
+      WZVM_LOAD_THEN_JUMP_(I32LoadJumpUnlessExit, I32Load, false)
+      WZVM_LOAD_THEN_JUMP_(I32Load8UJumpUnlessExit, I32Load8U, false)
+#undef WZVM_LOAD_THEN_JUMP_
+#define WZVM_GEN_RMW_JUMP_(Name, taken)                                                                   \
+  CASE_COUNTED(Name) {                                                                                    \
+    uint32_t v;                                                                                           \
+    if (__builtin_expect(!rmw_add_i32<2>(fp, ip, mem, memsize, v), 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    wr<uint32_t>(fp, ip[1], v);                                                                           \
+    THEN_COUNTED_COND_JUMP(5, taken);                                                                     \
+  }
+      WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpIfExit_I32, true)
+      WZVM_GEN_RMW_JUMP_(RmwAddTeeJumpUnlessExit_I32, false)
+#undef WZVM_GEN_RMW_JUMP_
       // [op offset edge switch_edge]: a jump threaded past its loop's head
       // switch counts its edge and the switch's, forward and back.
 #define WZVM_THREADED_JUMP_(Op)           \

@@ -802,8 +802,8 @@ void pair_copy_call(Emitter& e) {
 // op word, before the jump. And where an i32.load or i32.load8_u of memory
 // 0 was emitted: one still whole before a conditional jump becomes
 // i32.load+jump_if, i32.load+jump_unless or i32.load8_u+jump_unless (C's
-// `if (p->f)`, `if (!p)`; plain code only, whose lowering alone lists the
-// loads, vm/lower/memory.cc); its trap and source offset stay the load's.
+// `if (p->f)`, `if (!p)`; plain code only), or in counted code the forms
+// with the counted jumps; its trap and source offset stay the load's.
 // A load a later fusion took over (a pair, rmw_add, a decode) has
 // another op word at its place, or code resized to its place and another
 // op there, so `p` is always an op word when it still reads as a load.
@@ -816,17 +816,26 @@ void pair_copy_jumps(Emitter& e, const std::vector<uint32_t>& copies) {
       if (j == IOp::JumpIf || j == IOp::JumpIfBack) code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpIf_I32);
       else if (j == IOp::JumpUnless || j == IOp::JumpUnlessBack)
         code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpUnless_I32);
+      else if (j == IOp::JumpIfExit || j == IOp::JumpIfBackExit)
+        code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpIfExit_I32);
+      else if (j == IOp::JumpUnlessExit || j == IOp::JumpUnlessBackExit)
+        code[p] = static_cast<uint32_t>(IOp::RmwAddTeeJumpUnlessExit_I32);
       continue;
     }
     if (const bool word = code[p] == static_cast<uint32_t>(IOp::I32Load);
         (word || code[p] == static_cast<uint32_t>(IOp::I32Load8U)) && p + 4 < end) {
       // A load still whole (no pair or fusion took it: those change its op
-      // word), so its four words end where the jump's begin.
+      // word), so its four words end where the jump's begin. The plain
+      // pairs are the plain loop's alone: not in fuel's code.
       const IOp j = static_cast<IOp>(code[p + 4]);
-      if (j == IOp::JumpIf || j == IOp::JumpIfBack) {
+      if ((j == IOp::JumpIf || j == IOp::JumpIfBack) && !e.counting) {
         if (word) code[p] = static_cast<uint32_t>(IOp::I32LoadJumpIf);
-      } else if (j == IOp::JumpUnless || j == IOp::JumpUnlessBack) {
+      } else if ((j == IOp::JumpUnless || j == IOp::JumpUnlessBack) && !e.counting) {
         code[p] = static_cast<uint32_t>(word ? IOp::I32LoadJumpUnless : IOp::I32Load8UJumpUnless);
+      } else if (j == IOp::JumpIfExit || j == IOp::JumpIfBackExit) {
+        if (word) code[p] = static_cast<uint32_t>(IOp::I32LoadJumpIfExit);
+      } else if (j == IOp::JumpUnlessExit || j == IOp::JumpUnlessBackExit) {
+        code[p] = static_cast<uint32_t>(word ? IOp::I32LoadJumpUnlessExit : IOp::I32Load8UJumpUnlessExit);
       }
       continue;
     }

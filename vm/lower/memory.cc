@@ -30,10 +30,8 @@ bool FunctionCompiler::load(const OpInfo& info) {
     mark_dst(here() - 3);
     if (mem == 0) pair_mem_access(e_);
     if (mem == 0 && info.op == IOp::I32Load16U) decode_ops_.push_back(here() - 4);  // pair_decode
-    // it may pair with a conditional jump after it (pair_copy_jumps; plain
-    // code only, vm/internal_ops.def)
-    if (mem == 0 && !counts_.counting() && (info.op == IOp::I32Load || info.op == IOp::I32Load8U))
-      copy_ops_.push_back(here() - 4);
+    // it may pair with a conditional jump after it (pair_copy_jumps)
+    if (mem == 0 && (info.op == IOp::I32Load || info.op == IOp::I32Load8U)) copy_ops_.push_back(here() - 4);
   }
   restore_memory(mem);
   return true;
