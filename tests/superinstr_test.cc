@@ -2138,6 +2138,12 @@ TEST(PythonShapes, DispatchAndDecodeAreFused) {
   EXPECT_EQ(count_of("py_decode_loop", vm::IOp::JumpBack), 1) << "the jump whole after it";
   EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOr), 1);
   EXPECT_EQ(count_of("py_decode_shift_first", vm::IOp::I32Load16UShrULoad8UOrJump), 1);
+  // Counted code's with the jump.counted (its counts and traps checked by
+  // expect_counts below).
+  EXPECT_EQ(op_count(counted_lowered("py_decode_loop").code, vm::IOp::I32Load16UOrShrUJumpCounted), 1u);
+  EXPECT_EQ(
+      op_count(counted_lowered("py_decode_shift_first").code, vm::IOp::I32Load16UShrULoad8UOrJumpCounted),
+      1u);
   auto call = [&](const char* name, std::vector<Value> args) {
     r.clear();
     vm::Trap t = f.call(name, std::move(args), r);

@@ -1971,28 +1971,32 @@ dispatch:
       ip += 7;
       goto and_add_switch;
     }
-#define WZVM_GEN_PY_DECODE_(Name, words, then)                                                               \
-  CASE(Name) {                                                                                               \
-    using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                             \
-    if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))                          \
+// CPython's decode (pair_decode): the load (its trap at the op), the or and
+// the shift, or the shift-first form with its second load (a trap there at
+// that load's op word, 8 on); the counting loop's twins run it too.
+#define WZVM_PY_DECODE_BODY_(words)                                                                          \
+  using ShrU = BinaryFunctor<IOp::I32ShrU>::F;                                                               \
+  if (__builtin_expect(!mem_access<IOp::I32Load16U, 0>(fp, ip, mem, memsize), 0))                            \
+    TRAP(TrapCode::MemoryOutOfBounds);                                                                       \
+  if constexpr ((words) == 12) {                                                                             \
+    wr<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));                              \
+    wr<uint32_t>(fp, ip[9],                                                                                  \
+                 ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11]))); \
+  } else {                                                                                                   \
+    wr<uint32_t>(fp, ip[5],                                                                                  \
+                 ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7])));   \
+    if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {                         \
+      ip += 8;                                                                                               \
       TRAP(TrapCode::MemoryOutOfBounds);                                                                     \
-    if constexpr ((words) == 12) {                                                                           \
-      wr<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) | rd<uint32_t>(fp, ip[7]));                            \
-      wr<uint32_t>(                                                                                          \
-          fp, ip[9],                                                                                         \
-          ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[10]), rd<uint32_t>(fp, ip[11])));        \
-    } else {                                                                                                 \
-      wr<uint32_t>(fp, ip[5],                                                                                \
-                   ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[6]), rd<uint32_t>(fp, ip[7]))); \
-      if (__builtin_expect(!mem_access<IOp::I32Load8U, 8>(fp, ip, mem, memsize), 0)) {                       \
-        ip += 8;                                                                                             \
-        TRAP(TrapCode::MemoryOutOfBounds);                                                                   \
-      }                                                                                                      \
-      wr<uint32_t>(fp, ip[13], rd<uint32_t>(fp, ip[14]) | rd<uint32_t>(fp, ip[15]));                         \
     }                                                                                                        \
-    if constexpr (then) JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1]));                            \
-    else ip += (words);                                                                                      \
-    DISPATCH();                                                                                              \
+    wr<uint32_t>(fp, ip[13], rd<uint32_t>(fp, ip[14]) | rd<uint32_t>(fp, ip[15]));                           \
+  }
+#define WZVM_GEN_PY_DECODE_(Name, words, then)                                    \
+  CASE(Name) {                                                                    \
+    WZVM_PY_DECODE_BODY_(words)                                                   \
+    if constexpr (then) JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1])); \
+    else ip += (words);                                                           \
+    DISPATCH();                                                                   \
   }
     WZVM_GEN_PY_DECODE_(I32Load16UOrShrU, 12, false)
     WZVM_GEN_PY_DECODE_(I32Load16UOrShrUJump, 12, true)
@@ -2662,6 +2666,19 @@ dispatch:
 #include "vm/load_jumps.def"
 #undef WZVM_LOAD_JUMP
 #undef WZVM_THEN_COUNTED_TEST_
+      // CPython's decode and the jump.counted after it (pair_decode): the
+      // decode, then the jump's own code, counting its edge.
+#define WZVM_GEN_PY_DECODE_COUNTED_(Name, words)              \
+  CASE_COUNTED(Name) {                                        \
+    WZVM_PY_DECODE_BODY_(words)                               \
+    COUNT_EDGE(ip[(words) + 2]);                              \
+    JUMP_BY((words) + static_cast<int32_t>(ip[(words) + 1])); \
+    DISPATCH();                                               \
+  }
+      WZVM_GEN_PY_DECODE_COUNTED_(I32Load16UOrShrUJumpCounted, 12)
+      WZVM_GEN_PY_DECODE_COUNTED_(I32Load16UShrULoad8UOrJumpCounted, 16)
+#undef WZVM_GEN_PY_DECODE_COUNTED_
+#undef WZVM_PY_DECODE_BODY_
       CASE_COUNTED(CopyJumpCounted) {
         copies<1>(fp, ip);
         COUNT_EDGE(ip[5]);

@@ -1182,14 +1182,23 @@ void pair_decode(Emitter& e, const std::vector<uint32_t>& loads) {
   auto& code = e.code;
   const uint32_t end = e.here();
   auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
-  auto jump_at = [&](uint32_t at) { return at + 2 <= end && (is(at, IOp::Jump) || is(at, IOp::JumpBack)); };
+  // 1: a plain jump, 2: a counted one ([jump.counted offset edge]), 0: neither
+  auto jump_at = [&](uint32_t at) {
+    if (at + 2 <= end && (is(at, IOp::Jump) || is(at, IOp::JumpBack))) return 1;
+    return at + 3 <= end && (is(at, IOp::JumpCounted) || is(at, IOp::JumpBackCounted)) ? 2 : 0;
+  };
+  auto pick = [](int jump, IOp alone, IOp plain, IOp counted) {
+    return jump == 0 ? alone : jump == 1 ? plain : counted;
+  };
   for (const uint32_t p : loads) {
     if (!is(p, IOp::I32Load16U)) continue;
     if (is(p + 4, IOp::I32Or) && is(p + 8, IOp::I32ShrU))
-      code[p] = static_cast<uint32_t>(jump_at(p + 12) ? IOp::I32Load16UOrShrUJump : IOp::I32Load16UOrShrU);
+      code[p] = static_cast<uint32_t>(pick(jump_at(p + 12), IOp::I32Load16UOrShrU, IOp::I32Load16UOrShrUJump,
+                                           IOp::I32Load16UOrShrUJumpCounted));
     else if (is(p + 4, IOp::I32ShrU) && is(p + 8, IOp::I32Load8U) && is(p + 12, IOp::I32Or))
-      code[p] = static_cast<uint32_t>(jump_at(p + 16) ? IOp::I32Load16UShrULoad8UOrJump
-                                                      : IOp::I32Load16UShrULoad8UOr);
+      code[p] = static_cast<uint32_t>(pick(jump_at(p + 16), IOp::I32Load16UShrULoad8UOr,
+                                           IOp::I32Load16UShrULoad8UOrJump,
+                                           IOp::I32Load16UShrULoad8UOrJumpCounted));
   }
 }
 
