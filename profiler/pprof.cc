@@ -1047,10 +1047,13 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
       }
       pf.read();
     }
-    std::vector<uint32_t> shows = nodes;  // the stacks the samples show
-    if (keep)
+    if (keep) {
+      std::vector<uint32_t> shows = nodes;  // the stacks the samples show
       for (uint32_t& n : shows) n = shown[n];
-    b.intern_callers_by_weight(shows, tree);
+      b.intern_callers_by_weight(shows, tree);
+    } else {
+      b.intern_callers_by_weight(nodes, tree);
+    }
     // Node by node: one sample per leaf Location (count_location), in
     // the order of their first instruction.
     struct Leaf {
@@ -1123,9 +1126,7 @@ void instructions_profile(Builder& b, const Profiler& profiler) {
       prof->for_each_node_runs([&](uint32_t node, const uint32_t* offsets,
                                    const std::vector<vm::Profiling::CountRun>& runs) {
         leaves.clear();
-        uint64_t total = 0;
-        for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
-        if (!one_leaf(node, total)) {
+        if (!one_leaf(node, vm::Profiling::total_of(runs))) {
           auto add = [&](uint64_t loc, uint64_t count) {
             if (loc >= leaf_slot.size()) leaf_slot.resize(std::max<size_t>(loc + 1, 2 * leaf_slot.size()), 0);
             uint32_t& slot = leaf_slot[loc];

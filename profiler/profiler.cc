@@ -418,9 +418,7 @@ void Profiler::for_each_node(
 void Profiler::for_each_node_total(const std::function<void(uint32_t node, uint64_t total)>& each) const {
   if (!has_replay_counts_) return profiling_.for_each_node_total(each);
   for_each_node_runs([&](uint32_t node, const uint32_t*, const std::vector<vm::Profiling::CountRun>& runs) {
-    uint64_t total = 0;
-    for (const vm::Profiling::CountRun& r : runs) total += r.count * (r.to - r.from);
-    each(node, total);
+    each(node, vm::Profiling::total_of(runs));
   });
 }
 

@@ -387,6 +387,12 @@ struct Profiling {
     uint32_t from, to;
     uint64_t count;
   };
+  // What `runs` sum to: every instruction's count.
+  static uint64_t total_of(const std::vector<CountRun>& runs) {
+    uint64_t total = 0;
+    for (const CountRun& r : runs) total += r.count * (r.to - r.from);
+    return total;
+  }
   void for_each_node_runs(
       const std::function<void(uint32_t node, const uint32_t* offsets, const std::vector<CountRun>&)>& each,
       const Snapshot* since = nullptr) const;
