@@ -1829,12 +1829,10 @@ TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
   // Counted code rebases the switch too and pairs the load with the
   // switch.counted (the counted twin): the counts above are that code's.
   const std::vector<uint32_t> counted = counted_lowered("lua_dispatch").code;
-  auto count_op = [&](vm::IOp op) {
-    return std::count(counted.begin(), counted.end(), static_cast<uint32_t>(op));
-  };
-  EXPECT_EQ(count_op(vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1);
-  EXPECT_EQ(count_op(vm::IOp::SwitchCounted), 1) << "the switch whole after it";
-  EXPECT_EQ(count_op(vm::IOp::Imm_I32Add) + count_op(vm::IOp::I32Add), 0) << "the - 2 rebased away";
+  EXPECT_EQ(op_count(counted, vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1u);
+  EXPECT_EQ(op_count(counted, vm::IOp::SwitchCounted), 1u) << "the switch whole after it";
+  EXPECT_EQ(op_count(counted, vm::IOp::Imm_I32Add) + op_count(counted, vm::IOp::I32Add), 0u)
+      << "the - 2 rebased away";
 }
 
 // Lua's shared tail: `pc++` and the jump to the tail are one dispatch
@@ -1847,15 +1845,12 @@ TEST(LuaShapes, DispatchOnAMaskedOpcodeIsOneOp) {
 TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
   Fixture f;
   std::vector<Value> r;
-  auto count_op = [](const std::vector<uint32_t>& code, vm::IOp op) {
-    return std::count(code.begin(), code.end(), static_cast<uint32_t>(op));
-  };
   const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
-  EXPECT_EQ(count_op(tail, vm::IOp::Copy2I32AddJump), 1);
-  EXPECT_EQ(count_op(tail, vm::IOp::I32AddJump), 1) << "the add whole after the copies";
-  EXPECT_EQ(count_op(tail, vm::IOp::I32LoadShrUAndAddJump), 1);
-  EXPECT_EQ(count_op(tail, vm::IOp::I32ShrUAndAdd), 1) << "the decode whole after the load";
-  EXPECT_EQ(count_op(tail, vm::IOp::JumpBack), 1) << "the jump back whole after the decode";
+  EXPECT_EQ(op_count(tail, vm::IOp::Copy2I32AddJump), 1u);
+  EXPECT_EQ(op_count(tail, vm::IOp::I32AddJump), 1u) << "the add whole after the copies";
+  EXPECT_EQ(op_count(tail, vm::IOp::I32LoadShrUAndAddJump), 1u);
+  EXPECT_EQ(op_count(tail, vm::IOp::I32ShrUAndAdd), 1u) << "the decode whole after the load";
+  EXPECT_EQ(op_count(tail, vm::IOp::JumpBack), 1u) << "the jump back whole after the decode";
   EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(f.inst->exported_func("load_decode")->code->code.at(0))),
                "i32.load+shr_u+and+add");
   auto call = [&](const char* name, std::vector<Value> args) {
@@ -1909,17 +1904,18 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
   with_fuel.fuel = 1000;
   expect_counts(cases, with_fuel, " (fuel)");
   const std::vector<uint32_t> fuel_tail = fuel_lowered("lua_tail").code;
-  EXPECT_EQ(count_op(fuel_tail, vm::IOp::Copy2I32AddJump), 1) << "code lowered for fuel pairs too";
-  EXPECT_EQ(count_op(fuel_tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "code lowered for fuel pairs too";
+  EXPECT_EQ(op_count(fuel_tail, vm::IOp::Copy2I32AddJump), 1u) << "code lowered for fuel pairs too";
+  EXPECT_EQ(op_count(fuel_tail, vm::IOp::I32LoadShrUAndAddJump), 1u) << "code lowered for fuel pairs too";
   // Counted code pairs into the counted forms (the jumps are jump.counted):
   // expect_counts above ran them, with the counts the wasm gives.
   const std::vector<uint32_t> counted_tail = counted_lowered("lua_tail").code;
-  EXPECT_EQ(count_op(counted_tail, vm::IOp::Copy2I32AddJumpCounted), 1);
-  EXPECT_EQ(count_op(counted_tail, vm::IOp::I32AddJumpCounted), 1) << "the add whole after the copies";
-  EXPECT_EQ(count_op(counted_tail, vm::IOp::I32LoadShrUAndAddJumpCounted), 1);
-  EXPECT_EQ(count_op(counted_tail, vm::IOp::JumpBackCounted), 1) << "the jump back whole after the decode";
+  EXPECT_EQ(op_count(counted_tail, vm::IOp::Copy2I32AddJumpCounted), 1u);
+  EXPECT_EQ(op_count(counted_tail, vm::IOp::I32AddJumpCounted), 1u) << "the add whole after the copies";
+  EXPECT_EQ(op_count(counted_tail, vm::IOp::I32LoadShrUAndAddJumpCounted), 1u);
+  EXPECT_EQ(op_count(counted_tail, vm::IOp::JumpBackCounted), 1u) << "the jump back whole after the decode";
   EXPECT_EQ(
-      count_op(counted_tail, vm::IOp::I32AddJump) + count_op(counted_tail, vm::IOp::I32LoadShrUAndAddJump), 0)
+      op_count(counted_tail, vm::IOp::I32AddJump) + op_count(counted_tail, vm::IOp::I32LoadShrUAndAddJump),
+      0u)
       << "no plain form in counted code";
 }
 
@@ -1933,30 +1929,27 @@ TEST(LuaShapes, TheSharedTailIsTwoDispatches) {
 TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
   Fixture f;
   std::vector<Value> r;
-  auto count_op = [](const std::vector<uint32_t>& code, vm::IOp op) {
-    return std::count(code.begin(), code.end(), static_cast<uint32_t>(op));
-  };
   const std::vector<uint32_t>& code = f.inst->exported_func("lua_loop")->code->code;
-  EXPECT_EQ(count_op(code, vm::IOp::I32AddJumpTail), 2) << "both handlers' pc++";
-  EXPECT_EQ(count_op(code, vm::IOp::I32LoadShrUAndAddJumpSwitch), 1);
-  EXPECT_EQ(count_op(code, vm::IOp::LoadAndShlAddI32LoadSwitch), 1) << "the switch whole";
-  EXPECT_EQ(count_op(code, vm::IOp::I32LoadShrUAndAddJump) + count_op(code, vm::IOp::I32AddJump), 0);
+  EXPECT_EQ(op_count(code, vm::IOp::I32AddJumpTail), 2u) << "both handlers' pc++";
+  EXPECT_EQ(op_count(code, vm::IOp::I32LoadShrUAndAddJumpSwitch), 1u);
+  EXPECT_EQ(op_count(code, vm::IOp::LoadAndShlAddI32LoadSwitch), 1u) << "the switch whole";
+  EXPECT_EQ(op_count(code, vm::IOp::I32LoadShrUAndAddJump) + op_count(code, vm::IOp::I32AddJump), 0u);
   const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
-  EXPECT_EQ(count_op(tail, vm::IOp::I32LoadShrUAndAddJump), 1) << "lua_tail's jumps to no switch";
+  EXPECT_EQ(op_count(tail, vm::IOp::I32LoadShrUAndAddJump), 1u) << "lua_tail's jumps to no switch";
   // Counted code the same with the counted forms (the counting loop's);
   // fuel's keeps the forms that dispatch.
   const std::vector<uint32_t> counted = counted_lowered("lua_loop").code;
-  EXPECT_EQ(count_op(counted, vm::IOp::I32AddJumpTailCounted), 2);
-  EXPECT_EQ(count_op(counted, vm::IOp::I32LoadShrUAndAddJumpSwitchCounted), 1);
-  EXPECT_EQ(count_op(counted, vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1) << "the switch whole";
+  EXPECT_EQ(op_count(counted, vm::IOp::I32AddJumpTailCounted), 2u);
+  EXPECT_EQ(op_count(counted, vm::IOp::I32LoadShrUAndAddJumpSwitchCounted), 1u);
+  EXPECT_EQ(op_count(counted, vm::IOp::LoadAndShlAddI32LoadSwitchCounted), 1u) << "the switch whole";
   EXPECT_EQ(
-      count_op(counted, vm::IOp::I32AddJumpTail) + count_op(counted, vm::IOp::I32LoadShrUAndAddJumpSwitch),
+      op_count(counted, vm::IOp::I32AddJumpTail) + op_count(counted, vm::IOp::I32LoadShrUAndAddJumpSwitch),
       0);
   const std::vector<uint32_t> fuel = fuel_lowered("lua_loop").code;
-  EXPECT_EQ(count_op(fuel, vm::IOp::I32LoadShrUAndAddJump), 1);
+  EXPECT_EQ(op_count(fuel, vm::IOp::I32LoadShrUAndAddJump), 1u);
   for (const vm::IOp op : {vm::IOp::I32AddJumpTail, vm::IOp::I32LoadShrUAndAddJumpSwitch,
                            vm::IOp::I32AddJumpTailCounted, vm::IOp::I32LoadShrUAndAddJumpSwitchCounted})
-    EXPECT_EQ(count_op(fuel, op), 0) << vm::iop_name(op) << " in fuel's code";
+    EXPECT_EQ(op_count(fuel, op), 0u) << vm::iop_name(op) << " in fuel's code";
   // Instructions from 6000: xor a=1, xor a=2, sub a=1, xor a=5, return
   // a=3; ra = tab + 16a.
   ASSERT_FALSE(f.call("lua_loop", {Value::from_i32(6000), Value::from_i32(3072)}, r));
