@@ -28,7 +28,9 @@ std::string change_percent(int64_t base, int64_t now) {
 }
 
 std::string signed_value(int64_t v, const std::string& unit) {
-  return (v > 0 ? "+" : v < 0 ? "-" : "") + format_value(v < 0 ? -v : v, unit);
+  // In two steps: GCC 12 warns (-Wrestrict, wrongly) on `"+" + std::string&&`.
+  std::string s = v > 0 ? "+" : v < 0 ? "-" : "";
+  return s += format_value(v < 0 ? -v : v, unit);
 }
 
 std::string pad_left(const std::string& s, size_t w) {
