@@ -897,10 +897,10 @@ void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies) {
 // [i32.add d x y], both ops whole, as pair_mem_access's pairs: CPython's
 // bytecode handlers each start `frame->prev_instr = next_instr++`
 // (`i32.store -> i32.add` 1.67% of calls.py's dispatches, its most frequent
-// pair after the main switch's). Not in counted code. At the end, every op
-// final: a store still whole (no pair took it: those change its op word)
-// ends where the next op begins, and an add some fusion took has another
-// op word. Only the store traps, at the op, its source offset and count mark.
+// pair after the main switch's). Not in counted code. At the end, every op final: a store still
+// whole (no pair took it: those change its op word) ends where the next
+// op begins, and an add some fusion took has another op word. Only the
+// store traps, at the op, its source offset and count mark.
 void pair_store_add(Emitter& e, const std::vector<uint32_t>& ops) {
   if (e.counting) return;  // plain code's alone (vm/interp.cc)
   auto& code = e.code;
