@@ -884,18 +884,6 @@
       (br_if 0 (local.get 1))
       (return (i32.const 99)))
     (local.get 1))
-  ;; CPython's handler start, `frame->prev_instr = next_instr++`: the store
-  ;; and the add after it one dispatch (i32.store+i32.add); the second add's
-  ;; store is taken by the mem pair before it and stays apart.
-  (func (export "store_then_add") (param i32 i32 i32) (result i32)
-    (i32.store offset=4 (local.get 0) (local.get 1))
-    (local.set 1 (i32.add (local.get 1) (local.get 2)))
-    (local.get 1))
-  (func (export "store_then_store_add") (param i32 i32 i32) (result i32)
-    (i32.store offset=4 (local.get 0) (local.get 1))
-    (i32.store offset=8 (local.get 0) (local.get 2))
-    (local.set 1 (i32.add (local.get 1) (local.get 2)))
-    (local.get 1))
   (func (export "rmw_then_load") (param i32 i32) (result i32)
     (i32.store offset=4 (local.get 0) (i32.add (i32.load offset=4 (local.get 0)) (i32.const 1)))
     (i32.load (local.get 1)))

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
-#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -2097,68 +2096,6 @@ TEST(SuperInstructions, ReadModifyWriteIsOneOp) {
       {"rmw_decref", {Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
       {"rmw_after_store", {Value::from_i32(64), Value::from_i32(65533)}, 3, vm::TrapCode::MemoryOutOfBounds},
       {"rmw_after_store", {Value::from_i32(65533), Value::from_i32(64)}, 6, vm::TrapCode::MemoryOutOfBounds},
-  };
-  expect_counts(cases);
-  profiler::RunOptions with_fuel;
-  with_fuel.fuel = 1000;
-  expect_counts(cases, with_fuel, " (fuel)");
-}
-
-// An i32.store and the i32.add right after it are one dispatch in plain
-// code (vm/lower/fusion.cc, pair_store_add: CPython's `frame->prev_instr =
-// next_instr++`), both ops whole: the store, then the sum; a trap is the
-// store's with nothing added. A store that a mem pair took (its op word
-// changed) is left to it. Counted code keeps them apart (the counting loop
-// has no handler): its counts, traps included, are checked as ever.
-TEST(SuperInstructions, AStoreRunsWithTheAddAfterIt) {
-  Fixture f;
-  std::vector<Value> r;
-  const std::vector<uint32_t>& code = f.inst->exported_func("store_then_add")->code->code;
-  EXPECT_EQ(op_count(code, vm::IOp::I32StoreI32Add), 1u);
-  EXPECT_EQ(op_count(code, vm::IOp::I32Add), 1u) << "the add whole after the pair's op word";
-  EXPECT_EQ(op_count(counted_lowered("store_then_add").code, vm::IOp::I32StoreI32Add), 0u)
-      << "plain code's alone";
-  const std::vector<uint32_t>& two = f.inst->exported_func("store_then_store_add")->code->code;
-  EXPECT_EQ(op_count(two, vm::IOp::I32StoreI32Store), 1u);
-  EXPECT_EQ(op_count(two, vm::IOp::I32StoreI32Add), 1u)
-      << "the mem pair's second store, whole, pairs with the add";
-  auto word_at = [&](uint32_t addr) {
-    const vm::MemInst& m = *f.inst->memories[0];
-    uint32_t v;
-    std::memcpy(&v, m.data + addr, sizeof v);
-    return v;
-  };
-  ASSERT_FALSE(f.call("store_then_add", {Value::from_i32(4096), Value::from_i32(40), Value::from_i32(2)}, r));
-  EXPECT_EQ(r.at(0).i32, 42u);
-  EXPECT_EQ(word_at(4100), 40u) << "the value before the add";
-  ASSERT_FALSE(
-      f.call("store_then_store_add", {Value::from_i32(4096), Value::from_i32(7), Value::from_i32(5)}, r));
-  EXPECT_EQ(r.at(0).i32, 12u);
-  EXPECT_EQ(word_at(4100), 7u);
-  EXPECT_EQ(word_at(4104), 5u);
-  const uint32_t last = 65536 - 4;
-  vm::Trap t =
-      f.call("store_then_add", {Value::from_i32(last - 3), Value::from_i32(1), Value::from_i32(1)}, r);
-  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
-  EXPECT_EQ(f.trap_opcode(t), 0x36) << "i32.store";
-  const std::vector<CountCase> cases = {
-      // get get store get get add set get
-      {"store_then_add",
-       {Value::from_i32(64), Value::from_i32(1), Value::from_i32(2)},
-       8,
-       vm::TrapCode::None},
-      {"store_then_add",
-       {Value::from_i32(65533), Value::from_i32(1), Value::from_i32(2)},
-       3,
-       vm::TrapCode::MemoryOutOfBounds},
-      {"store_then_store_add",
-       {Value::from_i32(64), Value::from_i32(1), Value::from_i32(2)},
-       11,
-       vm::TrapCode::None},
-      {"store_then_store_add",
-       {Value::from_i32(65526), Value::from_i32(1), Value::from_i32(2)},
-       6,
-       vm::TrapCode::MemoryOutOfBounds},
   };
   expect_counts(cases);
   profiler::RunOptions with_fuel;

@@ -1535,17 +1535,6 @@ dispatch:
       ip += 8;
       DISPATCH();
     }
-    // [i32.store+i32.add a v off] [i32.add d x y]: the store, then the add
-    // from its own words (which cannot trap). Plain code's: a handler more
-    // in the counting loop put its dispatch table in a stack slot
-    // (bench/loop-registers.sh).
-    CASE_PLAIN(I32StoreI32Add) {
-      if (__builtin_expect(!mem_access<IOp::I32Store, 0>(fp, ip, mem, memsize), 0))
-        TRAP(TrapCode::MemoryOutOfBounds);
-      wr<uint32_t>(fp, ip[5], rd<uint32_t>(fp, ip[6]) + rd<uint32_t>(fp, ip[7]));
-      ip += 8;
-      DISPATCH();
-    }
     // [rmw_add.tee(I32)+jump_if dst a c off] [jump_if cond offset], and
     // jump_unless: the rmw, then the jump from its own words.
 #define WZVM_GEN_RMW_JUMP_(Name, taken)                                                                   \

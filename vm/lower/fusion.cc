@@ -893,24 +893,6 @@ void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies) {
       code[p] = static_cast<uint32_t>(IOp::GlobalGetI32SubGlobalSet);
 }
 
-// [i32.store a v off] [i32.add d x y] -> [i32.store+i32.add a v off]
-// [i32.add d x y], both ops whole, as pair_mem_access's pairs: CPython's
-// bytecode handlers each start `frame->prev_instr = next_instr++`
-// (`i32.store -> i32.add` 1.67% of calls.py's dispatches, its most frequent
-// pair after the main switch's). Not in counted code. At the end, every op final: a store still
-// whole (no pair took it: those change its op word) ends where the next
-// op begins, and an add some fusion took has another op word. Only the
-// store traps, at the op, its source offset and count mark.
-void pair_store_add(Emitter& e, const std::vector<uint32_t>& ops) {
-  if (e.counting) return;  // plain code's alone (vm/interp.cc)
-  auto& code = e.code;
-  const uint32_t end = e.here();
-  for (const uint32_t p : ops)
-    if (p + 4 < end && code[p] == static_cast<uint32_t>(IOp::I32Store) &&
-        code[p + 4] == static_cast<uint32_t>(IOp::I32Add))
-      code[p] = static_cast<uint32_t>(IOp::I32StoreI32Add);
-}
-
 // [i32.load d a off] [switch d n ...] -> [i32.load+switch d a off] [switch
 // d n ...], and the other rows of vm/switch_pairs.def: one dispatch for a
 // load and the switch on its value, both ops whole, as pair_mem_access's

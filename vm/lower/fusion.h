@@ -128,9 +128,6 @@ void pair_global_set(Emitter& e);
 // [global.get] before [i32.sub+global.set]: one dispatch for the three
 // (a C prologue's stack pointer move), once every op is final.
 void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies);
-// [i32.store] of `ops` before [i32.add]: one dispatch for both, once every
-// op is final.
-void pair_store_add(Emitter& e, const std::vector<uint32_t>& ops);
 
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's

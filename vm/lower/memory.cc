@@ -62,8 +62,6 @@ bool FunctionCompiler::store(const OpInfo& info) {
     src_word(v.src);
     word(static_cast<uint32_t>(offset));
     if (mem == 0) pair_mem_access(e_);
-    // it may pair with an i32.add after it (pair_store_add)
-    if (mem == 0 && info.op == IOp::I32Store) copy_ops_.push_back(here() - 4);
   }
   restore_memory(mem);
   return true;
