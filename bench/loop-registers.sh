@@ -10,6 +10,10 @@
 # loops (ret1, the call paths), and the counting loop, which has one hot
 # value more than x86-64 has callee-saved registers, keeps its `counters` in
 # r13 and the instance in a slot (global.get and global.set read it there).
+# In the profile-guided build (scripts/pgo.sh) GCC copies the call path into
+# copy+call_func (38 instructions, `frame` read and written in its slot) and
+# i32.load sets its trap code in the handler (14): both by design of the
+# profile, not a lost register.
 #
 #   bash bench/loop-registers.sh [--build DIR] [--bin WZVM] [--show] [HANDLER...]
 #

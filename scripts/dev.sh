@@ -62,6 +62,9 @@ binaryen() {
 run_tests() {
   build
   cpython
+  # The VM rebuilt with a profile of training runs (CPython and the C suite,
+  # so after both are built); nothing to do when the sources did not change.
+  bash scripts/pgo.sh "$BUILD_DIR"
   binaryen
   (cd "$BUILD_DIR" && ctest --output-on-failure --parallel "$JOBS")
   if [ "${WZVM_ASAN:-1}" != 0 ]; then run_asan; fi

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Profile-guided build of the VM: bash scripts/pgo.sh [BUILD_DIR]
+#
+# Builds an instrumented wzvm in BUILD_DIR/pgo/gen, runs it on the training
+# set below, and rebuilds BUILD_DIR with the profile (WZVM_PGO_USE, see
+# vm/CMakeLists.txt). GCC lays the interpreter out by what the training ran:
+# hot handlers together, rare ones apart (docs/RATIONALE.md, "The
+# interpreter is built with a profile"). `dev.sh test` calls it after the
+# build and CPython; it does nothing when BUILD_DIR already uses a profile
+# of the same sources, and leaves the build without one (saying why) when it
+# cannot train, so it never fails a build that works.
+#
+# Training set: CPython (BUILD_DIR/cpython, scripts/build-cpython.sh) running
+# scripts/pgo/train.py plain and with --profile=instructions (the counting
+# loop), and the C suite (bench/suite, built into BUILD_DIR/bench/suite).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=$(mkdir -p "${1:-build}" && cd "${1:-build}" && pwd)
+JOBS=$(nproc 2>/dev/null || echo 2)
+
+say() { echo "pgo.sh: $*" >&2; }
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null; }
+
+# GCC builds only (the flags are GCC's), Release builds only.
+compiler=$(cached CMAKE_CXX_COMPILER)
+if [ -z "$compiler" ] || ! "$compiler" --version 2>/dev/null | grep -q "Free Software Foundation"; then
+  say "no GCC build in $BUILD: skipped"
+  exit 0
+fi
+[ "$(cached CMAKE_BUILD_TYPE)" = Release ] || { say "$BUILD is not a Release build: skipped"; exit 0; }
+
+PY=$BUILD/cpython
+python_ok=0
+[ -f "$PY/python.wasm" ] && [ -d "$PY/lib" ] && python_ok=1
+suite=("$BUILD"/bench/suite/*.wasm)
+[ -e "${suite[0]}" ] || suite=()
+if [ "$python_ok" = 0 ] && [ ${#suite[@]} = 0 ]; then
+  say "nothing to train on (no $PY/python.wasm, no $BUILD/bench/suite): the VM is built without a profile"
+  exit 0
+fi
+
+# What the profile depends on: the VM's sources, the training set, the
+# compiler. The profile's directory is named by it, so a new profile changes
+# the VM's flags and ninja recompiles what uses it.
+key=$({
+  find vm -type f | LC_ALL=C sort | xargs cat
+  cat scripts/pgo.sh scripts/pgo/*
+  "$compiler" --version
+  echo "$python_ok ${#suite[@]}"
+} | sha256sum | cut -c1-12)
+PROF=$BUILD/pgo/profile-$key
+if [ "$(cached WZVM_PGO_USE)" = "$PROF" ] && [ -d "$PROF" ]; then
+  cmake --build "$BUILD" --parallel "$JOBS"
+  exit 0
+fi
+
+GEN=$BUILD/pgo/gen
+rm -rf "$BUILD"/pgo/profile-*
+say "building the instrumented VM in $GEN"
+cmake -S . -B "$GEN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$compiler" \
+  -DWZVM_BUILD_TESTS=OFF -DWZVM_BUILD_BENCH=OFF -DWZVM_PGO_USE= -DWZVM_PGO_GENERATE="$PROF" >/dev/null
+cmake --build "$GEN" --parallel "$JOBS" --target wzvm >/dev/null
+
+train() {
+  local w=$GEN/wzvm out=$BUILD/pgo/train.out
+  if [ "$python_ok" = 1 ]; then
+    local py=(--dir "$PY/lib::/lib" --dir "scripts/pgo::/src" --env PYTHONHOME=/ --env PYTHONDONTWRITEBYTECODE=1
+      "$PY/python.wasm" /src/train.py)
+    "$w" "${py[@]}" >"$out" || return 1
+    "$w" --profile=instructions --profile-out "$BUILD/pgo/train.pb.gz" "${py[@]}" >"$out" 2>/dev/null || return 1
+  fi
+  local p
+  for p in "${suite[@]}"; do "$w" "$p" >"$out" || return 1; done
+}
+say "training ($([ "$python_ok" = 1 ] && echo "CPython, ")${#suite[@]} C suite programs)"
+if ! train; then
+  say "a training run failed: the VM is built without a profile"
+  rm -rf "$PROF"
+  cmake -S . -B "$BUILD" -DWZVM_PGO_USE= >/dev/null
+  cmake --build "$BUILD" --parallel "$JOBS"
+  exit 0
+fi
+rm -f "$BUILD/pgo/train.out" "$BUILD/pgo/train.pb.gz"
+say "rebuilding $BUILD with the profile $PROF"
+cmake -S . -B "$BUILD" -DWZVM_PGO_USE="$PROF" >/dev/null
+cmake --build "$BUILD" --parallel "$JOBS"
