@@ -54,12 +54,23 @@ if [ "$(cached WZVM_PGO_USE)" = "$PROF" ] && [ -d "$PROF" ]; then
   exit 0
 fi
 
+# The build as it is without a profile, after saying why.
+without_profile() {
+  say "$1: the VM is built without a profile"
+  rm -rf "$PROF"
+  cmake -S . -B "$BUILD" -DWZVM_PGO_USE= >/dev/null
+  cmake --build "$BUILD" --parallel "$JOBS"
+  exit 0
+}
+
 GEN=$BUILD/pgo/gen
 rm -rf "$BUILD"/pgo/profile-*
+mkdir -p "$BUILD/pgo"
 say "building the instrumented VM in $GEN"
 cmake -S . -B "$GEN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$compiler" \
-  -DWZVM_BUILD_TESTS=OFF -DWZVM_BUILD_BENCH=OFF -DWZVM_PGO_USE= -DWZVM_PGO_GENERATE="$PROF" >/dev/null
-cmake --build "$GEN" --parallel "$JOBS" --target wzvm >/dev/null
+  -DWZVM_BUILD_TESTS=OFF -DWZVM_BUILD_BENCH=OFF -DWZVM_PGO_USE= -DWZVM_PGO_GENERATE="$PROF" >"$BUILD/pgo/gen.log" 2>&1 &&
+  cmake --build "$GEN" --parallel "$JOBS" --target wzvm >>"$BUILD/pgo/gen.log" 2>&1 ||
+  without_profile "the instrumented build failed (see $BUILD/pgo/gen.log)"
 
 train() {
   local w=$GEN/wzvm out=$BUILD/pgo/train.out
@@ -73,14 +84,8 @@ train() {
   for p in "${suite[@]}"; do "$w" "$p" >"$out" || return 1; done
 }
 say "training ($([ "$python_ok" = 1 ] && echo "CPython, ")${#suite[@]} C suite programs)"
-if ! train; then
-  say "a training run failed: the VM is built without a profile"
-  rm -rf "$PROF"
-  cmake -S . -B "$BUILD" -DWZVM_PGO_USE= >/dev/null
-  cmake --build "$BUILD" --parallel "$JOBS"
-  exit 0
-fi
-rm -f "$BUILD/pgo/train.out" "$BUILD/pgo/train.pb.gz"
+train || without_profile "a training run failed"
+rm -f "$BUILD/pgo/train.out" "$BUILD/pgo/train.pb.gz" "$BUILD/pgo/gen.log"
 say "rebuilding $BUILD with the profile $PROF"
 cmake -S . -B "$BUILD" -DWZVM_PGO_USE="$PROF" >/dev/null
 cmake --build "$BUILD" --parallel "$JOBS"
