@@ -19,7 +19,7 @@ BUILD=$(mkdir -p "${1:-build}" && cd "${1:-build}" && pwd)
 JOBS=$(nproc 2>/dev/null || echo 2)
 
 say() { echo "pgo.sh: $*" >&2; }
-cached() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null; }
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null || true; }
 
 # GCC builds only (the flags are GCC's), Release builds only.
 compiler=$(cached CMAKE_CXX_COMPILER)
