@@ -11,8 +11,11 @@
 # cannot train, so it never fails a build that works.
 #
 # Training set: CPython (BUILD_DIR/cpython, scripts/build-cpython.sh) running
-# scripts/pgo/train.py plain and with --profile=instructions (the counting
-# loop), and the C suite (bench/suite, built into BUILD_DIR/bench/suite).
+# scripts/pgo/train.py, scripts/pgo/train.go built for wasip1 by the newest
+# Go of 1.21 or later installed (Go's own code shapes: resume tables, the
+# stack pointer global, i64 arithmetic, interfaces, its collector), each
+# plain and with --profile=instructions (the counting loop), and the C suite
+# (bench/suite, built into BUILD_DIR/bench/suite).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=$(mkdir -p "${1:-build}" && cd "${1:-build}" && pwd)
@@ -32,6 +35,8 @@ fi
 PY=$BUILD/cpython
 python_ok=0
 [ -f "$PY/python.wasm" ] && [ -d "$PY/lib" ] && python_ok=1
+GO=
+for v in 1.23 1.22 1.21; do [ -x /usr/lib/go-$v/bin/go ] && { GO=/usr/lib/go-$v/bin/go; break; }; done
 suite=("$BUILD"/bench/suite/*.wasm)
 [ -e "${suite[0]}" ] || suite=()
 if [ "$python_ok" = 0 ] && [ ${#suite[@]} = 0 ]; then
@@ -47,6 +52,7 @@ key=$({
   cat scripts/pgo.sh scripts/pgo/*
   "$compiler" --version
   echo "$python_ok ${#suite[@]}"
+  [ -z "$GO" ] || "$GO" version
 } | sha256sum | cut -c1-12)
 PROF=$BUILD/pgo/profile-$key
 if [ "$(cached WZVM_PGO_USE)" = "$PROF" ] && [ -d "$PROF" ]; then
@@ -72,6 +78,15 @@ cmake -S . -B "$GEN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$
   cmake --build "$GEN" --parallel "$JOBS" --target wzvm >>"$BUILD/pgo/gen.log" 2>&1 ||
   without_profile "the instrumented build failed (see $BUILD/pgo/gen.log)"
 
+# train.go for wasip1 (the std library's wasip1 build is shared with the Go
+# test programs' cache); without it the profile trains on the rest.
+go_ok=0
+if [ -n "$GO" ] && env GOOS=wasip1 GOARCH=wasm GOCACHE="$BUILD/go/cache" GOPATH="$BUILD/go/path" GOPROXY=off \
+  GOTOOLCHAIN=local GOFLAGS= GO111MODULE=off "$GO" build -o "$BUILD/pgo/train-go.wasm" scripts/pgo/train.go \
+  >>"$BUILD/pgo/gen.log" 2>&1; then
+  go_ok=1
+fi
+
 train() {
   local w=$GEN/wzvm out=$BUILD/pgo/train.out
   if [ "$python_ok" = 1 ]; then
@@ -80,12 +95,17 @@ train() {
     "$w" "${py[@]}" >"$out" || return 1
     "$w" --profile=instructions --profile-out "$BUILD/pgo/train.pb.gz" "${py[@]}" >"$out" 2>/dev/null || return 1
   fi
+  if [ "$go_ok" = 1 ]; then
+    "$w" "$BUILD/pgo/train-go.wasm" >"$out" || return 1
+    "$w" --profile=instructions --profile-out "$BUILD/pgo/train.pb.gz" "$BUILD/pgo/train-go.wasm" >"$out" 2>/dev/null ||
+      return 1
+  fi
   local p
   for p in "${suite[@]}"; do "$w" "$p" >"$out" || return 1; done
 }
-say "training ($([ "$python_ok" = 1 ] && echo "CPython, ")${#suite[@]} C suite programs)"
+say "training ($([ "$python_ok" = 1 ] && echo "CPython, ")$([ "$go_ok" = 1 ] && echo "Go, ")${#suite[@]} C suite programs)"
 train || without_profile "a training run failed"
-rm -f "$BUILD/pgo/train.out" "$BUILD/pgo/train.pb.gz" "$BUILD/pgo/gen.log"
+rm -f "$BUILD/pgo/train.out" "$BUILD/pgo/train.pb.gz" "$BUILD/pgo/train-go.wasm" "$BUILD/pgo/gen.log"
 say "rebuilding $BUILD with the profile $PROF"
 cmake -S . -B "$BUILD" -DWZVM_PGO_USE="$PROF" >/dev/null
 cmake --build "$BUILD" --parallel "$JOBS"
