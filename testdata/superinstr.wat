@@ -660,6 +660,37 @@
       (local.set 2 (i32.sub (local.get 2) (local.get 0))))
     (global.set $sp (local.get 2))
     (global.get $sp))
+  ;; Go's function entry and return (vm/lower/fusion.cc, pair_go_frames):
+  ;; the stack pointer into local 1 right before the switch over resume
+  ;; points on local 0 (global.get+switch); the frame and the return
+  ;; address's word popped before `return 0` (i32.add+global.set2+ret1), each
+  ;; op whole after the op word. Resume point 0 moves the frame down and
+  ;; stores into it; 1 jumps to the epilogue's first pair, 2 past it: returns
+  ;; the SP it saw, plus 1, the SP unchanged.
+  (func (export "go_frame") (param $pc i32) (result i32)
+    (local i32)
+    (local.set 1 (global.get $sp))
+    (block $b2
+      (block $b1
+        (block $b0
+          (br_table $b0 $b1 $b2 (local.get $pc)))
+        (global.set $sp (local.tee 1 (i32.sub (local.get 1) (i32.const 16))))
+        (i32.store (local.get 1) (i32.const 7)))
+      (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16))))
+      (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
+      (return (i32.const 0)))
+    (i32.add (local.get 1) (i32.const 1)))
+  ;; a label between the two pairs: resume point 1 lands on the second,
+  ;; which runs with the ret1 alone
+  (func (export "go_frame_mid") (param $pc i32) (result i32)
+    (local i32)
+    (local.set 1 (global.get $sp))
+    (block $b1
+      (block $b0
+        (br_table $b0 $b1 (local.get $pc)))
+      (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16)))))
+    (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
+    (return (i32.const 0)))
   ;; Frame images (vm/interp.cc, init_frame): a call zeroes the callee's
   ;; declared locals and copies its constant area in, one image of 4, 8, 12...
   ;; slots copied four at a time, indexed from its end by a negative offset.

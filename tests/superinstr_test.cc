@@ -1686,6 +1686,52 @@ TEST(GoShapes, StackPointerMovesArePaired) {
   EXPECT_EQ(r.at(0).i32, 8192u - 9000 - 5) << "taken: the global set to itself";
 }
 
+// Go's function entry (the stack pointer's global.get before the switch
+// over resume points) and return (two stack pointer moves before `return
+// 0`) each run in one dispatch in plain code (vm/internal_ops.def,
+// global.get+switch and i32.add+global.set2+ret1), every op whole: a jump
+// to the first pair runs the epilogue, a jump to the second runs it and
+// the return alone; counted code keeps them apart, its counts exact.
+TEST(GoShapes, EntryAndReturnRunInOneDispatchEach) {
+  Fixture f;
+  std::vector<Value> r;
+  auto count_of = [](const std::vector<uint32_t>& c, vm::IOp op) {
+    return std::count(c.begin(), c.end(), static_cast<uint32_t>(op));
+  };
+  for (const char* name : {"go_frame", "go_frame_mid"}) {
+    const std::vector<uint32_t>& code = f.inst->exported_func(name)->code->code;
+    EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(0))), "global.get+switch") << name;
+    EXPECT_STREQ(vm::iop_name(static_cast<vm::IOp>(code.at(3))), "switch") << name;
+    EXPECT_EQ(count_of(code, vm::IOp::I32AddGlobalSet2Ret1), 1) << name;
+    EXPECT_EQ(count_of(code, vm::IOp::I32AddGlobalSet), 1) << name << ": the second pair whole";
+    EXPECT_EQ(count_of(code, vm::IOp::GlobalSet), name == std::string("go_frame") ? 3 : 2) << name;
+  }
+  ASSERT_FALSE(f.call("sp_get", {}, r));
+  const uint32_t sp = r.at(0).i32;
+  auto sp_after = [&](const char* name, uint32_t pc, uint32_t want_result) {
+    std::vector<Value> out;
+    EXPECT_FALSE(f.call(name, {Value::from_i32(pc)}, out)) << name << " " << pc;
+    EXPECT_EQ(out.at(0).i32, want_result) << name << " " << pc;
+    EXPECT_FALSE(f.call("sp_get", {}, out));
+    return out.at(0).i32;
+  };
+  EXPECT_EQ(sp_after("go_frame", 0, 0), sp + 8) << "down 16, the store, up 16 and 8";
+  EXPECT_EQ(sp_after("go_frame", 1, 0), sp + 8 + 24) << "the epilogue alone";
+  EXPECT_EQ(sp_after("go_frame", 2, sp + 33), sp + 32) << "past it";
+  EXPECT_EQ(sp_after("go_frame", 7, sp + 33), sp + 32) << "the table's default";
+  EXPECT_EQ(sp_after("go_frame_mid", 0, 0), sp + 32 + 24);
+  EXPECT_EQ(sp_after("go_frame_mid", 1, 0), sp + 32 + 24 + 8) << "the second pair and the return";
+  // Counted: every instruction that ran once (block and end are not
+  // counted): go_frame(0) 4 of the entry, 8 of resume point 0, 10 of the
+  // pairs, 2 of the return.
+  for (auto [name, pc, total] : {std::tuple{"go_frame", 0u, 24u}, std::tuple{"go_frame", 1u, 16u},
+                                 std::tuple{"go_frame", 2u, 7u}, std::tuple{"go_frame_mid", 1u, 11u}}) {
+    auto p = profiler::InstructionProfile::run_and_count_file(path(), name, {Value::from_i32(pc)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    EXPECT_EQ(p->total(), total) << name << " " << pc;
+  }
+}
+
 TEST(GoShapes, AThreadedEndlessLoopIsStillInterrupted) {
   Fixture f;
   vm::Profiling p;

@@ -2062,6 +2062,15 @@ dispatch:
       JUMP_BY(static_cast<int32_t>(ip[3 + i]));
       DISPATCH();
     }
+    // [global.get+switch d g][switch ...] (vm/internal_ops.def): Go's
+    // function entry, the global.get, then the switch from its own words.
+    CASE_PLAIN(GlobalGetSwitch) {
+      fp[ip[1]] = inst->globals[ip[2]]->value;
+      ip += 3;
+      const uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
+      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      DISPATCH();
+    }
     CASE(CountInstr) {
       if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;
@@ -2096,6 +2105,21 @@ dispatch:
       fp = frame->fp;
       ip = frame->ip;
       if constexpr (kCounting) counters = frame->counters;
+      DISPATCH();
+    }
+    // [i32.add+global.set2+ret1 d a b][global.set ...][i32.add+global.set
+    // ...][global.set ...][ret1 src 1] (vm/internal_ops.def): Go's epilogue,
+    // the four in order, then the ret1 from its own words.
+    CASE_PLAIN(I32AddGlobalSet2Ret1) {
+      wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
+      inst->globals[ip[5]]->value = fp[ip[6]];
+      wr<uint32_t>(fp, ip[8], rd<uint32_t>(fp, ip[9]) + rd<uint32_t>(fp, ip[10]));
+      inst->globals[ip[12]]->value = fp[ip[13]];
+      fp[0] = fp[ip[15]];
+      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
+      --frame;
+      fp = frame->fp;
+      ip = frame->ip;
       DISPATCH();
     }
     CASE(Ret) {

@@ -484,8 +484,9 @@ class FunctionCompiler {
   uint32_t num_params_ = 0, da_tracked_ = 0;
   uint64_t da_ = 0, needs_zero_ = 0;
   std::vector<uint32_t> local_map_;      // compile(): a declared local's slot -> its frame slot
-  std::vector<uint32_t> copy_ops_;       // where a copy, global.get, rmw_add.tee, i32.load or i32.load8_u was
-                                         // emitted, in order (pair_copy_jumps)
+  std::vector<uint32_t> copy_ops_;       // where a copy, global.get, rmw_add.tee, i32.load, i32.load8_u or
+                                         // i32.add/sub+global.set was emitted, in order (pair_copy_jumps,
+                                         // pair_go_frames)
   std::vector<uint32_t> decode_ops_;     // where an i32.load16_u of memory 0 was emitted (pair_decode)
   std::vector<uint32_t> jump_pair_ops_;  // ops right before an unconditional jump (pair_lua_tail)
 

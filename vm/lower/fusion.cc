@@ -893,6 +893,30 @@ void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies) {
       code[p] = static_cast<uint32_t>(IOp::GlobalGetI32SubGlobalSet);
 }
 
+// [global.get d g] [switch ...] -> [global.get+switch d g] [switch ...], and
+// [i32.add+global.set ...] [global.set ...] [i32.add+global.set ...]
+// [global.set ...] [ret1 ...] -> [i32.add+global.set2+ret1 ...] and the
+// rest whole: Go's function entry (the stack pointer into its local, then
+// the switch over resume points on local 0) and its return (frame and
+// return address popped, `return 0`), each one dispatch (vm/internal_ops.def).
+// A final pass over `copies` (every global.get emitted, and every
+// i32.add+global.set pair_global_set made, in order), as
+// pair_stack_prologues: every op is final, each keeps its op word, so a
+// jump to any of them runs the rest alone. Plain code only: counted code
+// counts a return's edge before it, and its switch is another op.
+void pair_go_frames(Emitter& e, const std::vector<uint32_t>& copies) {
+  if (e.counting) return;
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
+  for (const uint32_t p : copies) {
+    if (is(p, IOp::GlobalGet) && is(p + 3, IOp::Switch))
+      code[p] = static_cast<uint32_t>(IOp::GlobalGetSwitch);
+    else if (is(p, IOp::I32AddGlobalSet) && is(p + 7, IOp::I32AddGlobalSet) && is(p + 14, IOp::Ret1))
+      code[p] = static_cast<uint32_t>(IOp::I32AddGlobalSet2Ret1);
+  }
+}
+
 // [i32.load d a off] [switch d n ...] -> [i32.load+switch d a off] [switch
 // d n ...], and the other rows of vm/switch_pairs.def: one dispatch for a
 // load and the switch on its value, both ops whole, as pair_mem_access's
@@ -940,15 +964,17 @@ void pair_switch_load(Emitter& e, uint32_t q) {
 // global.set reads it from its slot all the same), and merge_add_pair,
 // which takes an add once its result went into a local, ran before the
 // global.set was emitted.
-void pair_global_set(Emitter& e) {
+uint32_t pair_global_set(Emitter& e) {
   const uint32_t p = e.prev_op, q = e.last_op;
   if (p == UINT32_MAX || q != p + 4 || e.here() != q + 3 ||
       e.code[q] != static_cast<uint32_t>(IOp::GlobalSet))
-    return;
+    return UINT32_MAX;
   if (e.code[p] == static_cast<uint32_t>(IOp::I32Add))
     e.code[p] = static_cast<uint32_t>(IOp::I32AddGlobalSet);
   else if (e.code[p] == static_cast<uint32_t>(IOp::I32Sub))
     e.code[p] = static_cast<uint32_t>(IOp::I32SubGlobalSet);
+  else return UINT32_MAX;
+  return p;
 }
 
 // [i32.add t x c] [switch t n ...] with c = -k, 0 <= k <= kMaxSwitchRebase:

@@ -123,11 +123,17 @@ void pair_copy_switch(Emitter& e, const std::vector<uint32_t>& copies);
 void pair_probe_chain(Emitter& e, uint32_t q);
 
 // An i32.add or i32.sub just before the global.set just emitted: the pair
-// runs in one dispatch (Go's stack pointer moves).
-void pair_global_set(Emitter& e);
+// runs in one dispatch (Go's stack pointer moves). Returns the pair's op
+// word, UINT32_MAX when there is none.
+uint32_t pair_global_set(Emitter& e);
 // [global.get] before [i32.sub+global.set]: one dispatch for the three
 // (a C prologue's stack pointer move), once every op is final.
 void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies);
+// Once every op is final, in plain code: a global.get of `copies` right
+// before a switch becomes global.get+switch, an i32.add+global.set pair
+// of `copies` before another and a ret1 i32.add+global.set2+ret1, the ops
+// whole (Go's function entry and return).
+void pair_go_frames(Emitter& e, const std::vector<uint32_t>& copies);
 
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's

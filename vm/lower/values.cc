@@ -206,7 +206,8 @@ Lowered FunctionCompiler::lower_values(const OpInfo& info) {
         emit_op(m_.all_globals[g].type == ValType::V128 ? IOp::GlobalSetV : IOp::GlobalSet);
         word(g);
         src_word(v.src);
-        pair_global_set(e_);
+        // the pair may pair again at the end (pair_go_frames)
+        if (const uint32_t pair = pair_global_set(e_); pair != UINT32_MAX) copy_ops_.push_back(pair);
       }
       return true;
     }
