@@ -664,30 +664,21 @@
   ;; the stack pointer into local 1 right before the switch over resume
   ;; points on local 0 (global.get+switch); the frame and the return
   ;; address's word popped before `return 0` (i32.add+global.set2+ret1), each
-  ;; op whole after the op word. Resume point 0 checks the stack (the guard
-  ;; at g + 16 loaded and compared in one dispatch, i32.load+jump_unless
-  ;; (I32LeU): SP at or below it returns 99), moves the frame down and
-  ;; stores into it; 1 jumps to the epilogue's first pair, 2 past it:
-  ;; returns the SP it saw, plus 1, the SP unchanged.
-  (global $g (mut i32) (i32.const 12000))
-  (func (export "set_g") (param i32) (global.set $g (local.get 0)))
-  (func (export "set_guard") (param i32) (i32.store (i32.const 12016) (local.get 0)))
-  ;; The body in a loop, as Go's (its resume loop): constants get slots.
+  ;; op whole after the op word. Resume point 0 moves the frame down and
+  ;; stores into it; 1 jumps to the epilogue's first pair, 2 past it: returns
+  ;; the SP it saw, plus 1, the SP unchanged.
   (func (export "go_frame") (param $pc i32) (result i32)
     (local i32)
     (local.set 1 (global.get $sp))
-    (loop $resume
-      (block $b2
-        (block $b1
-          (block $b0
-            (br_table $b0 $b1 $b2 (local.get $pc)))
-          (if (i32.le_u (local.get 1) (i32.load offset=16 (global.get $g)))
-            (then (return (i32.const 99))))
-          (global.set $sp (local.tee 1 (i32.sub (local.get 1) (i32.const 16))))
-          (i32.store (local.get 1) (i32.const 7)))
-        (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16))))
-        (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
-        (return (i32.const 0))))
+    (block $b2
+      (block $b1
+        (block $b0
+          (br_table $b0 $b1 $b2 (local.get $pc)))
+        (global.set $sp (local.tee 1 (i32.sub (local.get 1) (i32.const 16))))
+        (i32.store (local.get 1) (i32.const 7)))
+      (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16))))
+      (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
+      (return (i32.const 0)))
     (i32.add (local.get 1) (i32.const 1)))
   ;; a label between the two pairs: resume point 1 lands on the second,
   ;; which runs with the ret1 alone
