@@ -667,7 +667,7 @@
   ;; op whole after the op word. Resume point 0 moves the frame down and
   ;; stores into it; 1 jumps to the epilogue's first pair, 2 past it: returns
   ;; the SP it saw, plus 1, the SP unchanged.
-  (func (export "go_frame") (param $pc i32) (result i32)
+  (func $go_frame (export "go_frame") (param $pc i32) (result i32)
     (local i32)
     (local.set 1 (global.get $sp))
     (block $b2
@@ -680,6 +680,10 @@
       (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
       (return (i32.const 0)))
     (i32.add (local.get 1) (i32.const 1)))
+  ;; called from wasm: the epilogue returns to its caller's frame (an
+  ;; export called from the host returns through the entry's check)
+  (func (export "go_frame_caller") (param $pc i32) (result i32)
+    (i32.add (call $go_frame (local.get $pc)) (i32.const 1000)))
   ;; a label between the two pairs: resume point 1 lands on the second,
   ;; which runs with the ret1 alone
   (func (export "go_frame_mid") (param $pc i32) (result i32)

@@ -1719,8 +1719,10 @@ TEST(GoShapes, EntryAndReturnRunInOneDispatchEach) {
   EXPECT_EQ(sp_after("go_frame", 1, 0), sp + 8 + 24) << "the epilogue alone";
   EXPECT_EQ(sp_after("go_frame", 2, sp + 33), sp + 32) << "past it";
   EXPECT_EQ(sp_after("go_frame", 7, sp + 33), sp + 32) << "the table's default";
-  EXPECT_EQ(sp_after("go_frame_mid", 0, 0), sp + 32 + 24);
-  EXPECT_EQ(sp_after("go_frame_mid", 1, 0), sp + 32 + 24 + 8) << "the second pair and the return";
+  EXPECT_EQ(sp_after("go_frame_caller", 0, 1000), sp + 40) << "returned to a wasm caller";
+  EXPECT_EQ(sp_after("go_frame_caller", 2, sp + 1041), sp + 40);
+  EXPECT_EQ(sp_after("go_frame_mid", 0, 0), sp + 40 + 24);
+  EXPECT_EQ(sp_after("go_frame_mid", 1, 0), sp + 40 + 24 + 8) << "the second pair and the return";
   // Counted: every instruction that ran once (block and end are not
   // counted): go_frame(0) 4 of the entry, 8 of resume point 0, 10 of the
   // pairs, 2 of the return.
