@@ -81,10 +81,15 @@ cmake -S . -B "$GEN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$
 # train.go for wasip1 (the std library's wasip1 build is shared with the Go
 # test programs' cache); without it the profile trains on the rest.
 go_ok=0
-if [ -n "$GO" ] && env GOOS=wasip1 GOARCH=wasm GOCACHE="$BUILD/go/cache" GOPATH="$BUILD/go/path" GOPROXY=off \
+if [ -z "$GO" ]; then
+  say "no Go 1.21+ (golang-1.23-go from bookworm-backports): training without Go"
+elif env GOOS=wasip1 GOARCH=wasm GOCACHE="$BUILD/go/cache" GOPATH="$BUILD/go/path" GOPROXY=off \
   GOTOOLCHAIN=local GOFLAGS= GO111MODULE=off "$GO" build -o "$BUILD/pgo/train-go.wasm" scripts/pgo/train.go \
-  >>"$BUILD/pgo/gen.log" 2>&1; then
+  >"$BUILD/pgo/go.log" 2>&1; then
   go_ok=1
+  rm -f "$BUILD/pgo/go.log"
+else
+  say "scripts/pgo/train.go did not build (see $BUILD/pgo/go.log): training without Go"
 fi
 
 train() {
