@@ -2071,6 +2071,30 @@ dispatch:
       JUMP_BY(static_cast<int32_t>(ip[3 + i]));
       DISPATCH();
     }
+    // [go.mul64 arg dst skip] (vm/known_bodies.def): Go's Mul64 on the
+    // stack at global 0, if its resume point is 0 and its five words are in
+    // memory 0; else the call after it runs the body, which then reaches
+    // `unreachable` or the access that traps, as written. The high and low
+    // halves of x * y replace the body's 32-bit pieces: the same bits.
+    CASE_PLAIN(GoMul64) {
+      GlobalInst* g = inst->globals[0];
+      const auto sp = static_cast<uint32_t>(g->value);
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || uint64_t{sp} + 40 > memsize, 0)) {
+        ip += 4;
+        DISPATCH();
+      }
+      uint64_t x, y;
+      std::memcpy(&x, mem + sp + 8, 8);
+      std::memcpy(&y, mem + sp + 16, 8);
+      const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
+      const auto hi = static_cast<uint64_t>(p >> 64), lo = static_cast<uint64_t>(p);
+      std::memcpy(mem + sp + 24, &hi, 8);
+      std::memcpy(mem + sp + 32, &lo, 8);
+      g->value = sp + 8;
+      wr<uint32_t>(fp, ip[2], 0);
+      ip += ip[3];
+      DISPATCH();
+    }
     CASE(CountInstr) {
       if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;

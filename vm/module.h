@@ -244,6 +244,13 @@ struct Features {
 
 struct Module;
 
+// A function body the VM knows by heart (vm/known_bodies.def): its direct
+// calls in plain code run as one op.
+enum class KnownBody : uint8_t {
+  None,
+  GoMul64,  // Go's math/bits.Mul64
+};
+
 struct LoadOptions {
   // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
@@ -341,6 +348,13 @@ struct Module {
   std::vector<uint8_t> call_hooks;
   // LoadOptions::graft_calls of every function (imports included); empty when none grafts.
   std::vector<bool> graft_calls;
+  // What each defined function's body is, if one of vm/known_bodies.def's
+  // (find_known_bodies); empty when none is.
+  std::vector<KnownBody> known_bodies;
+  KnownBody known_body(uint32_t func_index) const {
+    const uint32_t i = func_index - num_imported_funcs;
+    return func_index >= num_imported_funcs && i < known_bodies.size() ? known_bodies[i] : KnownBody::None;
+  }
 
   const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
   // Best human name of a function: name section, then export name, then wasm-function[N].
@@ -356,6 +370,7 @@ Result<std::unique_ptr<Module>> decode_module(std::vector<uint8_t> bytes,
                                               const Features& features = {});  // vm/decoder.cc
 Status validate_module(const Module& module);                          // vm/validate_module.cc (not bodies)
 Status compile_functions(Module& module, const LoadOptions& options);  // vm/lower/
+void find_known_bodies(Module& module);                                // vm/lower/known_bodies.cc
 // A lazily loaded module's function `func_index` (defined, still a stub):
 // lowered in place, as compile_functions would have. Fails only on an
 // internal error (the body was validated at load).

@@ -38,12 +38,25 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   if (indirect && !pop(ValType::I32, elem)) return false;
   std::vector<Operand>& args = branch_vals_;
   if (!pop_all(ft.params, args)) return false;
+  const uint32_t base = args.empty() ? next_slot() : args.front().slot;
+  bool hooked = !indirect && index < m_.call_hooks.size() && m_.call_hooks[index] != 0;
+  // A direct call to a body the VM knows (vm/known_bodies.def), in plain
+  // code: the op that runs it goes first, reading the argument where it is
+  // now, and skips the argument's copy and the call when it ran the body;
+  // when it did not, the call runs as written after it.
+  uint32_t known = UINT32_MAX;
+  if (const KnownBody body = indirect ? KnownBody::None : m_.known_body(index);
+      body != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
+      !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
+    known = emit_op(IOp::GoMul64);
+    src_word(args[0].src);
+    slot_word(base);
+    word(0);  // the words to skip, known once the call is emitted
+  }
   for (Operand& a : args) materialize(a);
-  uint32_t base = args.empty() ? next_slot() : args.front().slot;
   uint32_t arg_slots = 0, result_slots = 0;
   for (ValType t : ft.params) arg_slots += slot_count(t);
   for (ValType t : ft.results) result_slots += slot_count(t);
-  bool hooked = !indirect && index < m_.call_hooks.size() && m_.call_hooks[index] != 0;
   if (tail && emitting() && !hooked) {
     // [return_call func base nargs][ret base nres] or
     // [return_call_indirect table type elem base nargs][ret base nres]. The
@@ -113,6 +126,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       pair_copy_call(e_);
     }
     if (counting && !graft) counts_.call_site_word();
+    if (known != UINT32_MAX) e_.code[known + 3] = e_.here() - known;
   }
   // Results are written from `base` on: make sure the frame covers them.
   if (emitting()) max_slot_ = std::max(max_slot_, base + result_slots);

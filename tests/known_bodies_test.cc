@@ -1,0 +1,215 @@
+// Bodies the VM knows (vm/known_bodies.def): Go's math/bits.Mul64 runs as
+// one op at its direct calls in plain code, leaving what the body leaves;
+// the body itself runs where the op's fast path does not apply (a resume
+// point other than 0, an access out of bounds) and in counted code; a body
+// one byte away from a known one is not taken for it.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "profiler/instruction_profile.h"
+#include "tests/cli_fixture.h"
+#include "vm/code.h"
+#include "vm/interp.h"
+#include "vm/module.h"
+#include "vm/runtime.h"
+
+namespace wzvm {
+namespace {
+
+using vm::Value;
+
+std::string path() { return cli_test::testdata("known_bodies.wasm"); }
+
+std::vector<uint8_t> read_bytes(const std::string& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// The function named `name` (name section), or UINT32_MAX.
+uint32_t func_named(const vm::Module& m, const std::string& name) {
+  for (uint32_t f = 0; f < m.func_type_indices.size(); ++f)
+    if (m.function_name(f) == name) return f;
+  return UINT32_MAX;
+}
+
+struct Product {
+  uint64_t hi, lo;
+};
+Product mul128(uint64_t x, uint64_t y) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
+  return {static_cast<uint64_t>(p >> 64), static_cast<uint64_t>(p)};
+}
+
+const std::vector<std::pair<uint64_t, uint64_t>> kFactors = {
+    {0, 0},
+    {1, 1},
+    {~0ull, ~0ull},
+    {~0ull, 2},
+    {0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull},
+    {0xffffffffull, 0x100000001ull},
+    {0x8000000000000000ull, 3},
+    {123456789, 987654321},
+};
+
+struct Fixture {
+  std::shared_ptr<const vm::Module> module;
+  vm::Store store;
+  vm::Instance* inst = nullptr;
+  explicit Fixture(const vm::LoadOptions& options = {}, vm::StoreLimits limits = {}) : store(limits) {
+    auto m = vm::load_module(read_bytes(path()), options);
+    EXPECT_TRUE(m) << m.error().to_string();
+    module = m.value();
+    auto i = store.instantiate(module, {});
+    EXPECT_TRUE(i);
+    inst = i.value();
+  }
+  vm::Trap call(const char* name, std::vector<Value> args, std::vector<Value>& results) {
+    return store.invoke(inst->exported_func(name), args, results);
+  }
+  size_t ops(const char* name, vm::IOp op) const {
+    const std::vector<uint32_t>& c = inst->exported_func(name)->code->code;
+    return static_cast<size_t>(std::count(c.begin(), c.end(), static_cast<uint32_t>(op)));
+  }
+  uint32_t sp() {
+    std::vector<Value> r;
+    EXPECT_FALSE(call("sp_get", {}, r));
+    return r.at(0).i32;
+  }
+};
+
+TEST(KnownBodies, GoMul64IsKnownByItsBytes) {
+  Fixture f;
+  const vm::Module& m = *f.module;
+  EXPECT_EQ(m.known_body(func_named(m, "mul64")), vm::KnownBody::GoMul64);
+  EXPECT_EQ(m.known_body(func_named(m, "mul64_other")), vm::KnownBody::None) << "one constant differs";
+  for (const char* other : {"sp_set", "sp_get", "mul", "mul_other"})
+    EXPECT_EQ(m.known_body(func_named(m, other)), vm::KnownBody::None) << other;
+  // The op stands at the call in plain code only.
+  EXPECT_EQ(f.ops("mul", vm::IOp::GoMul64), 1u);
+  EXPECT_EQ(f.ops("mul_other", vm::IOp::GoMul64), 0u);
+  vm::LoadOptions counted;
+  counted.count_instructions = true;
+  Fixture c(counted);
+  EXPECT_EQ(c.ops("mul", vm::IOp::GoMul64), 0u);
+}
+
+// The op leaves what the body leaves: both halves on Go's stack, the stack
+// pointer popped, 0 returned; and counted code, which runs the body, agrees.
+TEST(KnownBodies, GoMul64LeavesWhatItsBodyLeaves) {
+  Fixture f;
+  const uint32_t sp = f.sp();
+  for (auto [x, y] : kFactors) {
+    std::vector<Value> r;
+    ASSERT_FALSE(f.call("mul", {Value::from_i64(x), Value::from_i64(y), Value::from_i32(0)}, r)) << x << " " << y;
+    const Product want = mul128(x, y);
+    EXPECT_EQ(r.at(0).i64, want.hi) << x << " * " << y;
+    EXPECT_EQ(r.at(1).i64, want.lo) << x << " * " << y;
+    EXPECT_EQ(r.at(2).i32, 0u);
+    EXPECT_EQ(r.at(3).i32, sp) << "the return address popped";
+    auto p = profiler::InstructionProfile::run_and_count_file(
+        path(), "mul", {Value::from_i64(x), Value::from_i64(y), Value::from_i32(0)});
+    ASSERT_TRUE(p) << p.error().to_string();
+    ASSERT_EQ(p->results().size(), 4u);
+    EXPECT_EQ(p->results()[0].i64, want.hi) << "counted";
+    EXPECT_EQ(p->results()[1].i64, want.lo) << "counted";
+    EXPECT_GT(p->count("mul64"), 50u) << "counted code runs the body";
+  }
+  // No frame: with room for the caller's frame alone, the op runs where a
+  // call of the body (a resume point the op leaves to it) has no room.
+  vm::StoreLimits one_frame;
+  one_frame.max_call_depth = 1;
+  Fixture shallow({}, one_frame);
+  std::vector<Value> out;
+  ASSERT_FALSE(shallow.call("mul", {Value::from_i64(6), Value::from_i64(7), Value::from_i32(0)}, out));
+  EXPECT_EQ(out.at(1).i64, 42u);
+  EXPECT_EQ(shallow.call("mul", {Value::from_i64(6), Value::from_i64(7), Value::from_i32(1)}, out).code,
+            vm::TrapCode::StackExhausted);
+  // A body one constant away is run as written (its high half differs).
+  std::vector<Value> r;
+  ASSERT_FALSE(f.call("mul_other", {Value::from_i64(~0ull), Value::from_i64(~0ull)}, r));
+  EXPECT_NE(r.at(0).i64, mul128(~0ull, ~0ull).hi);
+  auto p = profiler::InstructionProfile::run_and_count_file(path(), "mul_other",
+                                                            {Value::from_i64(~0ull), Value::from_i64(~0ull)});
+  ASSERT_TRUE(p) << p.error().to_string();
+  EXPECT_EQ(p->results()[0].i64, r.at(0).i64);
+}
+
+// Where the op does not run the body, the call after it does, with the
+// body's own outcome: `unreachable` for a resume point other than 0, the
+// trap of the first store past the memory's end. The last stack pointer
+// whose five words fit runs the op.
+TEST(KnownBodies, TheBodyRunsWhereTheOpDoesNot) {
+  Fixture f;
+  const vm::Module& m = *f.module;
+  const uint32_t body = func_named(m, "mul64");
+  std::vector<Value> r;
+  vm::Trap t = f.call("mul", {Value::from_i64(3), Value::from_i64(5), Value::from_i32(1)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::Unreachable);
+  ASSERT_FALSE(t.backtrace.empty());
+  EXPECT_EQ(t.backtrace[0].func_index, body);
+
+  // Go's caller stores x and y at its sp and pushes the return address:
+  // the body's sp is the caller's minus 8, its results at +24 and +32.
+  auto at_end = [&](uint32_t body_sp) {
+    std::vector<Value> none;
+    EXPECT_FALSE(f.call("sp_set", {Value::from_i32(body_sp + 8)}, none));
+    return f.call("mul", {Value::from_i64(~0ull), Value::from_i64(7), Value::from_i32(0)}, r);
+  };
+  t = at_end(65536 - 40);
+  ASSERT_FALSE(t) << "the last five words of the memory";
+  EXPECT_EQ(r.at(0).i64, mul128(~0ull, 7).hi);
+  EXPECT_EQ(r.at(1).i64, mul128(~0ull, 7).lo);
+  t = at_end(65536 - 32);  // x and y in bounds, the low half's store past the end
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  ASSERT_FALSE(t.backtrace.empty());
+  EXPECT_EQ(t.backtrace[0].func_index, body);
+  ASSERT_GE(t.backtrace[0].offset, 0);
+  EXPECT_EQ(m.bytes.at(static_cast<size_t>(t.backtrace[0].offset)), 0x37) << "at an i64.store";
+}
+
+// Every Go installed compiles math/bits.Mul64 (and the runtime's copy) to a
+// body the VM knows; its products are right, plain and counted.
+class KnownBodiesGo : public cli_test::CliFixture {};
+
+TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
+  // mul64.go's sums, computed here.
+  uint64_t x = 0x9e3779b97f4a7c15ull, y = 1, sum_hi = 0, sum_lo = 0;
+  for (int i = 0; i < 100000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    y = y * 6364136223846793005ull + 1442695040888963407ull;
+    const Product p = mul128(x, y);
+    sum_hi += p.hi;
+    sum_lo ^= p.lo;
+  }
+  const std::string want = std::to_string(sum_hi) + " " + std::to_string(sum_lo) + "\n";
+  int built = 0;
+  for (const char* v : {"1.21", "1.22", "1.23"}) {
+    const std::string wasm = cli_test::testdata(std::string("go/mul64-go") + v + ".wasm");
+    if (!std::filesystem::exists(wasm)) continue;
+    ++built;
+    auto m = vm::load_module(read_bytes(wasm));
+    ASSERT_TRUE(m) << m.error().to_string();
+    for (const char* name : {"math_bits.Mul64", "runtime_internal_math.Mul64"})
+      EXPECT_EQ(m.value()->known_body(func_named(*m.value(), name)), vm::KnownBody::GoMul64)
+          << "Go " << v << "'s " << name << ": add its body to vm/known_bodies.def";
+    cli_test::Output plain = wzvm("'" + wasm + "'");
+    EXPECT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(plain.out, want) << "Go " << v;
+    cli_test::Output counted = wzvm("--profile=instructions --profile-out p.pb.gz '" + wasm + "'");
+    EXPECT_EQ(counted.status, 0) << counted.err;
+    EXPECT_EQ(counted.out, want) << "Go " << v << ", counted";
+  }
+  if (built == 0) GTEST_SKIP() << "no Go installed (golang-1.23-go from bookworm-backports)";
+}
+
+}  // namespace
+}  // namespace wzvm
