@@ -26,6 +26,9 @@ cached() { sed -n "s/^$1:[A-Z]*=//p" "$BUILD/CMakeCache.txt" 2>/dev/null || true
 
 # GCC builds only (the flags are GCC's), Release builds only.
 compiler=$(cached CMAKE_CXX_COMPILER)
+# The instrumented build compiles as the tree does (e.g. -march): a profile
+# of other code would not match the tree's run<> and be dropped.
+flags=$(cached CMAKE_CXX_FLAGS)
 if [ -z "$compiler" ] || ! "$compiler" --version 2>/dev/null | grep -q "Free Software Foundation"; then
   say "no GCC build in $BUILD: skipped"
   exit 0
@@ -51,6 +54,7 @@ key=$({
   find vm -type f | LC_ALL=C sort | xargs cat
   cat scripts/pgo.sh scripts/pgo/*
   "$compiler" --version
+  echo "$flags"
   echo "$python_ok ${#suite[@]}"
   [ -z "$GO" ] || "$GO" version 2>/dev/null || true
 } | sha256sum | cut -c1-12)
@@ -74,6 +78,7 @@ rm -rf "$BUILD"/pgo/profile-*
 mkdir -p "$BUILD/pgo"
 say "building the instrumented VM in $GEN"
 cmake -S . -B "$GEN" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER="$compiler" \
+  -DCMAKE_CXX_FLAGS="$flags" \
   -DWZVM_BUILD_TESTS=OFF -DWZVM_BUILD_BENCH=OFF -DWZVM_PGO_USE= -DWZVM_PGO_GENERATE="$PROF" >"$BUILD/pgo/gen.log" 2>&1 &&
   cmake --build "$GEN" --parallel "$JOBS" --target wzvm >>"$BUILD/pgo/gen.log" 2>&1 ||
   without_profile "the instrumented build failed (see $BUILD/pgo/gen.log)"
