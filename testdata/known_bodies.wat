@@ -3,10 +3,18 @@
 ;; instruction for instruction (Go's wasm ABI: the stack pointer in global 0,
 ;; arguments and results on that stack, the i32 parameter a resume point);
 ;; $mul64_other differs from it in one constant, so the VM must run it as
-;; written.
+;; written. $mul_add_www is Go 1.22's and 1.23's math/big.mulAddWWW_g but for
+;; the immediates its row leaves open (the calls' function indices, the
+;; return addresses it pushes); $mul_add_www_other calls $mul64_other, so it
+;; is not one the VM knows.
 (module
   (memory 1)
   (global $sp (mut i32) (i32.const 4096))
+  ;; Go's other two globals as mulAddWWW_g reads them: 1 is unused here (it
+  ;; counts morestack's calls), 2 is the goroutine, whose stack guard is the
+  ;; i32 at g + 16.
+  (global $morestack_calls (mut i32) (i32.const 0))
+  (global $g (mut i64) (i64.const 256))
 
   (func $mul64 (param i32) (result i32) (local i32 i64 i64 i64 i64)
     global.get 0
@@ -243,4 +251,377 @@
     local.get $s
     i64.load offset=24
     local.get $r
-    global.get 0))
+    global.get 0)
+  ;; Go's morestack, as far as the test sees it: counted, then the unwinding
+  ;; a real one starts (1 returned), the return address popped.
+  (func $morestack (param i32) (result i32)
+    global.get 1
+    i32.const 1
+    i32.add
+    global.set 1
+    global.get 0
+    i32.const 8
+    i32.add
+    global.set 0
+    i32.const 1)
+
+  (func $mul_add_www (param i32) (result i32) (local i32 i64 i64 i64)
+    global.get 0
+    local.set 1
+    block
+      block
+        block
+          block
+            local.get 0
+            br_table 0 0 0 0 1 1 1 1 1 1 2
+          end
+          local.get 1
+          global.get 2
+          i32.wrap_i64
+          i32.load offset=16
+          i32.le_u
+          if
+            local.get 1
+            i32.const 8
+            i32.sub
+            local.tee 1
+            global.set 0
+            local.get 1
+            i64.const 374341632
+            i64.store
+            i32.const 0
+            call $morestack
+            global.get 0
+            local.set 1
+            br_if 3
+          end
+          local.get 1
+          i32.const 32
+          i32.sub
+          local.tee 1
+          global.set 0
+          nop
+          local.get 1
+          local.get 1
+          i64.load offset=40
+          i64.store
+          local.get 1
+          i64.extend_i32_u
+          i64.const 8
+          i64.add
+          i32.wrap_i64
+          local.get 1
+          i64.load offset=48
+          i64.store
+          local.get 1
+          i32.const 8
+          i32.sub
+          local.tee 1
+          global.set 0
+          local.get 1
+          i64.const 1111111111111
+          i64.store
+          i32.const 0
+          call $mul64
+          global.get 0
+          local.set 1
+          br_if 2
+        end
+        local.get 1
+        i64.load offset=24
+        local.set 2
+        local.get 1
+        i64.load offset=16
+        local.set 3
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.add
+        local.set 4
+        local.get 3
+        local.get 4
+        i64.const -1
+        i64.xor
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.or
+        i64.and
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.and
+        i64.or
+        i64.const 63
+        i64.shr_u
+        i64.add
+        local.set 2
+        nop
+        nop
+        local.get 1
+        i64.extend_i32_u
+        i64.const 64
+        i64.add
+        i32.wrap_i64
+        local.get 2
+        i64.store
+        local.get 1
+        i64.extend_i32_u
+        i64.const 72
+        i64.add
+        i32.wrap_i64
+        local.get 4
+        i64.store
+        local.get 1
+        i32.const 32
+        i32.add
+        local.tee 1
+        global.set 0
+        local.get 1
+        i32.const 8
+        i32.add
+        local.tee 1
+        global.set 0
+        i32.const 0
+        return
+      end
+      unreachable
+    end
+    i32.const 1)
+
+  (func $mul_add_www_other (param i32) (result i32) (local i32 i64 i64 i64)
+    global.get 0
+    local.set 1
+    block
+      block
+        block
+          block
+            local.get 0
+            br_table 0 0 0 0 1 1 1 1 1 1 2
+          end
+          local.get 1
+          global.get 2
+          i32.wrap_i64
+          i32.load offset=16
+          i32.le_u
+          if
+            local.get 1
+            i32.const 8
+            i32.sub
+            local.tee 1
+            global.set 0
+            local.get 1
+            i64.const 374341632
+            i64.store
+            i32.const 0
+            call $morestack
+            global.get 0
+            local.set 1
+            br_if 3
+          end
+          local.get 1
+          i32.const 32
+          i32.sub
+          local.tee 1
+          global.set 0
+          nop
+          local.get 1
+          local.get 1
+          i64.load offset=40
+          i64.store
+          local.get 1
+          i64.extend_i32_u
+          i64.const 8
+          i64.add
+          i32.wrap_i64
+          local.get 1
+          i64.load offset=48
+          i64.store
+          local.get 1
+          i32.const 8
+          i32.sub
+          local.tee 1
+          global.set 0
+          local.get 1
+          i64.const 1111111111111
+          i64.store
+          i32.const 0
+          call $mul64_other
+          global.get 0
+          local.set 1
+          br_if 2
+        end
+        local.get 1
+        i64.load offset=24
+        local.set 2
+        local.get 1
+        i64.load offset=16
+        local.set 3
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.add
+        local.set 4
+        local.get 3
+        local.get 4
+        i64.const -1
+        i64.xor
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.or
+        i64.and
+        local.get 2
+        local.get 1
+        i64.load offset=56
+        i64.and
+        i64.or
+        i64.const 63
+        i64.shr_u
+        i64.add
+        local.set 2
+        nop
+        nop
+        local.get 1
+        i64.extend_i32_u
+        i64.const 64
+        i64.add
+        i32.wrap_i64
+        local.get 2
+        i64.store
+        local.get 1
+        i64.extend_i32_u
+        i64.const 72
+        i64.add
+        i32.wrap_i64
+        local.get 4
+        i64.store
+        local.get 1
+        i32.const 32
+        i32.add
+        local.tee 1
+        global.set 0
+        local.get 1
+        i32.const 8
+        i32.add
+        local.tee 1
+        global.set 0
+        i32.const 0
+        return
+      end
+      unreachable
+    end
+    i32.const 1)
+
+  (func (export "morestack_calls") (result i32) global.get 1)
+  (func (export "guard_set") (param i32) i32.const 272 local.get 0 i32.store)
+
+  ;; x*y + c as Go's callers of mulAddWWW_g compute it: x, y and c at sp,
+  ;; sp+8, sp+16, the return address pushed, the call with resume point $pc;
+  ;; then z1 (sp+24) and z0 (sp+32), the call's result, the stack pointer it
+  ;; left, and the five words it and Mul64 left below its frame (the
+  ;; return address it pushed, x, y, and Mul64's high and low halves).
+  (func (export "maw") (param $x i64) (param $y i64) (param $c i64) (param $pc i32)
+    (result i64 i64 i32 i32 i64 i64 i64 i64 i64)
+    (local $s i32) (local $r i32)
+    global.get 0
+    local.set $s
+    local.get $s
+    local.get $x
+    i64.store
+    local.get $s
+    local.get $y
+    i64.store offset=8
+    local.get $s
+    local.get $c
+    i64.store offset=16
+    local.get $s
+    i32.const 8
+    i32.sub
+    global.set 0
+    local.get $s
+    i32.const 8
+    i32.sub
+    i64.const 777
+    i64.store
+    local.get $pc
+    call $mul_add_www
+    local.set $r
+    local.get $s
+    i64.load offset=24
+    local.get $s
+    i64.load offset=32
+    local.get $r
+    global.get 0
+    local.get $s
+    i32.const 48
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 40
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 32
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 24
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 16
+    i32.sub
+    i64.load)
+  (func (export "maw_other") (param $x i64) (param $y i64) (param $c i64) (param $pc i32)
+    (result i64 i64 i32 i32 i64 i64 i64 i64 i64)
+    (local $s i32) (local $r i32)
+    global.get 0
+    local.set $s
+    local.get $s
+    local.get $x
+    i64.store
+    local.get $s
+    local.get $y
+    i64.store offset=8
+    local.get $s
+    local.get $c
+    i64.store offset=16
+    local.get $s
+    i32.const 8
+    i32.sub
+    global.set 0
+    local.get $s
+    i32.const 8
+    i32.sub
+    i64.const 777
+    i64.store
+    local.get $pc
+    call $mul_add_www_other
+    local.set $r
+    local.get $s
+    i64.load offset=24
+    local.get $s
+    i64.load offset=32
+    local.get $r
+    global.get 0
+    local.get $s
+    i32.const 48
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 40
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 32
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 24
+    i32.sub
+    i64.load
+    local.get $s
+    i32.const 16
+    i32.sub
+    i64.load))

@@ -107,7 +107,8 @@ TEST(KnownBodies, GoMul64LeavesWhatItsBodyLeaves) {
   const uint32_t sp = f.sp();
   for (auto [x, y] : kFactors) {
     std::vector<Value> r;
-    ASSERT_FALSE(f.call("mul", {Value::from_i64(x), Value::from_i64(y), Value::from_i32(0)}, r)) << x << " " << y;
+    ASSERT_FALSE(f.call("mul", {Value::from_i64(x), Value::from_i64(y), Value::from_i32(0)}, r))
+        << x << " " << y;
     const Product want = mul128(x, y);
     EXPECT_EQ(r.at(0).i64, want.hi) << x << " * " << y;
     EXPECT_EQ(r.at(1).i64, want.lo) << x << " * " << y;
@@ -174,8 +175,81 @@ TEST(KnownBodies, TheBodyRunsWhereTheOpDoesNot) {
   EXPECT_EQ(m.bytes.at(static_cast<size_t>(t.backtrace[0].offset)), 0x37) << "at an i64.store";
 }
 
-// Every Go installed compiles math/bits.Mul64 (and the runtime's copy) to a
-// body the VM knows; its products are right, plain and counted.
+// mulAddWWW_g's row has holes (the calls' indices, the return addresses
+// it pushes): a body with other values there is known, one calling a
+// function that is not Mul64 is not.
+TEST(KnownBodies, GoMulAddWWWIsKnownButForItsHoles) {
+  Fixture f;
+  const vm::Module& m = *f.module;
+  const vm::KnownBodyMatch known = m.known_match(func_named(m, "mul_add_www"));
+  EXPECT_EQ(known.kind, vm::KnownBody::GoMulAddWWW);
+  EXPECT_EQ(known.constant, 1111111111111u) << "the return address it pushes before Mul64";
+  EXPECT_EQ(m.known_body(func_named(m, "mul_add_www_other")), vm::KnownBody::None) << "it calls mul64_other";
+  EXPECT_EQ(f.ops("maw", vm::IOp::GoMulAddWWW), 1u);
+  EXPECT_EQ(f.ops("maw_other", vm::IOp::GoMulAddWWW), 0u);
+}
+
+// z1<<64 + z0 = x*y + c, the stack as the body leaves it (scratch words
+// below its frame included), plain (one op) and counted (the bodies).
+TEST(KnownBodies, GoMulAddWWWLeavesWhatItsBodyLeaves) {
+  Fixture f;
+  const uint32_t sp = f.sp();
+  for (auto [x, y] : kFactors)
+    for (uint64_t c : {uint64_t{0}, uint64_t{1}, uint64_t{~0ull}, uint64_t{0x8000000000000000ull}}) {
+      const std::vector<Value> args = {Value::from_i64(x), Value::from_i64(y), Value::from_i64(c),
+                                       Value::from_i32(0)};
+      std::vector<Value> r;
+      ASSERT_FALSE(f.call("maw", args, r));
+      const unsigned __int128 want = static_cast<unsigned __int128>(x) * y + c;
+      EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(want >> 64)) << x << " * " << y << " + " << c;
+      EXPECT_EQ(r.at(1).i64, static_cast<uint64_t>(want)) << x << " * " << y << " + " << c;
+      EXPECT_EQ(r.at(2).i32, 0u);
+      EXPECT_EQ(r.at(3).i32, sp);
+      const Product p = mul128(x, y);
+      EXPECT_EQ(r.at(4).i64, 1111111111111u);
+      EXPECT_EQ(r.at(5).i64, x);
+      EXPECT_EQ(r.at(6).i64, y);
+      EXPECT_EQ(r.at(7).i64, p.hi);
+      EXPECT_EQ(r.at(8).i64, p.lo);
+      auto counted = profiler::InstructionProfile::run_and_count_file(path(), "maw", args);
+      ASSERT_TRUE(counted) << counted.error().to_string();
+      ASSERT_EQ(counted->results().size(), r.size());
+      for (size_t i = 0; i < r.size(); ++i) EXPECT_EQ(counted->results()[i].i64, r[i].i64) << "result " << i;
+      EXPECT_GT(counted->count("mul_add_www"), 40u);
+    }
+  EXPECT_EQ(f.sp(), sp);
+}
+
+// The body runs where the op does not: a stack at its guard calls morestack
+// (which here counts and unwinds), and a resume point past the table's
+// targets reaches `unreachable`.
+TEST(KnownBodies, GoMulAddWWWsBodyRunsWhereTheOpDoesNot) {
+  Fixture f;
+  std::vector<Value> r, none;
+  const uint32_t sp = f.sp();
+  ASSERT_FALSE(f.call("guard_set", {Value::from_i32(sp - 8)}, none));  // the body's sp0: at the guard
+  ASSERT_FALSE(
+      f.call("maw", {Value::from_i64(2), Value::from_i64(3), Value::from_i64(4), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(2).i32, 1u) << "unwinding from morestack";
+  ASSERT_FALSE(f.call("morestack_calls", {}, r));
+  EXPECT_EQ(r.at(0).i32, 1u);
+  ASSERT_FALSE(f.call("guard_set", {Value::from_i32(sp - 9)}, none));  // just below it: the op
+  ASSERT_FALSE(f.call("sp_set", {Value::from_i32(sp)}, none));
+  ASSERT_FALSE(
+      f.call("maw", {Value::from_i64(2), Value::from_i64(3), Value::from_i64(4), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(1).i64, 10u);
+  ASSERT_FALSE(f.call("morestack_calls", {}, r));
+  EXPECT_EQ(r.at(0).i32, 1u) << "no second call";
+  vm::Trap t =
+      f.call("maw", {Value::from_i64(2), Value::from_i64(3), Value::from_i64(4), Value::from_i32(10)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::Unreachable);
+  ASSERT_FALSE(t.backtrace.empty());
+  EXPECT_EQ(t.backtrace[0].func_index, func_named(*f.module, "mul_add_www"));
+}
+
+// Every Go installed compiles math/bits.Mul64 (and the runtime's copy), and
+// every Go from 1.22 math/big's mulAddWWW_g, to a body the VM knows; the
+// products are right, plain and counted.
 class KnownBodiesGo : public cli_test::CliFixture {};
 
 TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
@@ -190,7 +264,8 @@ TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
     sum_hi += p.hi;
     sum_lo ^= p.lo;
   }
-  const std::string want = std::to_string(sum_hi) + " " + std::to_string(sum_lo) + "\n";
+  // and the big product's own check, and its length: 2000 log2(3) + 1500 log2(7) bits
+  const std::string want = std::to_string(sum_hi) + " " + std::to_string(sum_lo) + "\ntrue 7381\n";
   int built = 0;
   for (const char* v : {"1.21", "1.22", "1.23"}) {
     const std::string wasm = cli_test::testdata(std::string("go/mul64-go") + v + ".wasm");
@@ -201,6 +276,11 @@ TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
     for (const char* name : {"math_bits.Mul64", "runtime_internal_math.Mul64"})
       EXPECT_EQ(m.value()->known_body(func_named(*m.value(), name)), vm::KnownBody::GoMul64)
           << "Go " << v << "'s " << name << ": add its body to vm/known_bodies.def";
+    // mulAddWWW_g has a row for Go 1.22 and later (1.21's registers differ)
+    if (std::string(v) != "1.21")
+      EXPECT_EQ(m.value()->known_body(func_named(*m.value(), "math_big.mulAddWWW_g")),
+                vm::KnownBody::GoMulAddWWW)
+          << "Go " << v << "'s math/big.mulAddWWW_g: add its body to vm/known_bodies.def";
     cli_test::Output plain = wzvm("'" + wasm + "'");
     EXPECT_EQ(plain.status, 0) << plain.err;
     EXPECT_EQ(plain.out, want) << "Go " << v;

@@ -2095,6 +2095,46 @@ dispatch:
       ip += ip[3];
       DISPATCH();
     }
+    // [go.mul_add_www arg dst skip k_lo k_hi] (vm/known_bodies.def): Go's
+    // mulAddWWW_g on the stack at global 0, if its resume point is 0, its
+    // stack check passes (sp0 above the guard at global 2 + 16, else the
+    // body calls morestack) and its words from sp0-40 to sp0+48 are in
+    // memory 0; else the call after it runs the body. Every store the body
+    // and its Mul64 make, the scratch below sp0 included.
+    CASE_PLAIN(GoMulAddWWW) {
+      GlobalInst* g = inst->globals[0];
+      const auto sp = static_cast<uint32_t>(g->value);
+      const auto gp = static_cast<uint32_t>(inst->globals[2]->value);
+      uint32_t guard = 0;
+      if (uint64_t{gp} + 20 <= memsize) std::memcpy(&guard, mem + gp + 16, 4);
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || sp < 40 || uint64_t{sp} + 48 > memsize ||
+                               uint64_t{gp} + 20 > memsize || sp <= guard,
+                           0)) {
+        ip += 6;
+        DISPATCH();
+      }
+      uint64_t x, y, c;
+      std::memcpy(&x, mem + sp + 8, 8);
+      std::memcpy(&y, mem + sp + 16, 8);
+      std::memcpy(&c, mem + sp + 24, 8);
+      const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
+      const auto hi = static_cast<uint64_t>(p >> 64), lo = static_cast<uint64_t>(p);
+      const uint64_t k = imm64(ip + 4);
+      const uint64_t z0 = lo + c;
+      const uint64_t z1 = hi + (((lo & c) | ((lo | c) & ~z0)) >> 63);  // math/bits.Add64's carry
+      uint8_t* s = mem + sp;
+      std::memcpy(s - 40, &k, 8);
+      std::memcpy(s - 32, &x, 8);
+      std::memcpy(s - 24, &y, 8);
+      std::memcpy(s - 16, &hi, 8);
+      std::memcpy(s - 8, &lo, 8);
+      std::memcpy(s + 32, &z1, 8);
+      std::memcpy(s + 40, &z0, 8);
+      g->value = sp + 8;
+      wr<uint32_t>(fp, ip[2], 0);
+      ip += ip[3];
+      DISPATCH();
+    }
     CASE(CountInstr) {
       if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;

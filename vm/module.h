@@ -248,7 +248,12 @@ struct Module;
 // calls in plain code run as one op.
 enum class KnownBody : uint8_t {
   None,
-  GoMul64,  // Go's math/bits.Mul64
+  GoMul64,      // Go's math/bits.Mul64
+  GoMulAddWWW,  // Go's math/big.mulAddWWW_g
+};
+struct KnownBodyMatch {
+  KnownBody kind = KnownBody::None;
+  uint64_t constant = 0;  // the row's {K} hole, as the body has it
 };
 
 struct LoadOptions {
@@ -350,11 +355,12 @@ struct Module {
   std::vector<bool> graft_calls;
   // What each defined function's body is, if one of vm/known_bodies.def's
   // (find_known_bodies); empty when none is.
-  std::vector<KnownBody> known_bodies;
-  KnownBody known_body(uint32_t func_index) const {
+  std::vector<KnownBodyMatch> known_bodies;
+  KnownBodyMatch known_match(uint32_t func_index) const {
     const uint32_t i = func_index - num_imported_funcs;
-    return func_index >= num_imported_funcs && i < known_bodies.size() ? known_bodies[i] : KnownBody::None;
+    return func_index >= num_imported_funcs && i < known_bodies.size() ? known_bodies[i] : KnownBodyMatch{};
   }
+  KnownBody known_body(uint32_t func_index) const { return known_match(func_index).kind; }
 
   const FuncType& func_type(uint32_t func_index) const { return types[func_type_indices[func_index]]; }
   // Best human name of a function: name section, then export name, then wasm-function[N].

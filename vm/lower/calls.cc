@@ -45,13 +45,17 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   // now, and skips the argument's copy and the call when it ran the body;
   // when it did not, the call runs as written after it.
   uint32_t known = UINT32_MAX;
-  if (const KnownBody body = indirect ? KnownBody::None : m_.known_body(index);
-      body != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
+  if (const KnownBodyMatch body = indirect ? KnownBodyMatch{} : m_.known_match(index);
+      body.kind != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
       !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
-    known = emit_op(IOp::GoMul64);
+    known = emit_op(body.kind == KnownBody::GoMul64 ? IOp::GoMul64 : IOp::GoMulAddWWW);
     src_word(args[0].src);
     slot_word(base);
     word(0);  // the words to skip, known once the call is emitted
+    if (body.kind == KnownBody::GoMulAddWWW) {
+      word(static_cast<uint32_t>(body.constant));  // the return address it pushes
+      word(static_cast<uint32_t>(body.constant >> 32));
+    }
   }
   for (Operand& a : args) materialize(a);
   uint32_t arg_slots = 0, result_slots = 0;

@@ -1,7 +1,8 @@
 // find_known_bodies (vm/module.h): which defined functions have one of
-// vm/known_bodies.def's bodies, byte for byte.
+// vm/known_bodies.def's bodies, byte for byte but for the rows' holes.
 
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -10,26 +11,51 @@
 namespace wzvm::vm {
 namespace {
 
+// A row's holes (vm/known_bodies.def).
+enum class Hole : uint8_t { None, Func, Const, Captured, Mul64 };
+
+struct Piece {
+  std::vector<uint8_t> bytes;  // matched as they are
+  Hole hole = Hole::None;      // then this immediate
+};
+
 struct Template {
   KnownBody kind;
   std::vector<ValType> locals;  // declared locals, expanded
-  std::vector<uint8_t> code;    // instructions through the final end
+  std::vector<Piece> code;      // instructions through the final end
 };
 
 uint8_t hex_digit(char c) { return static_cast<uint8_t>(c <= '9' ? c - '0' : c - 'a' + 10); }
 
-// A row's code entry: its run-length locals expanded, then the instructions.
-// The rows are ours (lower-case hex, locals counts below 128), so nothing
-// here fails.
+// A row's code entry: its run-length locals expanded, then the instructions
+// in pieces, each ending at a hole (the last at the end). The rows are ours
+// (lower-case hex, holes spelled as the .def says, locals counts below 128),
+// so nothing here fails.
 Template parse(KnownBody kind, std::string_view hex) {
-  std::vector<uint8_t> bytes;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2)
-    bytes.push_back(static_cast<uint8_t>(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1])));
+  std::vector<Piece> pieces(1);
+  for (size_t i = 0; i < hex.size();) {
+    if (hex[i] == '{') {
+      const size_t close = hex.find('}', i);
+      const std::string_view name = hex.substr(i + 1, close - i - 1);
+      pieces.back().hole = name == "f"       ? Hole::Func
+                           : name == "k"     ? Hole::Const
+                           : name == "K"     ? Hole::Captured
+                           : name == "Mul64" ? Hole::Mul64
+                                             : Hole::None;
+      pieces.emplace_back();
+      i = close + 1;
+    } else {
+      pieces.back().bytes.push_back(static_cast<uint8_t>(hex_digit(hex[i]) << 4 | hex_digit(hex[i + 1])));
+      i += 2;
+    }
+  }
   Template t{kind, {}, {}};
+  std::vector<uint8_t>& head = pieces.front().bytes;
   size_t at = 1;
-  for (uint8_t group = 0; group < bytes[0]; ++group, at += 2)
-    t.locals.insert(t.locals.end(), bytes[at], static_cast<ValType>(bytes[at + 1]));
-  t.code.assign(bytes.begin() + static_cast<std::ptrdiff_t>(at), bytes.end());
+  for (uint8_t group = 0; group < head[0]; ++group, at += 2)
+    t.locals.insert(t.locals.end(), head[at], static_cast<ValType>(head[at + 1]));
+  head.erase(head.begin(), head.begin() + static_cast<std::ptrdiff_t>(at));
+  t.code = std::move(pieces);
   return t;
 }
 
@@ -42,8 +68,44 @@ const std::vector<Template>& templates() {
   return rows;
 }
 
+// An LEB128 immediate at p (before end): its value (sign-extended for an
+// i64.const), and p moved past it; nothing when it runs past `end`.
+std::optional<uint64_t> leb(const uint8_t*& p, const uint8_t* end, bool is_signed) {
+  uint64_t v = 0;
+  unsigned shift = 0;
+  for (; p < end && shift < 70; shift += 7) {
+    const uint8_t b = *p++;
+    v |= static_cast<uint64_t>(b & 0x7f) << (shift & 63);
+    if (!(b & 0x80)) {
+      if (is_signed && shift + 7 < 64 && (b & 0x40)) v |= ~uint64_t{0} << (shift + 7);
+      return v;
+    }
+  }
+  return std::nullopt;
+}
+
+// The body [p, end) against `t`: the {K} hole's value, or nothing.
+std::optional<uint64_t> match(const Module& m, const Template& t, const uint8_t* p, const uint8_t* end) {
+  uint64_t captured = 0;
+  for (const Piece& piece : t.code) {
+    if (static_cast<size_t>(end - p) < piece.bytes.size() ||
+        std::memcmp(p, piece.bytes.data(), piece.bytes.size()) != 0)
+      return std::nullopt;
+    p += piece.bytes.size();
+    if (piece.hole == Hole::None) continue;
+    const std::optional<uint64_t> v = leb(p, end, piece.hole == Hole::Const || piece.hole == Hole::Captured);
+    if (!v) return std::nullopt;
+    if (piece.hole == Hole::Captured) captured = *v;
+    if (piece.hole == Hole::Mul64 &&
+        (*v > UINT32_MAX || m.known_body(static_cast<uint32_t>(*v)) != KnownBody::GoMul64))
+      return std::nullopt;
+  }
+  if (p != end) return std::nullopt;
+  return captured;
+}
+
 // The function type each kind's body is written for: Go's (i32) -> i32.
-bool has_type(const Module& m, uint32_t func_index, KnownBody) {
+bool has_type(const Module& m, uint32_t func_index) {
   const FuncType& t = m.func_type(func_index);
   return t.params == std::vector<ValType>{ValType::I32} && t.results == std::vector<ValType>{ValType::I32};
 }
@@ -53,16 +115,22 @@ bool has_type(const Module& m, uint32_t func_index, KnownBody) {
 void find_known_bodies(Module& m) {
   m.known_bodies.clear();
   const auto& rows = templates();
-  for (uint32_t i = 0; i < m.functions.size(); ++i) {
-    const Function& f = m.functions[i];
-    const size_t size = f.body_end - f.body_offset;
-    for (const Template& t : rows) {
-      if (t.code.size() != size || f.locals != t.locals || !has_type(m, m.num_imported_funcs + i, t.kind) ||
-          std::memcmp(m.bytes.data() + f.body_offset, t.code.data(), size) != 0)
-        continue;
-      m.known_bodies.resize(m.functions.size(), KnownBody::None);
-      m.known_bodies[i] = t.kind;
-      break;
+  // Twice: a {Mul64} hole names a function the first pass may reach after
+  // the one calling it.
+  for (int pass = 0; pass < 2; ++pass) {
+    for (uint32_t i = 0; i < m.functions.size(); ++i) {
+      const Function& f = m.functions[i];
+      if (i < m.known_bodies.size() && m.known_bodies[i].kind != KnownBody::None) continue;
+      if (!has_type(m, m.num_imported_funcs + i)) continue;
+      for (const Template& t : rows) {
+        if (f.locals != t.locals) continue;
+        const std::optional<uint64_t> k =
+            match(m, t, m.bytes.data() + f.body_offset, m.bytes.data() + f.body_end);
+        if (!k) continue;
+        m.known_bodies.resize(m.functions.size());
+        m.known_bodies[i] = {t.kind, *k};
+        break;
+      }
     }
   }
 }
