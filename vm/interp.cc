@@ -2135,6 +2135,88 @@ dispatch:
       ip += ip[3];
       DISPATCH();
     }
+    // [go.add_mul_vvw arg dst skip k_lo k_hi k2_lo k2_hi] (vm/known_bodies.def):
+    // Go's addMulVVW_g, c = z += x*y over n = min(len(z), len(x)) words,
+    // if its resume point is 0, its stack checks pass (its own at sp0 and,
+    // when n > 0, its callee's at sp0-72), its stack words from sp0-112 to
+    // sp0+72 and both slices' n words are in memory 0, and the words z[]
+    // is written to are neither those stack words nor the guard (x[] neither
+    // the stack words), so that each iteration reads what the body's would;
+    // else the call after it runs the body. The frame and scratch words
+    // below sp0 as the body's last iteration leaves them.
+    CASE_PLAIN(GoAddMulVVW) {
+      GlobalInst* g = inst->globals[0];
+      const auto sp = static_cast<uint32_t>(g->value);
+      const auto gp = static_cast<uint32_t>(inst->globals[2]->value);
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || sp < 112 || uint64_t{sp} + 72 > memsize ||
+                               uint64_t{gp} + 20 > memsize,
+                           0))
+        goto go_add_mul_vvw_body;
+      {
+        uint32_t guard;
+        std::memcpy(&guard, mem + gp + 16, 4);
+        uint64_t zp, lenz, xp, lenx, y;
+        std::memcpy(&zp, mem + sp + 8, 8);
+        std::memcpy(&lenz, mem + sp + 16, 8);
+        std::memcpy(&xp, mem + sp + 32, 8);
+        std::memcpy(&lenx, mem + sp + 40, 8);
+        std::memcpy(&y, mem + sp + 56, 8);
+        const int64_t lz = static_cast<int64_t>(lenz), lx = static_cast<int64_t>(lenx);
+        const uint64_t n = lz <= 0 || lx <= 0 ? 0 : static_cast<uint64_t>(std::min(lz, lx));
+        const uint64_t stack_lo = sp - 112, stack_hi = uint64_t{sp} + 72;
+        // n words at p in memory 0 and clear of the stack words
+        auto clear = [n, stack_lo, stack_hi, size = uint64_t{memsize}](uint64_t p) {
+          return p <= size && n <= (size - p) / 8 && (p + 8 * n <= stack_lo || p >= stack_hi);
+        };
+        if (__builtin_expect(
+                sp <= guard || (n > 0 && (sp - 72 <= guard || !clear(xp) || !clear(zp) ||
+                                          (zp < uint64_t{gp} + 20 && zp + 8 * n > uint64_t{gp} + 16))),
+                0))
+          goto go_add_mul_vvw_body;
+        uint64_t c = 0, cin = 0, xi = 0, zi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          std::memcpy(&xi, mem + xp + 8 * i, 8);
+          std::memcpy(&zi, mem + zp + 8 * i, 8);
+          const unsigned __int128 p = static_cast<unsigned __int128>(xi) * y;
+          hi = static_cast<uint64_t>(p >> 64);
+          lo = static_cast<uint64_t>(p);
+          z0 = lo + zi;  // mulAddWWW_g(x[i], y, z[i])
+          z1 = hi + (((lo & zi) | ((lo | zi) & ~z0)) >> 63);
+          cin = c;
+          const uint64_t sum = z0 + c;  // math/bits.Add64(z0, c, 0)
+          std::memcpy(mem + zp + 8 * i, &sum, 8);
+          c = z1 + (((z0 & c) | ((z0 | c) & ~sum)) >> 63);
+        }
+        uint8_t* s = mem + sp;
+        if (n > 0) {
+          const uint64_t i = n - 1, za = zp + 8 * i, k = imm64(ip + 4), k2 = imm64(ip + 6);
+          // addMulVVW_g's frame (sp0-64) and its call's argument words
+          std::memcpy(s - 64 + 40, &i, 8);
+          std::memcpy(s - 64 + 48, &cin, 8);
+          std::memcpy(s - 64 + 56, &za, 8);
+          std::memcpy(s - 64, &xi, 8);
+          std::memcpy(s - 64 + 8, &y, 8);
+          std::memcpy(s - 64 + 16, &zi, 8);
+          std::memcpy(s - 72, &k, 8);
+          // mulAddWWW_g's (its sp0 is sp0-72): its scratch and results
+          std::memcpy(s - 112, &k2, 8);
+          std::memcpy(s - 104, &xi, 8);
+          std::memcpy(s - 96, &y, 8);
+          std::memcpy(s - 88, &hi, 8);
+          std::memcpy(s - 80, &lo, 8);
+          std::memcpy(s - 64 + 24, &z1, 8);
+          std::memcpy(s - 64 + 32, &z0, 8);
+        }
+        std::memcpy(s + 64, &c, 8);
+        g->value = sp + 8;
+        wr<uint32_t>(fp, ip[2], 0);
+        ip += ip[3];
+        DISPATCH();
+      }
+    go_add_mul_vvw_body:
+      ip += 8;
+      DISPATCH();
+    }
     CASE(CountInstr) {
       if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;

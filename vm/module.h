@@ -250,10 +250,12 @@ enum class KnownBody : uint8_t {
   None,
   GoMul64,      // Go's math/bits.Mul64
   GoMulAddWWW,  // Go's math/big.mulAddWWW_g
+  GoAddMulVVW,  // Go's math/big.addMulVVW_g
 };
 struct KnownBodyMatch {
   KnownBody kind = KnownBody::None;
-  uint64_t constant = 0;  // the row's {K} hole, as the body has it
+  uint64_t constant = 0;         // the row's {K} hole, as the body has it
+  uint64_t callee_constant = 0;  // the {K} of the function its {MulAddWWW} hole names
 };
 
 struct LoadOptions {

@@ -48,13 +48,19 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   if (const KnownBodyMatch body = indirect ? KnownBodyMatch{} : m_.known_match(index);
       body.kind != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
       !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
-    known = emit_op(body.kind == KnownBody::GoMul64 ? IOp::GoMul64 : IOp::GoMulAddWWW);
+    known = emit_op(body.kind == KnownBody::GoMul64       ? IOp::GoMul64
+                    : body.kind == KnownBody::GoMulAddWWW ? IOp::GoMulAddWWW
+                                                          : IOp::GoAddMulVVW);
     src_word(args[0].src);
     slot_word(base);
     word(0);  // the words to skip, known once the call is emitted
-    if (body.kind == KnownBody::GoMulAddWWW) {
+    if (body.kind != KnownBody::GoMul64) {
       word(static_cast<uint32_t>(body.constant));  // the return address it pushes
       word(static_cast<uint32_t>(body.constant >> 32));
+    }
+    if (body.kind == KnownBody::GoAddMulVVW) {
+      word(static_cast<uint32_t>(body.callee_constant));  // the one its callee pushes
+      word(static_cast<uint32_t>(body.callee_constant >> 32));
     }
   }
   for (Operand& a : args) materialize(a);

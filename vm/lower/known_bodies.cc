@@ -12,7 +12,7 @@ namespace wzvm::vm {
 namespace {
 
 // A row's holes (vm/known_bodies.def).
-enum class Hole : uint8_t { None, Func, Const, Captured, Mul64 };
+enum class Hole : uint8_t { None, Func, Const, Captured, Mul64, MulAddWWW };
 
 struct Piece {
   std::vector<uint8_t> bytes;  // matched as they are
@@ -37,11 +37,12 @@ Template parse(KnownBody kind, std::string_view hex) {
     if (hex[i] == '{') {
       const size_t close = hex.find('}', i);
       const std::string_view name = hex.substr(i + 1, close - i - 1);
-      pieces.back().hole = name == "f"       ? Hole::Func
-                           : name == "k"     ? Hole::Const
-                           : name == "K"     ? Hole::Captured
-                           : name == "Mul64" ? Hole::Mul64
-                                             : Hole::None;
+      pieces.back().hole = name == "f"           ? Hole::Func
+                           : name == "k"         ? Hole::Const
+                           : name == "K"         ? Hole::Captured
+                           : name == "Mul64"     ? Hole::Mul64
+                           : name == "MulAddWWW" ? Hole::MulAddWWW
+                                                 : Hole::None;
       pieces.emplace_back();
       i = close + 1;
     } else {
@@ -84,9 +85,10 @@ std::optional<uint64_t> leb(const uint8_t*& p, const uint8_t* end, bool is_signe
   return std::nullopt;
 }
 
-// The body [p, end) against `t`: the {K} hole's value, or nothing.
-std::optional<uint64_t> match(const Module& m, const Template& t, const uint8_t* p, const uint8_t* end) {
-  uint64_t captured = 0;
+// The body [p, end) against `t`: what its holes keep, or nothing.
+std::optional<KnownBodyMatch> match(const Module& m, const Template& t, const uint8_t* p,
+                                    const uint8_t* end) {
+  KnownBodyMatch found{t.kind, 0, 0};
   for (const Piece& piece : t.code) {
     if (static_cast<size_t>(end - p) < piece.bytes.size() ||
         std::memcmp(p, piece.bytes.data(), piece.bytes.size()) != 0)
@@ -95,13 +97,16 @@ std::optional<uint64_t> match(const Module& m, const Template& t, const uint8_t*
     if (piece.hole == Hole::None) continue;
     const std::optional<uint64_t> v = leb(p, end, piece.hole == Hole::Const || piece.hole == Hole::Captured);
     if (!v) return std::nullopt;
-    if (piece.hole == Hole::Captured) captured = *v;
-    if (piece.hole == Hole::Mul64 &&
-        (*v > UINT32_MAX || m.known_body(static_cast<uint32_t>(*v)) != KnownBody::GoMul64))
-      return std::nullopt;
+    if (piece.hole == Hole::Captured) found.constant = *v;
+    if (piece.hole == Hole::Mul64 || piece.hole == Hole::MulAddWWW) {
+      const KnownBodyMatch callee = m.known_match(*v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(*v));
+      if (callee.kind != (piece.hole == Hole::Mul64 ? KnownBody::GoMul64 : KnownBody::GoMulAddWWW))
+        return std::nullopt;
+      found.callee_constant = callee.constant;
+    }
   }
   if (p != end) return std::nullopt;
-  return captured;
+  return found;
 }
 
 // The function type each kind's body is written for: Go's (i32) -> i32.
@@ -115,20 +120,23 @@ bool has_type(const Module& m, uint32_t func_index) {
 void find_known_bodies(Module& m) {
   m.known_bodies.clear();
   const auto& rows = templates();
-  // Twice: a {Mul64} hole names a function the first pass may reach after
-  // the one calling it.
-  for (int pass = 0; pass < 2; ++pass) {
+  // Until nothing more is found: a {Mul64} or {MulAddWWW} hole names a
+  // function that a pass may reach after the one calling it (today's rows
+  // chain three deep: one pass more than that at most).
+  for (bool more = true; more;) {
+    more = false;
     for (uint32_t i = 0; i < m.functions.size(); ++i) {
       const Function& f = m.functions[i];
       if (i < m.known_bodies.size() && m.known_bodies[i].kind != KnownBody::None) continue;
       if (!has_type(m, m.num_imported_funcs + i)) continue;
       for (const Template& t : rows) {
         if (f.locals != t.locals) continue;
-        const std::optional<uint64_t> k =
+        const std::optional<KnownBodyMatch> found =
             match(m, t, m.bytes.data() + f.body_offset, m.bytes.data() + f.body_end);
-        if (!k) continue;
+        if (!found) continue;
         m.known_bodies.resize(m.functions.size());
-        m.known_bodies[i] = {t.kind, *k};
+        m.known_bodies[i] = *found;
+        more = true;
         break;
       }
     }
