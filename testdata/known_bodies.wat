@@ -7,7 +7,8 @@
 ;; the immediates its row leaves open (the calls' function indices, the
 ;; return addresses it pushes); $mul_add_www_other calls $mul64_other, so it
 ;; is not one the VM knows. $add_mul_vvw is Go 1.22's and 1.23's
-;; math/big.addMulVVW_g, holes filled alike, calling $mul_add_www.
+;; math/big.addMulVVW_g and $mul_add_vww its mulAddVWW_g, holes filled
+;; alike, both calling $mul_add_www.
 (module
   (memory 1)
   (global $sp (mut i32) (i32.const 4096))
@@ -1025,6 +1026,369 @@
     end
     local.get $h)
 
+  (func $mul_add_vww (param i32) (result i32) (local i32 i64 i64 i64 i64 i64 i64 i64)
+    global.get 0
+    local.set 1
+    block
+    loop
+    block
+    block
+    block
+    block
+    block
+    block
+    block
+    local.get 0
+    br_table 0 0 1 2 3 4 5 6
+    end
+    local.get 1
+    global.get 2
+    i32.wrap_i64
+    i32.load offset=16
+    i32.le_u
+    if
+    local.get 1
+    i32.const 8
+    i32.sub
+    local.tee 1
+    global.set 0
+    local.get 1
+    i64.const 374800384
+    i64.store
+    i32.const 0
+    call $morestack
+    global.get 0
+    local.set 1
+    br_if 8
+    end
+    local.get 1
+    i32.const 56
+    i32.sub
+    local.tee 1
+    global.set 0
+    local.get 1
+    i64.load offset=64
+    local.set 2
+    local.get 1
+    i64.load offset=96
+    local.set 3
+    local.get 1
+    i64.load offset=72
+    local.set 4
+    local.get 1
+    i64.load offset=112
+    local.set 5
+    local.get 1
+    i64.load offset=88
+    local.set 6
+    local.get 1
+    i64.load offset=120
+    local.set 7
+    i64.const 0
+    local.set 8
+    i32.const 4
+    local.set 0
+    br 6
+    end
+    local.get 1
+    local.get 8
+    i64.store offset=40
+    local.get 8
+    i64.const 3
+    i64.shl
+    local.set 3
+    local.get 2
+    local.get 3
+    i64.add
+    local.set 4
+    local.get 1
+    local.get 4
+    i64.store offset=48
+    local.get 1
+    local.get 6
+    local.get 3
+    i64.add
+    i32.wrap_i64
+    i64.load
+    i64.store
+    local.get 1
+    i64.extend_i32_u
+    i64.const 8
+    i64.add
+    i32.wrap_i64
+    local.get 5
+    i64.store
+    local.get 1
+    i64.extend_i32_u
+    i64.const 16
+    i64.add
+    i32.wrap_i64
+    local.get 7
+    i64.store
+    local.get 1
+    i32.const 8
+    i32.sub
+    local.tee 1
+    global.set 0
+    local.get 1
+    i64.const 3333333333333
+    i64.store
+    i32.const 0
+    call $mul_add_www
+    global.get 0
+    local.set 1
+    br_if 6
+    end
+    local.get 1
+    i64.extend_i32_u
+    i64.const 32
+    i64.add
+    i32.wrap_i64
+    i64.load
+    local.set 2
+    local.get 1
+    i64.load offset=40
+    i64.const 1
+    i64.add
+    local.set 8
+    local.get 1
+    i64.extend_i32_u
+    i64.const 24
+    i64.add
+    i32.wrap_i64
+    i64.load
+    local.set 7
+    local.get 1
+    i64.load offset=48
+    i32.wrap_i64
+    local.get 2
+    i64.store
+    local.get 1
+    i64.load offset=64
+    local.set 2
+    local.get 1
+    i64.load offset=96
+    local.set 3
+    local.get 1
+    i64.load offset=72
+    local.set 4
+    local.get 1
+    i64.load offset=112
+    local.set 5
+    local.get 1
+    i64.load offset=88
+    local.set 6
+    end
+    local.get 8
+    local.get 4
+    i64.lt_s
+    i32.eqz
+    if
+    i32.const 6
+    local.set 0
+    br 4
+    end
+    end
+    local.get 8
+    local.get 3
+    i64.lt_s
+    if
+    i32.const 2
+    local.set 0
+    br 3
+    end
+    end
+    local.get 1
+    i64.extend_i32_u
+    i64.const 128
+    i64.add
+    i32.wrap_i64
+    local.get 7
+    i64.store
+    local.get 1
+    i32.const 56
+    i32.add
+    local.tee 1
+    global.set 0
+    local.get 1
+    i32.const 8
+    i32.add
+    local.tee 1
+    global.set 0
+    i32.const 0
+    return
+    end
+    end
+    unreachable
+    end
+    i32.const 1)
+
+  ;; As amv, c = z = x*y + r by mulAddVWW_g: r at sp+56, c returned from
+  ;; sp+64, the 13 words below the callee's sp0 hashed.
+  (func $mav (export "mav") (param $zp i32) (param $lenz i64) (param $xp i32) (param $lenx i64)
+    (param $y i64) (param $r i64) (param $seed i64) (param $pc i32) (result i64 i32 i32 i64 i64)
+    (local $s i32) (local $t i32) (local $a i32) (local $end i32) (local $h i64)
+    ;; fill
+    local.get $zp
+    local.get $xp
+    local.get $zp
+    local.get $xp
+    i32.lt_u
+    select
+    local.set $a
+    local.get $zp
+    local.get $lenz
+    i32.wrap_i64
+    i32.const 3
+    i32.shl
+    i32.add
+    local.tee $end
+    local.get $xp
+    local.get $lenx
+    i32.wrap_i64
+    i32.const 3
+    i32.shl
+    i32.add
+    local.tee $t
+    local.get $end
+    local.get $t
+    i32.gt_u
+    select
+    local.set $end
+    block
+      loop
+        local.get $a
+        local.get $end
+        i32.ge_u
+        br_if 1
+        local.get $seed
+        i64.const 6364136223846793005
+        i64.mul
+        i64.const 1442695040888963407
+        i64.add
+        local.tee $seed
+        local.set $h
+        local.get $a
+        local.get $h
+        local.get $h
+        i64.const 29
+        i64.shr_u
+        i64.xor
+        i64.store
+        local.get $a
+        i32.const 8
+        i32.add
+        local.set $a
+        br 0
+      end
+    end
+    ;; the call
+    global.get 0
+    local.set $s
+    local.get $s
+    local.get $zp
+    i64.extend_i32_u
+    i64.store
+    local.get $s
+    local.get $lenz
+    i64.store offset=8
+    local.get $s
+    local.get $lenz
+    i64.store offset=16
+    local.get $s
+    local.get $xp
+    i64.extend_i32_u
+    i64.store offset=24
+    local.get $s
+    local.get $lenx
+    i64.store offset=32
+    local.get $s
+    local.get $lenx
+    i64.store offset=40
+    local.get $s
+    local.get $y
+    i64.store offset=48
+    local.get $s
+    local.get $r
+    i64.store offset=56
+    local.get $s
+    i32.const 8
+    i32.sub
+    global.set 0
+    local.get $s
+    i32.const 8
+    i32.sub
+    i64.const 777
+    i64.store
+    local.get $pc
+    call $mul_add_vww
+    local.set $pc
+    local.get $s
+    i64.load offset=64
+    local.get $pc
+    global.get 0
+    ;; z's hash
+    i64.const 0
+    local.set $h
+    local.get $zp
+    local.set $a
+    block
+      loop
+        local.get $a
+        local.get $zp
+        local.get $lenz
+        i32.wrap_i64
+        i32.const 3
+        i32.shl
+        i32.add
+        i32.ge_u
+        br_if 1
+        local.get $h
+        i64.const 5
+        i64.rotl
+        local.get $a
+        i64.load
+        i64.xor
+        local.set $h
+        local.get $a
+        i32.const 8
+        i32.add
+        local.set $a
+        br 0
+      end
+    end
+    local.get $h
+    ;; the stack words' hash: sp0-104 to sp0 (sp0 = s - 8)
+    i64.const 0
+    local.set $h
+    local.get $s
+    i32.const 112
+    i32.sub
+    local.set $a
+    block
+      loop
+        local.get $a
+        local.get $s
+        i32.const 8
+        i32.sub
+        i32.ge_u
+        br_if 1
+        local.get $h
+        i64.const 5
+        i64.rotl
+        local.get $a
+        i64.load
+        i64.xor
+        local.set $h
+        local.get $a
+        i32.const 8
+        i32.add
+        local.set $a
+        br 0
+      end
+    end
+    local.get $h)
+
   ;; The goroutine's stack guard set, then amv: one call for a counted run.
   (func (export "guard_set_and_amv") (param $guard i32) (param i32 i64 i32 i64 i64 i64 i32)
     (result i64 i32 i32 i64 i64)
@@ -1037,4 +1401,18 @@
     local.get 5
     local.get 6
     local.get 7
-    call $amv))
+    call $amv)
+
+  (func (export "guard_set_and_mav") (param $guard i32) (param i32 i64 i32 i64 i64 i64 i64 i32)
+    (result i64 i32 i32 i64 i64)
+    local.get $guard
+    call $guard_set
+    local.get 1
+    local.get 2
+    local.get 3
+    local.get 4
+    local.get 5
+    local.get 6
+    local.get 7
+    local.get 8
+    call $mav))

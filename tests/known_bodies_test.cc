@@ -247,9 +247,9 @@ TEST(KnownBodies, GoMulAddWWWsBodyRunsWhereTheOpDoesNot) {
   EXPECT_EQ(t.backtrace[0].func_index, func_named(*f.module, "mul_add_www"));
 }
 
-// addMulVVW_g's row: a {MulAddWWW} hole, whose callee's return address
-// the match keeps too.
-TEST(KnownBodies, GoAddMulVVWIsKnown) {
+// addMulVVW_g's and mulAddVWW_g's rows: a {MulAddWWW} hole, whose callee's
+// return address the match keeps too.
+TEST(KnownBodies, GoSliceLoopsAreKnown) {
   Fixture f;
   const vm::Module& m = *f.module;
   const vm::KnownBodyMatch known = m.known_match(func_named(m, "add_mul_vvw"));
@@ -257,15 +257,24 @@ TEST(KnownBodies, GoAddMulVVWIsKnown) {
   EXPECT_EQ(known.constant, 2222222222222u);
   EXPECT_EQ(known.callee_constant, 1111111111111u);
   EXPECT_EQ(f.ops("amv", vm::IOp::GoAddMulVVW), 1u);
+  const vm::KnownBodyMatch vww = m.known_match(func_named(m, "mul_add_vww"));
+  EXPECT_EQ(vww.kind, vm::KnownBody::GoMulAddVWW);
+  EXPECT_EQ(vww.constant, 3333333333333u);
+  EXPECT_EQ(vww.callee_constant, 1111111111111u);
+  EXPECT_EQ(f.ops("mav", vm::IOp::GoMulAddVWW), 1u);
 }
 
-// c = z += x*y over min(len(z), len(x)) words: plain (one op where it
-// applies, the body where it does not) and counted (the bodies) leave the
-// same c, result, stack pointer, z and stack words, for empty, short and
-// unequal slices, slices that overlap each other (the body's order: x[i]
-// and z[i] read, z[i] written), slices over the stack, a stack at a guard,
-// slices past the memory's end.
-TEST(KnownBodies, GoAddMulVVWLeavesWhatItsBodyLeaves) {
+// math/big's two slice loops, each called through the test's export
+// `guard_set_and_<name>` (the goroutine's stack guard set, then z and x
+// filled from a seed and the loop called as Go calls it, with the loop's
+// word arguments after the slices): plain (one op where it applies, the
+// body where it does not) and counted (the bodies) must leave the same c,
+// result, stack pointer, z and stack words (hashed), for empty, short and
+// unequal slices, slices that overlap each other (the body's order: x[i] and
+// z[i] read, z[i] written), slices over the stack, a stack at a guard and
+// slices past the memory's end. `callee_below`: how far below the loop's
+// sp0 its callee mulAddWWW_g's sp0 is, whose stack check the op makes too.
+void expect_slice_loop(const std::string& name, std::vector<Value> words, uint32_t callee_below) {
   struct Case {
     const char* what;
     uint32_t zp;
@@ -276,7 +285,7 @@ TEST(KnownBodies, GoAddMulVVWLeavesWhatItsBodyLeaves) {
     bool op_runs;
   };
   Fixture probe;
-  const uint32_t sp = probe.sp(), sp0 = sp - 8;  // amv pushes the return address
+  const uint32_t sp = probe.sp(), sp0 = sp - 8;  // the export pushes the return address
   const std::vector<Case> cases = {
       {"empty z", 8192, 0, 16384, 5, 0, true},
       {"negative length", 8192, -3, 16384, 5, 0, true},
@@ -289,25 +298,33 @@ TEST(KnownBodies, GoAddMulVVWLeavesWhatItsBodyLeaves) {
       {"z one word past x", 8200, 40, 8192, 40, 0, true},
       {"z over the stack", sp0 - 200, 40, 16384, 40, 0, false},
       {"x over the arguments", 16384, 4, sp0 + 16, 4, 0, false},
-      {"at the callee's guard", 8192, 4, 16384, 4, sp0 - 72, false},
+      {"at the callee's guard", 8192, 4, 16384, 4, sp0 - callee_below, false},
       {"at its own guard", 8192, 4, 16384, 4, sp0, false},
       {"past the memory", 65536 - 64, 9, 16384, 9, 0, false},
   };
+  const std::string entry = "guard_set_and_" + name;
+  auto args_of = [&](const Case& c, uint64_t y) {
+    std::vector<Value> a = {Value::from_i32(c.guard), Value::from_i32(c.zp),   Value::from_i64(c.lenz),
+                            Value::from_i32(c.xp),    Value::from_i64(c.lenx), Value::from_i64(y)};
+    a.insert(a.end(), words.begin(), words.end());
+    a.push_back(Value::from_i64(42));  // the seed
+    a.push_back(Value::from_i32(0));   // the resume point
+    return a;
+  };
   for (const Case& c : cases) {
     for (uint64_t y : {uint64_t{0}, uint64_t{3}, uint64_t{~0ull}, uint64_t{0x9e3779b97f4a7c15ull}}) {
-      std::vector<Value> args = {Value::from_i32(c.guard), Value::from_i32(c.zp),   Value::from_i64(c.lenz),
-                                 Value::from_i32(c.xp),    Value::from_i64(c.lenx), Value::from_i64(y),
-                                 Value::from_i64(42),      Value::from_i32(0)};
+      const std::vector<Value> args = args_of(c, y);
       Fixture f;
       std::vector<Value> r;
-      const vm::Trap t = f.call("guard_set_and_amv", args, r);
-      auto counted = profiler::InstructionProfile::run_and_count_file(path(), "guard_set_and_amv", args);
+      const vm::Trap t = f.call(entry.c_str(), args, r);
+      auto counted = profiler::InstructionProfile::run_and_count_file(path(), entry, args);
       ASSERT_TRUE(counted) << counted.error().to_string();
-      EXPECT_EQ(counted->trap().code, t.code) << c.what;
+      EXPECT_EQ(counted->trap().code, t.code) << name << ": " << c.what;
       if (t) continue;
       ASSERT_EQ(counted->results().size(), r.size()) << c.what;
       for (size_t i = 0; i < r.size(); ++i)
-        EXPECT_EQ(counted->results()[i].i64, r[i].i64) << c.what << ", y " << y << ", result " << i;
+        EXPECT_EQ(counted->results()[i].i64, r[i].i64)
+            << name << ": " << c.what << ", y " << y << ", result " << i;
       if (c.guard == 0) EXPECT_EQ(r.at(2).i32, sp) << c.what << ": its frame and return address popped";
       std::vector<Value> calls;
       ASSERT_FALSE(f.call("morestack_calls", {}, calls));
@@ -317,36 +334,37 @@ TEST(KnownBodies, GoAddMulVVWLeavesWhatItsBodyLeaves) {
       }
     }
   }
-  // The op ran where the cases say: with room for the frames of
-  // guard_set_and_amv and amv alone, a call of the body exhausts the stack
-  // (the slices past the memory's end trap in amv's filling, before it).
+  // The op ran where the cases say: with room for the export's two frames
+  // alone, a call of the body exhausts the stack (the slices past the
+  // memory's end trap in the filling, before it).
   vm::StoreLimits two_frames;
   two_frames.max_call_depth = 2;
   for (const Case& c : cases) {
     Fixture shallow({}, two_frames);
     std::vector<Value> r;
-    const vm::Trap t = shallow.call(
-        "guard_set_and_amv",
-        {Value::from_i32(c.guard), Value::from_i32(c.zp), Value::from_i64(c.lenz), Value::from_i32(c.xp),
-         Value::from_i64(c.lenx), Value::from_i64(3), Value::from_i64(42), Value::from_i32(0)},
-        r);
+    const vm::Trap t = shallow.call(entry.c_str(), args_of(c, 3), r);
     EXPECT_EQ(t.code, c.op_runs                                  ? vm::TrapCode::None
                       : std::string(c.what) == "past the memory" ? vm::TrapCode::MemoryOutOfBounds
                                                                  : vm::TrapCode::StackExhausted)
-        << c.what;
+        << name << ": " << c.what;
   }
   // At the callee's guard the body unwinds from morestack (its result 1),
   // which the op, checking that guard too, left to it.
   Fixture f;
   std::vector<Value> r;
-  ASSERT_FALSE(
-      f.call("guard_set_and_amv",
-             {Value::from_i32(sp0 - 72), Value::from_i32(8192), Value::from_i64(4), Value::from_i32(16384),
-              Value::from_i64(4), Value::from_i64(3), Value::from_i64(42), Value::from_i32(0)},
-             r));
+  ASSERT_FALSE(f.call(entry.c_str(), args_of(cases.at(11), 3), r));
   EXPECT_EQ(r.at(1).i32, 1u);
   ASSERT_FALSE(f.call("morestack_calls", {}, r));
   EXPECT_EQ(r.at(0).i32, 1u);
+}
+
+// c = z += x*y (addMulVVW_g)
+TEST(KnownBodies, GoAddMulVVWLeavesWhatItsBodyLeaves) { expect_slice_loop("amv", {}, 72); }
+
+// c = z = x*y + r (mulAddVWW_g), with r of each kind
+TEST(KnownBodies, GoMulAddVWWLeavesWhatItsBodyLeaves) {
+  for (uint64_t r : {uint64_t{0}, uint64_t{5}, uint64_t{~0ull}})
+    expect_slice_loop("mav", {Value::from_i64(r)}, 64);
 }
 
 // Every Go installed compiles math/bits.Mul64 (and the runtime's copy), and
@@ -379,14 +397,12 @@ TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
       EXPECT_EQ(m.value()->known_body(func_named(*m.value(), name)), vm::KnownBody::GoMul64)
           << "Go " << v << "'s " << name << ": add its body to vm/known_bodies.def";
     // math/big's rows are Go 1.22's and later (1.21's registers differ)
-    if (std::string(v) != "1.21") {
-      EXPECT_EQ(m.value()->known_body(func_named(*m.value(), "math_big.mulAddWWW_g")),
-                vm::KnownBody::GoMulAddWWW)
-          << "Go " << v << "'s math/big.mulAddWWW_g: add its body to vm/known_bodies.def";
-      EXPECT_EQ(m.value()->known_body(func_named(*m.value(), "math_big.addMulVVW_g")),
-                vm::KnownBody::GoAddMulVVW)
-          << "Go " << v << "'s math/big.addMulVVW_g: add its body to vm/known_bodies.def";
-    }
+    if (std::string(v) != "1.21")
+      for (auto [name, kind] : {std::pair{"math_big.mulAddWWW_g", vm::KnownBody::GoMulAddWWW},
+                                std::pair{"math_big.addMulVVW_g", vm::KnownBody::GoAddMulVVW},
+                                std::pair{"math_big.mulAddVWW_g", vm::KnownBody::GoMulAddVWW}})
+        EXPECT_EQ(m.value()->known_body(func_named(*m.value(), name)), kind)
+            << "Go " << v << "'s " << name << ": add its body to vm/known_bodies.def";
     cli_test::Output plain = wzvm("'" + wasm + "'");
     EXPECT_EQ(plain.status, 0) << plain.err;
     EXPECT_EQ(plain.out, want) << "Go " << v;

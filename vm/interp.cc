@@ -2217,6 +2217,82 @@ dispatch:
       ip += 8;
       DISPATCH();
     }
+    // [go.mul_add_vww arg dst skip k_lo k_hi k2_lo k2_hi] (vm/known_bodies.def):
+    // Go's mulAddVWW_g, c = z = x*y + r over n = min(len(z), len(x)) words,
+    // under go.add_mul_vvw's conditions (its stack words here sp0-104 to
+    // sp0+80, its callee's check at sp0-64); else the call after it runs the
+    // body. The frame and scratch words as the body's last iteration leaves them.
+    CASE_PLAIN(GoMulAddVWW) {
+      GlobalInst* g = inst->globals[0];
+      const auto sp = static_cast<uint32_t>(g->value);
+      const auto gp = static_cast<uint32_t>(inst->globals[2]->value);
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || sp < 104 || uint64_t{sp} + 80 > memsize ||
+                               uint64_t{gp} + 20 > memsize,
+                           0))
+        goto go_mul_add_vww_body;
+      {
+        uint32_t guard;
+        std::memcpy(&guard, mem + gp + 16, 4);
+        uint64_t zp, lenz, xp, lenx, y, c;
+        std::memcpy(&zp, mem + sp + 8, 8);
+        std::memcpy(&lenz, mem + sp + 16, 8);
+        std::memcpy(&xp, mem + sp + 32, 8);
+        std::memcpy(&lenx, mem + sp + 40, 8);
+        std::memcpy(&y, mem + sp + 56, 8);
+        std::memcpy(&c, mem + sp + 64, 8);
+        const int64_t lz = static_cast<int64_t>(lenz), lx = static_cast<int64_t>(lenx);
+        const uint64_t n = lz <= 0 || lx <= 0 ? 0 : static_cast<uint64_t>(std::min(lz, lx));
+        const uint64_t stack_lo = sp - 104, stack_hi = uint64_t{sp} + 80;
+        // n words at p in memory 0 and clear of the stack words
+        auto clear = [n, stack_lo, stack_hi, size = uint64_t{memsize}](uint64_t p) {
+          return p <= size && n <= (size - p) / 8 && (p + 8 * n <= stack_lo || p >= stack_hi);
+        };
+        if (__builtin_expect(
+                sp <= guard || (n > 0 && (sp - 64 <= guard || !clear(xp) || !clear(zp) ||
+                                          (zp < uint64_t{gp} + 20 && zp + 8 * n > uint64_t{gp} + 16))),
+                0))
+          goto go_mul_add_vww_body;
+        uint64_t cin = 0, xi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
+        for (uint64_t i = 0; i < n; ++i) {
+          std::memcpy(&xi, mem + xp + 8 * i, 8);
+          const unsigned __int128 p = static_cast<unsigned __int128>(xi) * y;
+          hi = static_cast<uint64_t>(p >> 64);
+          lo = static_cast<uint64_t>(p);
+          z0 = lo + c;  // mulAddWWW_g(x[i], y, c)
+          z1 = hi + (((lo & c) | ((lo | c) & ~z0)) >> 63);
+          cin = c;
+          std::memcpy(mem + zp + 8 * i, &z0, 8);
+          c = z1;
+        }
+        uint8_t* s = mem + sp;
+        if (n > 0) {
+          const uint64_t i = n - 1, za = zp + 8 * i, k = imm64(ip + 4), k2 = imm64(ip + 6);
+          // mulAddVWW_g's frame (sp0-56) and its call's argument words
+          std::memcpy(s - 56 + 40, &i, 8);
+          std::memcpy(s - 56 + 48, &za, 8);
+          std::memcpy(s - 56, &xi, 8);
+          std::memcpy(s - 56 + 8, &y, 8);
+          std::memcpy(s - 56 + 16, &cin, 8);
+          std::memcpy(s - 64, &k, 8);
+          // mulAddWWW_g's (its sp0 is sp0-64): its scratch and results
+          std::memcpy(s - 104, &k2, 8);
+          std::memcpy(s - 96, &xi, 8);
+          std::memcpy(s - 88, &y, 8);
+          std::memcpy(s - 80, &hi, 8);
+          std::memcpy(s - 72, &lo, 8);
+          std::memcpy(s - 56 + 24, &z1, 8);
+          std::memcpy(s - 56 + 32, &z0, 8);
+        }
+        std::memcpy(s + 72, &c, 8);
+        g->value = sp + 8;
+        wr<uint32_t>(fp, ip[2], 0);
+        ip += ip[3];
+        DISPATCH();
+      }
+    go_mul_add_vww_body:
+      ip += 8;
+      DISPATCH();
+    }
     CASE(CountInstr) {
       if constexpr (kCounting) counters[ip[2]] += 1;
       ip += 3;

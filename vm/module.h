@@ -251,6 +251,7 @@ enum class KnownBody : uint8_t {
   GoMul64,      // Go's math/bits.Mul64
   GoMulAddWWW,  // Go's math/big.mulAddWWW_g
   GoAddMulVVW,  // Go's math/big.addMulVVW_g
+  GoMulAddVWW,  // Go's math/big.mulAddVWW_g
 };
 struct KnownBodyMatch {
   KnownBody kind = KnownBody::None;

@@ -48,19 +48,33 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   if (const KnownBodyMatch body = indirect ? KnownBodyMatch{} : m_.known_match(index);
       body.kind != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
       !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
-    known = emit_op(body.kind == KnownBody::GoMul64       ? IOp::GoMul64
-                    : body.kind == KnownBody::GoMulAddWWW ? IOp::GoMulAddWWW
-                                                          : IOp::GoAddMulVVW);
+    // [op arg dst skip], then the return addresses the body and its callee
+    // push, where it has them (vm/internal_ops.def)
+    IOp op = IOp::GoMul64;
+    int constants = 0;
+    switch (body.kind) {
+      case KnownBody::GoMul64:
+        break;
+      case KnownBody::GoMulAddWWW:
+        op = IOp::GoMulAddWWW, constants = 1;
+        break;
+      case KnownBody::GoAddMulVVW:
+        op = IOp::GoAddMulVVW, constants = 2;
+        break;
+      case KnownBody::GoMulAddVWW:
+        op = IOp::GoMulAddVWW, constants = 2;
+        break;
+      case KnownBody::None:
+        break;
+    }
+    known = emit_op(op);
     src_word(args[0].src);
     slot_word(base);
     word(0);  // the words to skip, known once the call is emitted
-    if (body.kind != KnownBody::GoMul64) {
-      word(static_cast<uint32_t>(body.constant));  // the return address it pushes
-      word(static_cast<uint32_t>(body.constant >> 32));
-    }
-    if (body.kind == KnownBody::GoAddMulVVW) {
-      word(static_cast<uint32_t>(body.callee_constant));  // the one its callee pushes
-      word(static_cast<uint32_t>(body.callee_constant >> 32));
+    for (const uint64_t k : {body.constant, body.callee_constant}) {
+      if (constants-- <= 0) break;
+      word(static_cast<uint32_t>(k));
+      word(static_cast<uint32_t>(k >> 32));
     }
   }
   for (Operand& a : args) materialize(a);
