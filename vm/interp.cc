@@ -988,6 +988,60 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
+// What Go's mulAddWWW_g (vm/known_bodies.def) leaves on the stack at s,
+// its sp0 (go.mul_add_www, and the slice loops' last call of it): the
+// return address k it pushes before Mul64 at s-40, Mul64's arguments x and y
+// at s-32 and s-24 and its halves at s-16 and s-8, its results z1 and z0 at
+// s+32 and s+40.
+__attribute__((always_inline)) inline void go_mul_add_www_leaves(uint8_t* s, uint64_t k, uint64_t x,
+                                                                 uint64_t y, uint64_t hi, uint64_t lo,
+                                                                 uint64_t z1, uint64_t z0) {
+  std::memcpy(s - 40, &k, 8);
+  std::memcpy(s - 32, &x, 8);
+  std::memcpy(s - 24, &y, 8);
+  std::memcpy(s - 16, &hi, 8);
+  std::memcpy(s - 8, &lo, 8);
+  std::memcpy(s + 32, &z1, 8);
+  std::memcpy(s + 40, &z0, 8);
+}
+
+// math/big's slice loops run as one op (go.add_mul_vvw, go.mul_add_vww;
+// vm/known_bodies.def), whose arguments lie alike on Go's stack at sp: z
+// (pointer, length, capacity) at sp+8, x at sp+32, y at sp+56. Reads them
+// into `l` and says whether the op may run the loop as the body would: the
+// stack words the body and its callee touch (sp-below to sp+above) and the
+// guard's word (the i32 at global 2's value + 16) in memory 0, the body's
+// stack check passing and, when the loop runs (n > 0, n the shorter
+// length, signed), its callee's at sp-callee_below too, both slices' n
+// words in memory 0 and clear of those stack words, z clear of the guard:
+// so every iteration reads what the body's would.
+struct GoSliceLoop {
+  uint64_t zp, xp, y, n;
+};
+__attribute__((always_inline)) inline bool go_slice_loop(const uint8_t* mem, uint64_t memsize, uint32_t sp,
+                                                         uint32_t gp, uint32_t below, uint32_t above,
+                                                         uint32_t callee_below, GoSliceLoop& l) {
+  if (sp < below || uint64_t{sp} + above > memsize || uint64_t{gp} + 20 > memsize) return false;
+  uint32_t guard;
+  std::memcpy(&guard, mem + gp + 16, 4);
+  uint64_t lenz, lenx;
+  std::memcpy(&l.zp, mem + sp + 8, 8);
+  std::memcpy(&lenz, mem + sp + 16, 8);
+  std::memcpy(&l.xp, mem + sp + 32, 8);
+  std::memcpy(&lenx, mem + sp + 40, 8);
+  std::memcpy(&l.y, mem + sp + 56, 8);
+  const auto lz = static_cast<int64_t>(lenz), lx = static_cast<int64_t>(lenx);
+  const uint64_t n = l.n = lz <= 0 || lx <= 0 ? 0 : static_cast<uint64_t>(std::min(lz, lx));
+  if (sp <= guard) return false;
+  if (n == 0) return true;
+  const uint64_t stack_lo = sp - below, stack_hi = uint64_t{sp} + above;
+  auto clear = [&](uint64_t p) {
+    return p <= memsize && n <= (memsize - p) / 8 && (p + 8 * n <= stack_lo || p >= stack_hi);
+  };
+  return sp - callee_below > guard && clear(l.xp) && clear(l.zp) &&
+         !(l.zp < uint64_t{gp} + 20 && l.zp + 8 * n > uint64_t{gp} + 16);
+}
+
 // The callee's CompiledFunc that a call_func or call_local.counted at `ip`
 // carries in its words 3 and 4 (kCallFuncWords, Emitter::pointer_words).
 __attribute__((always_inline)) inline const CompiledFunc& code_at(const uint32_t* ip) {
@@ -2122,14 +2176,7 @@ dispatch:
       const uint64_t k = imm64(ip + 4);
       const uint64_t z0 = lo + c;
       const uint64_t z1 = hi + (((lo & c) | ((lo | c) & ~z0)) >> 63);  // math/bits.Add64's carry
-      uint8_t* s = mem + sp;
-      std::memcpy(s - 40, &k, 8);
-      std::memcpy(s - 32, &x, 8);
-      std::memcpy(s - 24, &y, 8);
-      std::memcpy(s - 16, &hi, 8);
-      std::memcpy(s - 8, &lo, 8);
-      std::memcpy(s + 32, &z1, 8);
-      std::memcpy(s + 40, &z0, 8);
+      go_mul_add_www_leaves(mem + sp, k, x, y, hi, lo, z1, z0);
       g->value = sp + 8;
       wr<uint32_t>(fp, ip[2], 0);
       ip += ip[3];
@@ -2137,42 +2184,21 @@ dispatch:
     }
     // [go.add_mul_vvw arg dst skip k_lo k_hi k2_lo k2_hi] (vm/known_bodies.def):
     // Go's addMulVVW_g, c = z += x*y over n = min(len(z), len(x)) words,
-    // if its resume point is 0, its stack checks pass (its own at sp0 and,
-    // when n > 0, its callee's at sp0-72), its stack words from sp0-112 to
-    // sp0+72 and both slices' n words are in memory 0, and the words z[]
-    // is written to are neither those stack words nor the guard (x[] neither
-    // the stack words), so that each iteration reads what the body's would;
-    // else the call after it runs the body. The frame and scratch words
-    // below sp0 as the body's last iteration leaves them.
+    // if its resume point is 0 and go_slice_loop allows (its stack words
+    // sp0-112 to sp0+72, its callee's check at sp0-72); else the call after
+    // it runs the body. The frame and scratch words below sp0 as the body's
+    // last iteration leaves them.
     CASE_PLAIN(GoAddMulVVW) {
       GlobalInst* g = inst->globals[0];
       const auto sp = static_cast<uint32_t>(g->value);
-      const auto gp = static_cast<uint32_t>(inst->globals[2]->value);
-      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || sp < 112 || uint64_t{sp} + 72 > memsize ||
-                               uint64_t{gp} + 20 > memsize,
+      GoSliceLoop l;
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 ||
+                               !go_slice_loop(mem, memsize, sp,
+                                              static_cast<uint32_t>(inst->globals[2]->value), 112, 72, 72, l),
                            0))
         goto go_add_mul_vvw_body;
       {
-        uint32_t guard;
-        std::memcpy(&guard, mem + gp + 16, 4);
-        uint64_t zp, lenz, xp, lenx, y;
-        std::memcpy(&zp, mem + sp + 8, 8);
-        std::memcpy(&lenz, mem + sp + 16, 8);
-        std::memcpy(&xp, mem + sp + 32, 8);
-        std::memcpy(&lenx, mem + sp + 40, 8);
-        std::memcpy(&y, mem + sp + 56, 8);
-        const int64_t lz = static_cast<int64_t>(lenz), lx = static_cast<int64_t>(lenx);
-        const uint64_t n = lz <= 0 || lx <= 0 ? 0 : static_cast<uint64_t>(std::min(lz, lx));
-        const uint64_t stack_lo = sp - 112, stack_hi = uint64_t{sp} + 72;
-        // n words at p in memory 0 and clear of the stack words
-        auto clear = [n, stack_lo, stack_hi, size = uint64_t{memsize}](uint64_t p) {
-          return p <= size && n <= (size - p) / 8 && (p + 8 * n <= stack_lo || p >= stack_hi);
-        };
-        if (__builtin_expect(
-                sp <= guard || (n > 0 && (sp - 72 <= guard || !clear(xp) || !clear(zp) ||
-                                          (zp < uint64_t{gp} + 20 && zp + 8 * n > uint64_t{gp} + 16))),
-                0))
-          goto go_add_mul_vvw_body;
+        const uint64_t zp = l.zp, xp = l.xp, y = l.y, n = l.n;
         uint64_t c = 0, cin = 0, xi = 0, zi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
         for (uint64_t i = 0; i < n; ++i) {
           std::memcpy(&xi, mem + xp + 8 * i, 8);
@@ -2198,14 +2224,7 @@ dispatch:
           std::memcpy(s - 64 + 8, &y, 8);
           std::memcpy(s - 64 + 16, &zi, 8);
           std::memcpy(s - 72, &k, 8);
-          // mulAddWWW_g's (its sp0 is sp0-72): its scratch and results
-          std::memcpy(s - 112, &k2, 8);
-          std::memcpy(s - 104, &xi, 8);
-          std::memcpy(s - 96, &y, 8);
-          std::memcpy(s - 88, &hi, 8);
-          std::memcpy(s - 80, &lo, 8);
-          std::memcpy(s - 64 + 24, &z1, 8);
-          std::memcpy(s - 64 + 32, &z0, 8);
+          go_mul_add_www_leaves(s - 72, k2, xi, y, hi, lo, z1, z0);  // its callee's sp0 is sp0-72
         }
         std::memcpy(s + 64, &c, 8);
         g->value = sp + 8;
@@ -2219,39 +2238,23 @@ dispatch:
     }
     // [go.mul_add_vww arg dst skip k_lo k_hi k2_lo k2_hi] (vm/known_bodies.def):
     // Go's mulAddVWW_g, c = z = x*y + r over n = min(len(z), len(x)) words,
-    // under go.add_mul_vvw's conditions (its stack words here sp0-104 to
-    // sp0+80, its callee's check at sp0-64); else the call after it runs the
-    // body. The frame and scratch words as the body's last iteration leaves them.
+    // if its resume point is 0 and go_slice_loop allows (its stack words
+    // sp0-104 to sp0+80, its callee's check at sp0-64); else the call after
+    // it runs the body. The frame and scratch words as the body's last
+    // iteration leaves them.
     CASE_PLAIN(GoMulAddVWW) {
       GlobalInst* g = inst->globals[0];
       const auto sp = static_cast<uint32_t>(g->value);
-      const auto gp = static_cast<uint32_t>(inst->globals[2]->value);
-      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 || sp < 104 || uint64_t{sp} + 80 > memsize ||
-                               uint64_t{gp} + 20 > memsize,
+      GoSliceLoop l;
+      if (__builtin_expect(rd<uint32_t>(fp, ip[1]) != 0 ||
+                               !go_slice_loop(mem, memsize, sp,
+                                              static_cast<uint32_t>(inst->globals[2]->value), 104, 80, 64, l),
                            0))
         goto go_mul_add_vww_body;
       {
-        uint32_t guard;
-        std::memcpy(&guard, mem + gp + 16, 4);
-        uint64_t zp, lenz, xp, lenx, y, c;
-        std::memcpy(&zp, mem + sp + 8, 8);
-        std::memcpy(&lenz, mem + sp + 16, 8);
-        std::memcpy(&xp, mem + sp + 32, 8);
-        std::memcpy(&lenx, mem + sp + 40, 8);
-        std::memcpy(&y, mem + sp + 56, 8);
-        std::memcpy(&c, mem + sp + 64, 8);
-        const int64_t lz = static_cast<int64_t>(lenz), lx = static_cast<int64_t>(lenx);
-        const uint64_t n = lz <= 0 || lx <= 0 ? 0 : static_cast<uint64_t>(std::min(lz, lx));
-        const uint64_t stack_lo = sp - 104, stack_hi = uint64_t{sp} + 80;
-        // n words at p in memory 0 and clear of the stack words
-        auto clear = [n, stack_lo, stack_hi, size = uint64_t{memsize}](uint64_t p) {
-          return p <= size && n <= (size - p) / 8 && (p + 8 * n <= stack_lo || p >= stack_hi);
-        };
-        if (__builtin_expect(
-                sp <= guard || (n > 0 && (sp - 64 <= guard || !clear(xp) || !clear(zp) ||
-                                          (zp < uint64_t{gp} + 20 && zp + 8 * n > uint64_t{gp} + 16))),
-                0))
-          goto go_mul_add_vww_body;
+        const uint64_t zp = l.zp, xp = l.xp, y = l.y, n = l.n;
+        uint64_t c;
+        std::memcpy(&c, mem + sp + 64, 8);  // r
         uint64_t cin = 0, xi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
         for (uint64_t i = 0; i < n; ++i) {
           std::memcpy(&xi, mem + xp + 8 * i, 8);
@@ -2274,14 +2277,7 @@ dispatch:
           std::memcpy(s - 56 + 8, &y, 8);
           std::memcpy(s - 56 + 16, &cin, 8);
           std::memcpy(s - 64, &k, 8);
-          // mulAddWWW_g's (its sp0 is sp0-64): its scratch and results
-          std::memcpy(s - 104, &k2, 8);
-          std::memcpy(s - 96, &xi, 8);
-          std::memcpy(s - 88, &y, 8);
-          std::memcpy(s - 80, &hi, 8);
-          std::memcpy(s - 72, &lo, 8);
-          std::memcpy(s - 56 + 24, &z1, 8);
-          std::memcpy(s - 56 + 32, &z0, 8);
+          go_mul_add_www_leaves(s - 64, k2, xi, y, hi, lo, z1, z0);  // its callee's sp0 is sp0-64
         }
         std::memcpy(s + 72, &c, 8);
         g->value = sp + 8;
