@@ -988,6 +988,21 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
+// x*y + c as Go's mulAddWWW_g computes it (vm/known_bodies.def): Mul64's
+// 128-bit product (hi, lo), then z0 = lo + c with math/bits.Add64's carry
+// (add64_carry) into z1 = hi + carry.
+__attribute__((always_inline)) inline uint64_t add64_carry(uint64_t a, uint64_t b, uint64_t sum) {
+  return ((a & b) | ((a | b) & ~sum)) >> 63;
+}
+struct GoMulAdd {
+  uint64_t hi, lo, z1, z0;
+};
+__attribute__((always_inline)) inline GoMulAdd go_mul_add(uint64_t x, uint64_t y, uint64_t c) {
+  const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
+  const auto hi = static_cast<uint64_t>(p >> 64), lo = static_cast<uint64_t>(p);
+  return {hi, lo, hi + add64_carry(lo, c, lo + c), lo + c};
+}
+
 // What Go's mulAddWWW_g (vm/known_bodies.def) leaves on the stack at s,
 // its sp0 (go.mul_add_www, and the slice loops' last call of it): the
 // return address k it pushes before Mul64 at s-40, Mul64's arguments x and y
@@ -2140,10 +2155,9 @@ dispatch:
       uint64_t x, y;
       std::memcpy(&x, mem + sp + 8, 8);
       std::memcpy(&y, mem + sp + 16, 8);
-      const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
-      const auto hi = static_cast<uint64_t>(p >> 64), lo = static_cast<uint64_t>(p);
-      std::memcpy(mem + sp + 24, &hi, 8);
-      std::memcpy(mem + sp + 32, &lo, 8);
+      const GoMulAdd m = go_mul_add(x, y, 0);
+      std::memcpy(mem + sp + 24, &m.hi, 8);
+      std::memcpy(mem + sp + 32, &m.lo, 8);
       g->value = sp + 8;
       wr<uint32_t>(fp, ip[2], 0);
       ip += ip[3];
@@ -2171,12 +2185,8 @@ dispatch:
       std::memcpy(&x, mem + sp + 8, 8);
       std::memcpy(&y, mem + sp + 16, 8);
       std::memcpy(&c, mem + sp + 24, 8);
-      const unsigned __int128 p = static_cast<unsigned __int128>(x) * y;
-      const auto hi = static_cast<uint64_t>(p >> 64), lo = static_cast<uint64_t>(p);
-      const uint64_t k = imm64(ip + 4);
-      const uint64_t z0 = lo + c;
-      const uint64_t z1 = hi + (((lo & c) | ((lo | c) & ~z0)) >> 63);  // math/bits.Add64's carry
-      go_mul_add_www_leaves(mem + sp, k, x, y, hi, lo, z1, z0);
+      const GoMulAdd m = go_mul_add(x, y, c);
+      go_mul_add_www_leaves(mem + sp, imm64(ip + 4), x, y, m.hi, m.lo, m.z1, m.z0);
       g->value = sp + 8;
       wr<uint32_t>(fp, ip[2], 0);
       ip += ip[3];
@@ -2199,19 +2209,16 @@ dispatch:
         goto go_add_mul_vvw_body;
       {
         const uint64_t zp = l.zp, xp = l.xp, y = l.y, n = l.n;
-        uint64_t c = 0, cin = 0, xi = 0, zi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
+        uint64_t c = 0, cin = 0, xi = 0, zi = 0;
+        GoMulAdd m{};
         for (uint64_t i = 0; i < n; ++i) {
           std::memcpy(&xi, mem + xp + 8 * i, 8);
           std::memcpy(&zi, mem + zp + 8 * i, 8);
-          const unsigned __int128 p = static_cast<unsigned __int128>(xi) * y;
-          hi = static_cast<uint64_t>(p >> 64);
-          lo = static_cast<uint64_t>(p);
-          z0 = lo + zi;  // mulAddWWW_g(x[i], y, z[i])
-          z1 = hi + (((lo & zi) | ((lo | zi) & ~z0)) >> 63);
+          m = go_mul_add(xi, y, zi);  // mulAddWWW_g(x[i], y, z[i])
           cin = c;
-          const uint64_t sum = z0 + c;  // math/bits.Add64(z0, c, 0)
+          const uint64_t sum = m.z0 + c;  // math/bits.Add64(z0, c, 0)
           std::memcpy(mem + zp + 8 * i, &sum, 8);
-          c = z1 + (((z0 & c) | ((z0 | c) & ~sum)) >> 63);
+          c = m.z1 + add64_carry(m.z0, c, sum);
         }
         uint8_t* s = mem + sp;
         if (n > 0) {
@@ -2224,7 +2231,7 @@ dispatch:
           std::memcpy(s - 64 + 8, &y, 8);
           std::memcpy(s - 64 + 16, &zi, 8);
           std::memcpy(s - 72, &k, 8);
-          go_mul_add_www_leaves(s - 72, k2, xi, y, hi, lo, z1, z0);  // its callee's sp0 is sp0-72
+          go_mul_add_www_leaves(s - 72, k2, xi, y, m.hi, m.lo, m.z1, m.z0);  // its callee's sp0 is sp0-72
         }
         std::memcpy(s + 64, &c, 8);
         g->value = sp + 8;
@@ -2255,17 +2262,14 @@ dispatch:
         const uint64_t zp = l.zp, xp = l.xp, y = l.y, n = l.n;
         uint64_t c;
         std::memcpy(&c, mem + sp + 64, 8);  // r
-        uint64_t cin = 0, xi = 0, hi = 0, lo = 0, z1 = 0, z0 = 0;
+        uint64_t cin = 0, xi = 0;
+        GoMulAdd m{};
         for (uint64_t i = 0; i < n; ++i) {
           std::memcpy(&xi, mem + xp + 8 * i, 8);
-          const unsigned __int128 p = static_cast<unsigned __int128>(xi) * y;
-          hi = static_cast<uint64_t>(p >> 64);
-          lo = static_cast<uint64_t>(p);
-          z0 = lo + c;  // mulAddWWW_g(x[i], y, c)
-          z1 = hi + (((lo & c) | ((lo | c) & ~z0)) >> 63);
+          m = go_mul_add(xi, y, c);  // mulAddWWW_g(x[i], y, c)
           cin = c;
-          std::memcpy(mem + zp + 8 * i, &z0, 8);
-          c = z1;
+          std::memcpy(mem + zp + 8 * i, &m.z0, 8);
+          c = m.z1;
         }
         uint8_t* s = mem + sp;
         if (n > 0) {
@@ -2277,7 +2281,7 @@ dispatch:
           std::memcpy(s - 56 + 8, &y, 8);
           std::memcpy(s - 56 + 16, &cin, 8);
           std::memcpy(s - 64, &k, 8);
-          go_mul_add_www_leaves(s - 64, k2, xi, y, hi, lo, z1, z0);  // its callee's sp0 is sp0-64
+          go_mul_add_www_leaves(s - 64, k2, xi, y, m.hi, m.lo, m.z1, m.z0);  // its callee's sp0 is sp0-64
         }
         std::memcpy(s + 72, &c, 8);
         g->value = sp + 8;
