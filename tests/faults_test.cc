@@ -442,21 +442,27 @@ TEST_F(Faults, SigtermDuringAHostCallWritesTheProfile) {
 }
 
 // SIGTERM again and again, from while the guest runs to while its profiles
-// (megabytes: pprof and folded, over a second to write) are written. The
-// first stops the guest (143), or, once the guest is done, comes too late to
-// change its status (0); none cuts the writing short. Whatever happens, each
-// file is the earlier run's, untouched, or a whole new profile, and no
-// temporary file is left.
+// (megabytes: pprof and folded, over half a second to write) are written.
+// The first SIGTERM comes early in the guest's run, later (the guest's
+// rounds are spread over at least 1.5 s, so it is still running, most
+// likely asleep in poll_oneoff), or once the guest has printed its checksum
+// at its end. While it runs, the first stops it (143); at its end, it comes
+// too late to change the status (0), or just in time (143). None cuts the
+// writing short: each file is the earlier run's, untouched, or a whole new
+// profile, and no temporary file is left. (Timed from the start alone, as
+// this test once was, a loaded machine could wake the test after an
+// unspread guest's 0.1 s were over: no signal reached it.)
 TEST_F(Faults, SigtermWhileTheProfilesAreWrittenLeavesNoPartialFile) {
   const std::vector<std::string> flags = {"--profile=instructions", "--profile-format=pprof,folded",
                                           "--profile-out", "o"};
-  auto args = [&](const std::string& rounds) {
+  auto args = [&](const std::vector<std::string>& guest) {
     std::vector<std::string> a = flags;
-    a.insert(a.end(), {kFaults, "spread", rounds});
+    a.push_back(kFaults);
+    a.insert(a.end(), guest.begin(), guest.end());
     return a;
   };
   {
-    Child first(dir_, args("1"), {});
+    Child first(dir_, args({"spread", "1"}), {});
     ASSERT_TRUE(first.wait(milliseconds(60000)));
     ASSERT_EQ(first.exit_status(), 0);
   }
@@ -465,39 +471,49 @@ TEST_F(Faults, SigtermWhileTheProfilesAreWrittenLeavesNoPartialFile) {
   ASSERT_GT(pprof_total(old_pb), 0);
   ASSERT_EQ(folded_total(old_folded), pprof_total(old_pb));
 
-  std::set<int> statuses;
-  for (int delay_ms : {30, 500, 1200}) {
-    SCOPED_TRACE("first SIGTERM after " + std::to_string(delay_ms) + " ms");
+  const std::string checksum = "1269249403\n";
+  struct Moment {
+    const char* name;
+    int delay_ms;       // after SIGTERM is blocked
+    bool after_output;  // ... or once the guest has printed its checksum
+  };
+  for (const Moment& m : {Moment{"30 ms into the run", 30, false}, Moment{"500 ms into the run", 500, false},
+                          Moment{"at the guest's end", 0, true}}) {
+    SCOPED_TRACE(std::string("first SIGTERM ") + m.name);
     // The earlier run's files, as they were.
     std::ofstream(path("o/wzvm-instructions.pb.gz"), std::ios::binary) << old_pb;
     std::ofstream(path("o/wzvm-instructions.folded"), std::ios::binary) << old_folded;
-    Child c(dir_, args("200"), path("out"), path("err"));
+    Child c(dir_, args({"spread", "200", "1500"}), path("out"), path("err"));
     ASSERT_TRUE(wait_sigterm_blocked(c.pid(), milliseconds(10000)));
-    std::this_thread::sleep_for(milliseconds(delay_ms));
+    if (m.after_output)
+      ASSERT_TRUE(wait_for_text(path("out"), checksum, milliseconds(60000))) << slurp(path("err"));
+    else std::this_thread::sleep_for(milliseconds(m.delay_ms));
     for (auto end = Clock::now() + milliseconds(60000); !c.wait(milliseconds(40)) && Clock::now() < end;)
       kill(c.pid(), SIGTERM);
     ASSERT_FALSE(c.running());
     const std::string err = slurp(path("err"));
-    statuses.insert(c.exit_status());
-    EXPECT_TRUE(c.exit_status() == 0 || c.exit_status() == 143)
-        << c.exit_status() << " " << c.signal() << "\n"
-        << err;
+    if (m.after_output) {
+      EXPECT_TRUE(c.exit_status() == 0 || c.exit_status() == 143)
+          << c.exit_status() << " " << c.signal() << "\n"
+          << err;
+    } else {
+      EXPECT_EQ(c.exit_status(), 143) << c.signal() << "\n" << err;
+      EXPECT_EQ(slurp(path("out")), "");
+    }
     EXPECT_EQ(entries(path("o")),
-              (std::vector<std::string>{"wzvm-instructions.folded", "wzvm-instructions.pb.gz"}));
+              (std::vector<std::string>{"wzvm-instructions.folded", "wzvm-instructions.pb.gz"}))
+        << err;
     const std::string pb = slurp(path("o/wzvm-instructions.pb.gz")),
                       folded = slurp(path("o/wzvm-instructions.folded"));
     // wzvm exited by itself: both files are new, whole, and agree.
     EXPECT_TRUE(pb != old_pb && folded != old_folded)
-        << "an earlier file was left although wzvm said it wrote it";
+        << "an earlier file was left although wzvm said it wrote it\n"
+        << err;
     EXPECT_GT(pprof_total(pb), 0);
     EXPECT_EQ(folded_total(folded), pprof_total(pb));
     EXPECT_THAT(err, HasSubstr("instructions profile written to o/wzvm-instructions.folded"));
-    if (c.exit_status() == 0) {
-      EXPECT_EQ(slurp(path("out")), "1269249403\n");
-    }
+    if (c.exit_status() == 0) EXPECT_EQ(slurp(path("out")), checksum);
   }
-  // The delays cover both cases: a guest stopped, and one that had finished.
-  EXPECT_TRUE(statuses.count(143)) << "no SIGTERM reached the running guest";
 }
 
 // ---- The live /debug/pprof/ server ----
