@@ -163,6 +163,18 @@
   ;; Go's stack addressing, zext(SP) + c wrapped: i32.add, then load_add.
   (func (export "sp_load") (param i32) (result i64)
     (i64.load (i32.wrap_i64 (i64.add (i64.extend_i32_u (local.get 0)) (i64.const 0x100000048)))))
+  ;; An i32.add feeding a store's address: store_add, then read back at
+  ;; the same sum; Go's zext(SP) + c wrapped feeding a store, narrowed first.
+  (func (export "store_add") (param i32 i32 i64) (result i64)
+    (i64.store offset=8 (i32.add (local.get 0) (local.get 1)) (local.get 2))
+    (i64.load offset=8 (i32.add (local.get 0) (local.get 1))))
+  (func (export "sp_store") (param i32 i64)
+    (i64.store32 (i32.wrap_i64 (i64.add (i64.extend_i32_u (local.get 0)) (i64.const 0x100000048)))
+      (local.get 1)))
+  ;; The sum teed into a local before the store: not fused (the local is written).
+  (func (export "store_add_teed") (param i32 i32) (result i32) (local i32)
+    (i32.store8 (local.tee 2 (i32.add (local.get 0) (local.get 1))) (i32.const 0x1ff))
+    (i32.add (local.get 2) (i32.load8_u (local.get 2))))
   ;; i64 chains: mul+add with the temporary second, shl+add, add+add.
   (func (export "i64_chains") (param i64 i64 i64) (result i64)
     (i64.xor

@@ -396,6 +396,54 @@ TEST(SuperInstructions, AnAddAndTheLoadAfterItArePaired) {
   expect_counts(cases, with_fuel, " (fuel)");
 }
 
+// An i32.add whose result is only a store's address is part of the store
+// (store_add): the sum wraps to 32 bits as the add's did (a 33-bit sum would
+// trap), a trap is the store's, at the store, with exact counts, plain and
+// counted; Go's wrapped zext(SP) + c is one too; a sum teed into a local
+// stays an add, the local written.
+TEST(SuperInstructions, StoreAddressFromAnAdd) {
+  Fixture f;
+  std::vector<Value> r;
+  auto i64 = [](uint64_t v) { return Value::from_i64(v); };
+  EXPECT_STREQ(f.op_at("store_add", 0), "store_add(I64Store)");
+  EXPECT_STREQ(f.op_at("sp_store", 0), "store_add(I64Store32)");
+  EXPECT_STREQ(f.op_at("store_add_teed", 0), "i32.add");
+  const uint64_t v = 0x0123456789ABCDEFu;
+  ASSERT_FALSE(f.call("store_add", {Value::from_i32(0xFFFFFFF0u), Value::from_i32(0x10 + 64), i64(v)}, r));
+  EXPECT_EQ(r.at(0).i64, v);
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(70), Value::from_i32(2)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x89ABCDEFu) << "stored at -16 + 80 + 8 = 72";
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(76), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x01234567u);
+  ASSERT_FALSE(f.call("sp_store", {Value::from_i32(0xFFFFFFF8u), i64(0xAAAAAAAA11223344u)}, r));
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(64), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x11223344u) << "-8 + 72 = 64, four bytes";
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(68), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 0u) << "the next word untouched";
+  ASSERT_FALSE(f.call("store_add_teed", {Value::from_i32(100), Value::from_i32(28)}, r));
+  EXPECT_EQ(r.at(0).i32, 128u + 0xFFu);
+
+  vm::Trap t = f.call("store_add", {Value::from_i32(65536 - 8), Value::from_i32(0), i64(v)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x37) << "i64.store";
+  t = f.call("sp_store", {Value::from_i32(65536 - 72 - 3), i64(v)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x3E) << "i64.store32";
+  const std::vector<CountCase> cases = {
+      {"store_add", {Value::from_i32(64), Value::from_i32(0), i64(v)}, 9, vm::TrapCode::None},
+      {"store_add",
+       {Value::from_i32(65536 - 8), Value::from_i32(0), i64(v)},
+       5,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"sp_store", {Value::from_i32(0xFFFFFFF8u), i64(v)}, 7, vm::TrapCode::None},
+      {"sp_store", {Value::from_i32(65536 - 72 - 3), i64(v)}, 7, vm::TrapCode::MemoryOutOfBounds},
+  };
+  expect_counts(cases);
+  profiler::RunOptions with_fuel;
+  with_fuel.fuel = 1000;
+  expect_counts(cases, with_fuel, " (fuel)");
+}
+
 TEST(SuperInstructions, TrapReportsTheFailingInstruction) {
   Fixture f;
   std::vector<Value> r;

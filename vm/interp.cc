@@ -1540,6 +1540,23 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_LOADADD_
+    // ---- Stores at a + b + offset: [op v a b offset] (vm/code.h), the
+    // address wrapped to 32 bits as the i32.add it replaces computed it; the
+    // bounds check is the store's own.
+#define WZVM_GEN_STOREADD_(Name, P2, T)                                                             \
+  CASE(StoreAdd_##Name) {                                                                           \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4]; \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);           \
+    T v = static_cast<T>(rd<C_##P2>(fp, ip[1]));                                                    \
+    std::memcpy(mem + ea, &v, sizeof(T));                                                           \
+    ip += 5;                                                                                        \
+    DISPATCH();                                                                                     \
+  }
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_STOREADD_ROW_(WZVM_GEN_STOREADD_, Name, K, P2, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_GEN_STOREADD_
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
     CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
     // [load_and_shl_add(I32Load) dst x m k c offset] (vm/internal_ops.def).

@@ -453,6 +453,25 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   return true;
 }
 
+bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset) {
+  // [i32.add t x y] [store t v offset] -> [store_add v x y offset], as
+  // fuse_load's load_add: the add's temporary goes, its words stay where
+  // they were (v in t's), and an i64.add's slot as the address was wrapped
+  // from it. The value is never that temporary (a stack slot consumed once,
+  // as the address); checked all the same, since the op drops its write.
+  const IOp fused = op_tables().store_add[static_cast<size_t>(store)];
+  if (fused == IOp::Count || !(e.last_op_is(IOp::I32Add, 4, addr) || e.last_op_is(IOp::I64Add, 4, addr)) ||
+      v.src == addr.slot)
+    return false;
+  const uint32_t p = e.last_op;
+  e.code[p] = static_cast<uint32_t>(fused);
+  e.code[p + 1] = v.src;
+  e.word(static_cast<uint32_t>(offset));
+  e.retarget_fused(p);
+  e.last_dst = UINT32_MAX;  // a store has no result for a local.set to take
+  return true;
+}
+
 // [const32 t c] [load d t off] -> [load d zero c+off], [const32 t c]
 // [store t v off] -> [store zero v c+off]: the same op, its address slot a
 // zero of the constant area, so no handler is added. A constant address

@@ -39,6 +39,9 @@ void narrow_extended_add(Emitter& e, const Operand& a, uint32_t local_slots);
 // A load from memory 0 whose address the op just emitted computed (LoadAdd_X,
 // LoadShlAdd_X); `mem64`: memory 0 is 64-bit.
 bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t offset, bool mem64);
+// A store of `v` to 32-bit memory 0 whose address the op just emitted
+// computed (StoreAdd_X).
+bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
 // A load (`dst` set) or store (value `v`) of 32-bit memory 0 whose address
 // is the const32 just emitted: the access itself, its address a zero from
 // the constant area and the constant added to its offset. `in_loop`: the

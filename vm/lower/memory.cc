@@ -49,6 +49,7 @@ bool FunctionCompiler::store(const OpInfo& info) {
     if (tee_at != UINT32_MAX) copy_ops_.push_back(tee_at);  // it may pair with a jump (pair_copy_jumps)
     return true;
   }
+  if (emitting() && mem == 0 && !is64(mem) && fuse_store_add(e_, info.op, addr, v, offset)) return true;
   if (emitting() && mem == 0 && !is64(mem) &&
       fuse_const_address(e_, info.op, 0, addr, &v, offset, loop_depth_ > 0)) {
     pair_mem_access(e_);

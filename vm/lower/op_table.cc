@@ -91,6 +91,13 @@ void OpTables::init_fused() {
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_LOADADD_MAP_
+  store_add.fill(IOp::Count);
+#define WZVM_STOREADD_MAP_(Name, P2, Extra) store_add[static_cast<size_t>(IOp::Name)] = IOp::StoreAdd_##Name;
+#define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
+  WZVM_STOREADD_ROW_(WZVM_STOREADD_MAP_, Name, K, P2, Extra)
+#include "vm/opcodes.def"
+#undef WZVM_OP
+#undef WZVM_STOREADD_MAP_
   fused.fill({IOp::Count, IOp::Count});
   fused_test.fill({IOp::Count, false});
   back_edge.fill(IOp::Count);

@@ -62,6 +62,8 @@ struct OpTables {
   // LoadAdd_X and LoadShlAdd_X for each load X (vm/code.h).
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_add{};
   std::array<IOp, static_cast<size_t>(IOp::Count)> load_shl_add{};
+  // StoreAdd_X for each store X (vm/code.h).
+  std::array<IOp, static_cast<size_t>(IOp::Count)> store_add{};
   // BinLoad_X / StoreBin_X for each f64 binary X (vm/code.h), and
   // StoreBinLoad_X for BinLoad_X.
   std::array<std::pair<IOp, IOp>, static_cast<size_t>(IOp::Count)> f64_mem{};
