@@ -120,6 +120,19 @@
     (i64.shr_s (i64.shl (local.get 0) (i64.const 48)) (i64.const 48)))
   (func (export "sext8") (param i64) (result i64)
     (i64.shr_s (i64.shl (local.get 0) (i64.const 56)) (i64.const 56)))
+  ;; an int32 read with i64.load32_s, then converted so: the shifts go
+  (func (export "load32s_sext") (param i32) (result i64)
+    (i64.add (i64.const 1)
+      (i64.shr_s (i64.shl (i64.load32_s offset=4 (local.get 0)) (i64.const 32)) (i64.const 32))))
+  (func (export "load32s_sext_store") (param i32 i32)
+    (i64.store (local.get 1)
+      (i64.shr_s (i64.shl (i64.load32_s (local.get 0)) (i64.const 32)) (i64.const 32))))
+  ;; ... but stay after an i64.load32_u, and when they read the local the
+  ;; load went into
+  (func (export "load32u_sext") (param i32) (result i64)
+    (i64.shr_s (i64.shl (i64.load32_u (local.get 0)) (i64.const 32)) (i64.const 32)))
+  (func (export "load32s_teed_sext") (param i32) (result i64) (local i64)
+    (i64.shr_s (i64.shl (local.tee 1 (i64.load32_s (local.get 0))) (i64.const 32)) (i64.const 32)))
   (func (export "shl_shr_unequal") (param i64) (result i64)
     (i64.shr_s (i64.shl (local.get 0) (i64.const 32)) (i64.const 31)))
   ;; the constant area full (4 outside loops): the shift's immediate and a const64

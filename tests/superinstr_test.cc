@@ -1186,10 +1186,42 @@ TEST(GoShapes, ShiftsUpAndBackAreASignExtension) {
     ASSERT_FALSE(f.call("shl_shr_unequal", {i64(x)}, r));
     EXPECT_EQ(r.at(0).i64, static_cast<uint64_t>(static_cast<int64_t>(x << 32) >> 31)) << x;
   }
+  // After an i64.load32_s into the temporary the shifts read, they are
+  // nothing: the loaded value is sign-extended already.
+  EXPECT_FALSE(has("load32s_sext", vm::IOp::I64Extend32S));
+  EXPECT_FALSE(has("load32s_sext", vm::IOp::I64ShrS));
+  EXPECT_FALSE(has("load32s_sext_store", vm::IOp::I64Extend32S));
+  EXPECT_TRUE(has("load32s_teed_sext", vm::IOp::I64Extend32S)) << "the shifts read a local";
+  EXPECT_TRUE(has("load32u_sext", vm::IOp::I64Extend32S));
+  ASSERT_FALSE(f.call("sp_store", {Value::from_i32(0xFFFFFFF8u), i64(0x80000005u)}, r));  // at 64
+  ASSERT_FALSE(f.call("load32s_sext", {Value::from_i32(60)}, r));
+  EXPECT_EQ(r.at(0).i64, 0xFFFFFFFF80000006u);
+  ASSERT_FALSE(f.call("load32u_sext", {Value::from_i32(64)}, r));
+  EXPECT_EQ(r.at(0).i64, 0xFFFFFFFF80000005u);
+  ASSERT_FALSE(f.call("load32s_teed_sext", {Value::from_i32(64)}, r));
+  EXPECT_EQ(r.at(0).i64, 0xFFFFFFFF80000005u);
+  ASSERT_FALSE(f.call("load32s_sext_store", {Value::from_i32(64), Value::from_i32(128)}, r));
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(128), Value::from_i32(4)}, r));
+  EXPECT_EQ(r.at(0).i32, 0xFFFFFFFFu) << "the high word of the stored i64";
+  EXPECT_EQ(f.call("load32s_sext_store", {Value::from_i32(64), Value::from_i32(65536 - 4)}, r).code,
+            vm::TrapCode::MemoryOutOfBounds);
   // Every instruction counted: get const shl const shr_s; 4 x (get const add
-  // set), then get get const shl const shr_s add.
-  const std::vector<CountCase> cases = {{"sext32", {i64(5)}, 5, vm::TrapCode::None},
-                                        {"sext32_full", {i64(5)}, 23, vm::TrapCode::None}};
+  // set), then get get const shl const shr_s add; the dropped shifts too, at
+  // a trap after them (get get load const shl const shr_s store), none at one
+  // before (get get load).
+  const std::vector<CountCase> cases = {
+      {"sext32", {i64(5)}, 5, vm::TrapCode::None},
+      {"sext32_full", {i64(5)}, 23, vm::TrapCode::None},
+      {"load32s_sext", {Value::from_i32(60)}, 8, vm::TrapCode::None},
+      {"load32s_sext_store",
+       {Value::from_i32(64), Value::from_i32(65536 - 4)},
+       8,
+       vm::TrapCode::MemoryOutOfBounds},
+      {"load32s_sext_store",
+       {Value::from_i32(65536 - 2), Value::from_i32(128)},
+       3,
+       vm::TrapCode::MemoryOutOfBounds},
+  };
   expect_counts(cases);
   profiler::RunOptions with_fuel;
   with_fuel.fuel = 1000;
