@@ -49,9 +49,11 @@ grep -q "read after seek: 'world'" out.txt || { cat out.txt >&2; fail "fs.wasm d
 total=$(sed -n 's/^embed: \([0-9]*\) instructions$/\1/p' err.txt)
 [ "${total:-0}" -gt 0 ] || { cat err.txt >&2; fail "no instruction total"; }
 # go tool pprof reads both profiles; the instructions' total is the count.
+# (grep reads a here-string: `echo | grep -q` under pipefail fails when grep
+# quits at its match before echo has written the rest, SIGPIPE.)
 top=$(go tool pprof -top instructions.pb.gz 2>&1) || { echo "$top" >&2; fail "pprof cannot read instructions.pb.gz"; }
-echo "$top" | grep -q "of $total total" || { echo "$top" >&2; fail "instructions.pb.gz total is not $total"; }
-echo "$top" | grep -qw main || { echo "$top" >&2; fail "no main in the instruction profile"; }
+grep -q "of $total total" <<<"$top" || { echo "$top" >&2; fail "instructions.pb.gz total is not $total"; }
+grep -qw main <<<"$top" || { echo "$top" >&2; fail "no main in the instruction profile"; }
 go tool pprof -top cpu.pb.gz >/dev/null 2>&1 || fail "pprof cannot read cpu.pb.gz"
 # EXPECT_INSTRUCTIONS from the installed profiler/testing.h.
 [ -x "$tmp/embed/count_test" ] || fail "count_test was not built (GoogleTest not found?)"
@@ -69,16 +71,16 @@ echo "== cpack -G DEB"
 (cd "$build" && cpack -G DEB -B "$tmp/pkg" >"$tmp/cpack.log") || { cat "$tmp/cpack.log" >&2; fail "cpack"; }
 deb=$(ls "$tmp"/pkg/*.deb)
 info=$(dpkg-deb --info "$deb")
-echo "$info" | grep -q "Package: wzvm" || fail "package name"
+grep -q "Package: wzvm" <<<"$info" || fail "package name"
 # Depends come from what the binaries link (dpkg-shlibdeps): libc, C++,
 # protobuf-lite, zlib, and cpp-httplib for the plugin.
 depends=$(echo "$info" | sed -n 's/^ Depends: //p')
 for lib in libc6 libstdc++6 libprotobuf-lite zlib1g libcpp-httplib; do
-  echo "$depends" | grep -q "$lib" || fail "Depends lacks $lib: $depends"
+  grep -q "$lib" <<<"$depends" || fail "Depends lacks $lib: $depends"
 done
 contents=$(dpkg-deb --contents "$deb")
 for f in ./usr/bin/wzvm ./usr/lib/wzvm/wzvm-http.so ./usr/include/wzvm/vm/module.h ./usr/lib/cmake/wzvm/wzvmConfig.cmake; do
-  echo "$contents" | grep -q " $f\$" || fail "package lacks $f"
+  grep -q " $f\$" <<<"$contents" || fail "package lacks $f"
 done
 dpkg-deb -x "$deb" "$tmp/extracted"
 check_wzvm "$tmp/extracted/usr/bin/wzvm"
