@@ -176,6 +176,11 @@
   ;; Go's stack addressing, zext(SP) + c wrapped: i32.add, then load_add.
   (func (export "sp_load") (param i32) (result i64)
     (i64.load (i32.wrap_i64 (i64.add (i64.extend_i32_u (local.get 0)) (i64.const 0x100000048)))))
+  ;; Two i64 stores in a row (Go's results and arguments): a paired op.
+  (func (export "two_stores64") (param i32 i64 i64) (result i64)
+    (i64.store (local.get 0) (local.get 1))
+    (i64.store offset=8 (local.get 0) (local.get 2))
+    (i64.sub (i64.load (local.get 0)) (i64.load offset=8 (local.get 0))))
   ;; An i32.add feeding a store's address: store_add, then read back at
   ;; the same sum; Go's zext(SP) + c wrapped feeding a store, narrowed first.
   (func (export "store_add") (param i32 i32 i64) (result i64)
@@ -184,6 +189,12 @@
   (func (export "sp_store") (param i32 i64)
     (i64.store32 (i32.wrap_i64 (i64.add (i64.extend_i32_u (local.get 0)) (i64.const 0x100000048)))
       (local.get 1)))
+  ;; Go's frame: two stores at SP + c, then two loads at SP + c (the second
+  ;; load's address the first's value): paired, each op whole.
+  (func (export "sp_pairs") (param i32 i64 i64) (result i64)
+    (i64.store (i32.add (local.get 0) (i32.const 8)) (local.get 1))
+    (i64.store (i32.add (local.get 0) (i32.const 16)) (local.get 2))
+    (i64.load (i32.add (i32.wrap_i64 (i64.load (i32.add (local.get 0) (i32.const 8)))) (i32.const 8))))
   ;; The sum teed into a local before the store: not fused (the local is written).
   (func (export "store_add_teed") (param i32 i32) (result i32) (local i32)
     (i32.store8 (local.tee 2 (i32.add (local.get 0) (local.get 1))) (i32.const 0x1ff))
@@ -193,6 +204,12 @@
     (i64.xor
       (i64.add (local.get 2) (i64.mul (local.get 0) (local.get 1)))
       (i64.add (i64.add (i64.shl (local.get 0) (i64.const 3)) (local.get 2)) (local.get 1))))
+  ;; A binary search's midpoint: the sum shifted, i64.add+shr_u; the sum as
+  ;; the shift's count does not chain (a shift's operands do not commute).
+  (func (export "midpoint") (param i64 i64) (result i64)
+    (i64.shr_u (i64.add (local.get 0) (local.get 1)) (i64.const 1)))
+  (func (export "shift_by_sum") (param i64 i64) (result i64)
+    (i64.shr_u (local.get 0) (i64.add (local.get 1) (local.get 1))))
   ;; i64.eqz feeding a branch: a compare with zero from the constant area.
   (func (export "eqz64_if") (param i64) (result i32)
     (if (result i32) (i64.eqz (local.get 0)) (then (i32.const 1)) (else (i32.const 2))))

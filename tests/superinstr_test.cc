@@ -423,6 +423,51 @@ TEST(SuperInstructions, StoreAddressFromAnAdd) {
   ASSERT_FALSE(f.call("store_add_teed", {Value::from_i32(100), Value::from_i32(28)}, r));
   EXPECT_EQ(r.at(0).i32, 128u + 0xFFu);
 
+  // Two store_adds in a row, then two load_adds: pairs, each second op whole.
+  EXPECT_STREQ(f.op_at("sp_pairs", 0), "store_add+store_add(I64Store)");
+  EXPECT_STREQ(f.op_at("sp_pairs", 5), "store_add(I64Store)");
+  EXPECT_STREQ(f.op_at("sp_pairs", 10), "load_add+load_add(I64Load)");
+  EXPECT_STREQ(f.op_at("sp_pairs", 15), "load_add(I64Load)");
+  ASSERT_FALSE(f.call("sp_pairs", {Value::from_i32(512), i64(520), i64(0x1122334455667788u)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x1122334455667788u) << "mem[mem[520] + 8], mem[520] = 520";
+  // Traps: the first store (get const add get store), the second (its own
+  // offset: ... get const add get store, the first store done), the second
+  // load (the value loaded, 65536 - 4, plus 8 out of range: ... load wrap
+  // const add load).
+  vm::Trap in_second = f.call("sp_pairs", {Value::from_i32(65536 - 20), i64(7), i64(1)}, r);
+  EXPECT_EQ(in_second.code, vm::TrapCode::MemoryOutOfBounds);
+  vm::Trap in_first = f.call("sp_pairs", {Value::from_i32(65536 - 12), i64(7), i64(1)}, r);
+  ASSERT_FALSE(in_first.backtrace.empty());
+  ASSERT_FALSE(in_second.backtrace.empty());
+  EXPECT_GT(in_second.backtrace[0].offset, in_first.backtrace[0].offset);
+  EXPECT_EQ(f.trap_opcode(in_second), 0x37);
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(65536 - 12), Value::from_i32(0)}, r));
+  EXPECT_EQ(r.at(0).i32, 7u) << "the first store done";
+  vm::Trap in_load = f.call("sp_pairs", {Value::from_i32(256), i64(65536 - 4), i64(1)}, r);
+  EXPECT_EQ(in_load.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(in_load), 0x29);
+  expect_counts(
+      {{"sp_pairs", {Value::from_i32(65536 - 12), i64(7), i64(1)}, 5, vm::TrapCode::MemoryOutOfBounds},
+       {"sp_pairs", {Value::from_i32(65536 - 20), i64(7), i64(1)}, 10, vm::TrapCode::MemoryOutOfBounds},
+       {"sp_pairs", {Value::from_i32(256), i64(65536 - 4), i64(1)}, 18, vm::TrapCode::MemoryOutOfBounds},
+       {"sp_pairs", {Value::from_i32(512), i64(520), i64(5)}, 18, vm::TrapCode::None}});
+
+  // Two i64 stores in a row: one paired op, the second store whole; a trap
+  // in the second is at its own instruction, the first store done.
+  EXPECT_STREQ(f.op_at("two_stores64", 0), "i64.store+i64.store");
+  EXPECT_STREQ(f.op_at("two_stores64", 4), "i64.store");
+  ASSERT_FALSE(f.call("two_stores64", {Value::from_i32(256), i64(50), i64(8)}, r));
+  EXPECT_EQ(r.at(0).i64, 42u);
+  vm::Trap second = f.call("two_stores64", {Value::from_i32(65536 - 12), i64(v), i64(1)}, r);
+  EXPECT_EQ(second.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(second), 0x37);
+  ASSERT_FALSE(f.call("load_add", {Value::from_i32(65536 - 12), Value::from_i32(4)}, r));
+  EXPECT_EQ(r.at(0).i32, 0x01234567u) << "the first store done";
+  expect_counts(
+      {{"two_stores64", {Value::from_i32(65536 - 12), i64(v), i64(1)}, 6, vm::TrapCode::MemoryOutOfBounds},
+       {"two_stores64", {Value::from_i32(65536 - 4), i64(v), i64(1)}, 3, vm::TrapCode::MemoryOutOfBounds},
+       {"two_stores64", {Value::from_i32(256), i64(50), i64(8)}, 11, vm::TrapCode::None}});
+
   vm::Trap t = f.call("store_add", {Value::from_i32(65536 - 8), Value::from_i32(0), i64(v)}, r);
   EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
   EXPECT_EQ(f.trap_opcode(t), 0x37) << "i64.store";
@@ -1052,6 +1097,13 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
   const uint64_t a = 0xFEDCBA9876543210u, b = 0x0123456789ABCDEFu, c = 0x8000000000000001u;
   ASSERT_FALSE(f.call("i64_chains", {i64(a), i64(b), i64(c)}, r));
   EXPECT_EQ(r.at(0).i64, (c + a * b) ^ (((a << 3) + c) + b));
+  EXPECT_STREQ(f.op_at("midpoint", 0), "i64.add+shr_u");
+  EXPECT_STREQ(f.op_at("shift_by_sum", 0), "i64.add");
+  ASSERT_FALSE(f.call("midpoint", {i64(0xFFFFFFFFFFFFFFF0u), i64(0x30u)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x10u) << "the sum wraps to 0x20 before the shift";
+  ASSERT_FALSE(f.call("shift_by_sum", {i64(0x8000000000000000u), i64(0x21u)}, r));
+  EXPECT_EQ(r.at(0).i64, 0x8000000000000000u >> 2) << "a count of 66 is 2";
+  expect_counts({{"midpoint", {i64(1), i64(2)}, 5, vm::TrapCode::None}});
   // A result leaves as an i32 whose high half is zero.
   ASSERT_FALSE(f.call("wrap_ret", {i64(0xC000000080000001u)}, r));
   EXPECT_EQ(r.at(0).type, vm::ValType::I32);

@@ -1557,6 +1557,29 @@ dispatch:
 #include "vm/opcodes.def"
 #undef WZVM_OP
 #undef WZVM_GEN_STOREADD_
+    // [load_add+load_add(I64Load) ...] [load_add(I64Load) ...] and the
+    // stores alike (vm/internal_ops.def): the first access, then the
+    // second's from its own words; a trap in the second is at its op word.
+    CASE(LoadAddPair_I64Load) {
+      for (int i = 0; i < 2; ++i) {
+        const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4];
+        if (__builtin_expect(ea + sizeof(uint64_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+        uint64_t v;
+        std::memcpy(&v, mem + ea, sizeof v);
+        fp[ip[1]] = v;
+        ip += 5;
+      }
+      DISPATCH();
+    }
+    CASE(StoreAddPair_I64Store) {
+      for (int i = 0; i < 2; ++i) {
+        const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4];
+        if (__builtin_expect(ea + sizeof(uint64_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+        std::memcpy(mem + ea, &fp[ip[1]], sizeof(uint64_t));
+        ip += 5;
+      }
+      DISPATCH();
+    }
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
     CASE(LoadAddImm_I32Load) { WZVM_LOAD_AT_(rd<uint32_t>(fp, ip[2]) + ip[3], 4, I32, uint32_t); }
     // [load_and_shl_add(I32Load) dst x m k c offset] (vm/internal_ops.def).

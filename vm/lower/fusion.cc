@@ -5,14 +5,34 @@
 namespace wzvm::vm::lower {
 namespace {
 
+// Whether the temporary may be a chain's Second's second operand
+// (vm/chains.def): an integer op whose operands commute.
+constexpr bool commutes(IOp op) {
+  switch (op) {
+    case IOp::I32Add:
+    case IOp::I32Mul:
+    case IOp::I32And:
+    case IOp::I32Or:
+    case IOp::I32Xor:
+    case IOp::I64Add:
+    case IOp::I64Mul:
+    case IOp::I64And:
+    case IOp::I64Or:
+    case IOp::I64Xor:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // The chained op (vm/chains.def) of the op just emitted followed by binary
 // `second` with operands a, b, when one of them is its temporary result.
 IOp chain_with_last(const Emitter& e, IOp second, const Operand& a, const Operand& b) {
   if (e.last_op == UINT32_MAX) return IOp::Count;
   const IOp first = static_cast<IOp>(e.code[e.last_op]);
-#define WZVM_CHAIN(Name, First, Second, T, text)                                                \
-  if (first == IOp::First && second == IOp::Second &&                                           \
-      (e.last_op_is(first, 4, a) || (ValType::T != ValType::F64 && e.last_op_is(first, 4, b)))) \
+#define WZVM_CHAIN(Name, First, Second, T, text)                                           \
+  if (first == IOp::First && second == IOp::Second &&                                      \
+      (e.last_op_is(first, 4, a) || (commutes(IOp::Second) && e.last_op_is(first, 4, b)))) \
     return IOp::Name;
 #include "vm/chains.def"
 #undef WZVM_CHAIN
@@ -473,6 +493,7 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
   e.word(static_cast<uint32_t>(offset));
   e.retarget_fused(p);
   e.mark_dst(p + 1);  // last_op stays p: a switch on the loaded value may pair with it (pair_switch_load)
+  pair_add_access(e);
   // [i32.add d a b] right before it, whatever its operands: one dispatch for
   // both, in order, each op whole (a dispatch fusion as pair_mem_access's).
   // sha256's rounds and schedule add a term, then load the next (`i32.add ->
@@ -502,7 +523,23 @@ bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v
   e.word(static_cast<uint32_t>(offset));
   e.retarget_fused(p);
   e.last_dst = UINT32_MAX;  // a store has no result for a local.set to take
+  pair_add_access(e);
   return true;
+}
+
+// [load_add(I64Load) ...] [load_add(I64Load) ...] -> [load_add+load_add(I64Load)
+// ...] [load_add(I64Load) ...], and the stores alike (vm/internal_ops.def):
+// the access just fused at last_op and the one right before it, as
+// pair_mem_access pairs plain accesses (both final: nothing rewrites a
+// load_add or store_add of these rows once made; the pair's op word is
+// the first's, the second keeps its own).
+void pair_add_access(Emitter& e) {
+  const uint32_t p = e.prev_op, q = e.last_op;
+  if (p == UINT32_MAX || q != p + 5 || e.here() != q + 5 || e.code[p] != e.code[q]) return;
+  if (e.code[q] == static_cast<uint32_t>(IOp::LoadAdd_I64Load))
+    e.code[p] = static_cast<uint32_t>(IOp::LoadAddPair_I64Load);
+  else if (e.code[q] == static_cast<uint32_t>(IOp::StoreAdd_I64Store))
+    e.code[p] = static_cast<uint32_t>(IOp::StoreAddPair_I64Store);
 }
 
 // [const32 t c] [load d t off] -> [load d zero c+off], [const32 t c]

@@ -42,6 +42,9 @@ bool fuse_load(Emitter& e, IOp load, uint32_t dst, const Operand& addr, uint64_t
 // A store of `v` to 32-bit memory 0 whose address the op just emitted
 // computed (StoreAdd_X).
 bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v, uint64_t offset);
+// The load_add or store_add just made paired with the same one right before
+// it (LoadAddPair_I64Load, StoreAddPair_I64Store).
+void pair_add_access(Emitter& e);
 // A load (`dst` set) or store (value `v`) of 32-bit memory 0 whose address
 // is the const32 just emitted: the access itself, its address a zero from
 // the constant area and the constant added to its offset. `in_loop`: the
