@@ -204,11 +204,6 @@
     (i64.xor
       (i64.add (local.get 2) (i64.mul (local.get 0) (local.get 1)))
       (i64.add (i64.add (i64.shl (local.get 0) (i64.const 3)) (local.get 2)) (local.get 1))))
-  ;; A value masked into a local, then a compare-and-branch on it (Go's
-  ;; unicode table searches): i64.and+jump_unless(I64GtU).
-  (func (export "mask_then_test") (param i64 i64) (result i32) (local i64)
-    (local.set 2 (i64.and (local.get 1) (i64.const 0xffffffff)))
-    (if (result i32) (i64.gt_u (local.get 0) (local.get 2)) (then (i32.const 1)) (else (i32.const 2))))
   ;; A binary search's midpoint: the sum shifted, i64.add+shr_u; the sum as
   ;; the shift's count does not chain (a shift's operands do not commute).
   (func (export "midpoint") (param i64 i64) (result i64)
