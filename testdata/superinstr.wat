@@ -204,6 +204,12 @@
     (i64.xor
       (i64.add (local.get 2) (i64.mul (local.get 0) (local.get 1)))
       (i64.add (i64.add (i64.shl (local.get 0) (i64.const 3)) (local.get 2)) (local.get 1))))
+  ;; &a[i] of 12-byte structs, teed into a local and read through it at once,
+  ;; then again: i64.mul+add+i64.load32_u, then a plain load.
+  (func (export "index_load") (param i64 i64) (result i64) (local i64)
+    (i64.add
+      (i64.load32_u (i32.wrap_i64 (local.tee 2 (i64.add (local.get 0) (i64.mul (local.get 1) (i64.const 12))))))
+      (i64.load32_u offset=4 (i32.wrap_i64 (local.get 2)))))
   ;; A binary search's midpoint: the sum shifted, i64.add+shr_u; the sum as
   ;; the shift's count does not chain (a shift's operands do not commute).
   (func (export "midpoint") (param i64 i64) (result i64)

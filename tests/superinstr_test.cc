@@ -1097,6 +1097,20 @@ TEST(GoShapes, WrapReadsTheLowHalf) {
   const uint64_t a = 0xFEDCBA9876543210u, b = 0x0123456789ABCDEFu, c = 0x8000000000000001u;
   ASSERT_FALSE(f.call("i64_chains", {i64(a), i64(b), i64(c)}, r));
   EXPECT_EQ(r.at(0).i64, (c + a * b) ^ (((a << 3) + c) + b));
+  // An index teed into a local and loaded through at once: one dispatch,
+  // the load whole, its trap at its own instruction.
+  EXPECT_STREQ(f.op_at("index_load", 0), "i64.mul+add+i64.load32_u");
+  EXPECT_STREQ(f.op_at("index_load", 5), "i64.load32_u");
+  ASSERT_FALSE(f.call("two_stores64", {Value::from_i32(256), i64(0x0000000700000005u), i64(0)}, r));
+  ASSERT_FALSE(f.call("index_load", {i64(232), i64(2)}, r));
+  EXPECT_EQ(r.at(0).i64, 12u) << "the words at 232 + 2 * 12 = 256 and 260";
+  ASSERT_FALSE(f.call("index_load", {i64(0xFFFFFFFF00000100u - 12), i64(1)}, r));
+  EXPECT_EQ(r.at(0).i64, 12u) << "the address wraps to 32 bits";
+  vm::Trap t = f.call("index_load", {i64(65534), i64(0)}, r);
+  EXPECT_EQ(t.code, vm::TrapCode::MemoryOutOfBounds);
+  EXPECT_EQ(f.trap_opcode(t), 0x35) << "i64.load32_u";
+  expect_counts({{"index_load", {i64(232), i64(2)}, 12, vm::TrapCode::None},
+                 {"index_load", {i64(65534), i64(0)}, 8, vm::TrapCode::MemoryOutOfBounds}});
   EXPECT_STREQ(f.op_at("midpoint", 0), "i64.add+shr_u");
   EXPECT_STREQ(f.op_at("shift_by_sum", 0), "i64.add");
   ASSERT_FALSE(f.call("midpoint", {i64(0xFFFFFFFFFFFFFFF0u), i64(0x30u)}, r));

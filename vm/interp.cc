@@ -1571,6 +1571,18 @@ dispatch:
       }
       DISPATCH();
     }
+    CASE(I64MulAddLoad32U) {
+      const uint64_t v = rd<uint64_t>(fp, ip[2]) * rd<uint64_t>(fp, ip[3]) + rd<uint64_t>(fp, ip[4]);
+      fp[ip[1]] = v;
+      ip += 5;  // the load's own op word: a trap is there
+      const uint64_t ea = static_cast<uint64_t>(static_cast<uint32_t>(v)) + ip[3];
+      if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+      uint32_t x;
+      std::memcpy(&x, mem + ea, sizeof x);
+      wr<uint64_t>(fp, ip[1], x);
+      ip += 4;
+      DISPATCH();
+    }
     CASE(StoreAddPair_I64Store) {
       for (int i = 0; i < 2; ++i) {
         const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4];

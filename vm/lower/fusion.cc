@@ -527,6 +527,19 @@ bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v
   return true;
 }
 
+// [i64.mul+add d x k c] [i64.load32_u dst d off] -> [i64.mul+add+i64.load32_u
+// d x k c] [i64.load32_u dst d off] (vm/internal_ops.def): the load, just
+// emitted, reads the address the chain right before it wrote (a local it
+// was teed into: a chain is final once redirected). Both whole.
+void pair_index_load(Emitter& e) {
+  const uint32_t p = e.prev_op, q = e.last_op;
+  if (p == UINT32_MAX || q != p + 5 || e.here() != q + 4 ||
+      e.code[p] != static_cast<uint32_t>(IOp::I64MulAdd) ||
+      e.code[q] != static_cast<uint32_t>(IOp::I64Load32U) || e.code[q + 2] != e.code[p + 1])
+    return;
+  e.code[p] = static_cast<uint32_t>(IOp::I64MulAddLoad32U);
+}
+
 // [load_add(I64Load) ...] [load_add(I64Load) ...] -> [load_add+load_add(I64Load)
 // ...] [load_add(I64Load) ...], and the stores alike (vm/internal_ops.def):
 // the access just fused at last_op and the one right before it, as

@@ -45,6 +45,9 @@ bool fuse_store_add(Emitter& e, IOp store, const Operand& addr, const Operand& v
 // The load_add or store_add just made paired with the same one right before
 // it (LoadAddPair_I64Load, StoreAddPair_I64Store).
 void pair_add_access(Emitter& e);
+// The i64.load32_u just emitted paired with the i64.mul+add right before it
+// that computed its address (I64MulAddLoad32U).
+void pair_index_load(Emitter& e);
 // A load (`dst` set) or store (value `v`) of 32-bit memory 0 whose address
 // is the const32 just emitted: the access itself, its address a zero from
 // the constant area and the constant added to its offset. `in_loop`: the

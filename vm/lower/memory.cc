@@ -29,6 +29,7 @@ bool FunctionCompiler::load(const OpInfo& info) {
     word(static_cast<uint32_t>(offset));
     mark_dst(here() - 3);
     if (mem == 0) pair_mem_access(e_);
+    if (mem == 0 && info.op == IOp::I64Load32U) pair_index_load(e_);
     if (mem == 0 && info.op == IOp::I32Load16U) decode_ops_.push_back(here() - 4);  // pair_decode
     // it may pair with a conditional jump after it (pair_copy_jumps)
     if (mem == 0 && (info.op == IOp::I32Load || info.op == IOp::I32Load8U)) copy_ops_.push_back(here() - 4);
