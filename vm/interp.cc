@@ -265,28 +265,6 @@ __attribute__((always_inline)) inline bool mem_access(uint64_t* fp, const uint32
   return true;
 }
 
-// The same at a sum, for row `op`'s load_add or store_add (vm/code.h) with
-// its five words at ip + kAt ([op dst a b offset] or [op v a b offset]):
-// the address a + b wrapped to 32 bits, as the i32.add it replaces.
-template <IOp op, size_t kAt>
-__attribute__((always_inline)) inline bool add_access(uint64_t* fp, const uint32_t* ip, uint8_t* mem,
-                                                      uint64_t memsize) {
-  using Row = MemRow<op>;
-  using T = typename Row::Mem;
-  const uint64_t ea =
-      static_cast<uint64_t>(rd<uint32_t>(fp, ip[kAt + 2]) + rd<uint32_t>(fp, ip[kAt + 3])) + ip[kAt + 4];
-  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
-  if constexpr (Row::kLoad) {
-    T v;
-    std::memcpy(&v, mem + ea, sizeof(T));
-    wr<typename Row::Val>(fp, ip[kAt + 1], static_cast<typename Row::Val>(v));
-  } else {
-    T v = static_cast<T>(rd<typename Row::Val>(fp, ip[kAt + 1]));
-    std::memcpy(mem + ea, &v, sizeof(T));
-  }
-  return true;
-}
-
 // The condition of a fused compare-and-branch (vm/code.h): operands at ip[1], ip[2].
 template <class F, class R, class A>
 __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, const uint32_t* ip, bool& c) {
@@ -1565,12 +1543,14 @@ dispatch:
     // ---- Stores at a + b + offset: [op v a b offset] (vm/code.h), the
     // address wrapped to 32 bits as the i32.add it replaces computed it; the
     // bounds check is the store's own.
-#define WZVM_GEN_STOREADD_(Name, P2, T)                                       \
-  CASE(StoreAdd_##Name) {                                                     \
-    if (__builtin_expect(!add_access<IOp::Name, 0>(fp, ip, mem, memsize), 0)) \
-      TRAP(TrapCode::MemoryOutOfBounds);                                      \
-    ip += 5;                                                                  \
-    DISPATCH();                                                               \
+#define WZVM_GEN_STOREADD_(Name, P2, T)                                                             \
+  CASE(StoreAdd_##Name) {                                                                           \
+    uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4]; \
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);           \
+    T v = static_cast<T>(rd<C_##P2>(fp, ip[1]));                                                    \
+    std::memcpy(mem + ea, &v, sizeof(T));                                                           \
+    ip += 5;                                                                                        \
+    DISPATCH();                                                                                     \
   }
 #define WZVM_OP(Name, prefix, code, text, K, R, P1, P2, Extra) \
   WZVM_STOREADD_ROW_(WZVM_GEN_STOREADD_, Name, K, P2, Extra)
@@ -1580,19 +1560,17 @@ dispatch:
     // [load_add+load_add(I64Load) ...] [load_add(I64Load) ...] and the
     // stores alike (vm/internal_ops.def): the first access, then the
     // second's from its own words; a trap in the second is at its op word.
-#define WZVM_ADD_ACCESS_PAIR_(Name, Row)                                     \
-  CASE(Name) {                                                               \
-    if (__builtin_expect(!add_access<IOp::Row, 0>(fp, ip, mem, memsize), 0)) \
-      TRAP(TrapCode::MemoryOutOfBounds);                                     \
-    ip += 5; /* the second's op word: a trap there is its own */             \
-    if (__builtin_expect(!add_access<IOp::Row, 0>(fp, ip, mem, memsize), 0)) \
-      TRAP(TrapCode::MemoryOutOfBounds);                                     \
-    ip += 5;                                                                 \
-    DISPATCH();                                                              \
-  }
-    WZVM_ADD_ACCESS_PAIR_(LoadAddPair_I64Load, I64Load)
-    WZVM_ADD_ACCESS_PAIR_(StoreAddPair_I64Store, I64Store)
-#undef WZVM_ADD_ACCESS_PAIR_
+    CASE(LoadAddPair_I64Load) {
+      for (int i = 0; i < 2; ++i) {
+        const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4];
+        if (__builtin_expect(ea + sizeof(uint64_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+        uint64_t v;
+        std::memcpy(&v, mem + ea, sizeof v);
+        fp[ip[1]] = v;
+        ip += 5;
+      }
+      DISPATCH();
+    }
     CASE(I64MulAddLoad32U) {
       const uint64_t v = rd<uint64_t>(fp, ip[2]) * rd<uint64_t>(fp, ip[3]) + rd<uint64_t>(fp, ip[4]);
       fp[ip[1]] = v;
@@ -1603,6 +1581,15 @@ dispatch:
       std::memcpy(&x, mem + ea, sizeof x);
       wr<uint64_t>(fp, ip[1], x);
       ip += 4;
+      DISPATCH();
+    }
+    CASE(StoreAddPair_I64Store) {
+      for (int i = 0; i < 2; ++i) {
+        const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3])) + ip[4];
+        if (__builtin_expect(ea + sizeof(uint64_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);
+        std::memcpy(mem + ea, &fp[ip[1]], sizeof(uint64_t));
+        ip += 5;
+      }
       DISPATCH();
     }
     // [load_add_imm(I32Load) dst a imm offset] (vm/internal_ops.def).
