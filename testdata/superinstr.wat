@@ -743,6 +743,44 @@
       (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16)))))
     (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 8))))
     (return (i32.const 0)))
+  ;; Stack pointer moves that do not store their own result stay as they are
+  ;; (vm/lower/fusion.cc, own_global_moves), each returning what the wasm
+  ;; says. sp_set puts the SP back between them.
+  (global $sp2 (mut i32) (i32.const 100))
+  (func (export "sp_set") (param i32) (global.set $sp (local.get 0)))
+  (func (export "sp2_get") (result i32) (global.get $sp2))
+  ;; the subtrahend is the global.get's own slot (teed): SP - SP
+  (func (export "sp_sub_self") (result i32)
+    (local i32 i32)
+    (global.set $sp (local.tee 0 (i32.sub (local.tee 1 (global.get $sp)) (local.get 1))))
+    (i32.add (local.get 0) (local.get 1)))
+  ;; the global.set stores another local than the sub's result: SP - x
+  ;; into local 1, the global set to local 2 (x + 1)
+  (func (export "sp_set_other") (param i32) (result i32)
+    (local i32 i32)
+    (local.set 2 (i32.add (local.get 0) (i32.const 1)))
+    (local.set 1 (i32.sub (global.get $sp) (local.get 0)))
+    (global.set $sp (local.get 2))
+    (local.get 1))
+  ;; SP - x set into another global: the sub's own result, but the global.get
+  ;; read another global
+  (func (export "sp_into_other") (param i32) (result i32)
+    (local i32)
+    (global.set $sp2 (local.tee 1 (i32.sub (global.get $sp) (local.get 0))))
+    (i32.add (local.get 1) (global.get $sp)))
+  ;; Go's epilogue whose second add adds its own first result (local 1 twice)
+  (func (export "go_epilogue_double") (param $x i32) (result i32)
+    (local i32)
+    (local.set 1 (local.get $x))
+    (global.set $sp (local.tee 1 (i32.add (local.get 1) (i32.const 16))))
+    (global.set $sp (local.tee 1 (i32.add (local.get 1) (local.get 1))))
+    (return (i32.const 0)))
+  ;; Go's epilogue whose second add moves another local than the first's result
+  (func (export "go_epilogue_other") (param $x i32) (result i32)
+    (local i32)
+    (global.set $sp (local.tee 1 (i32.add (local.get $x) (i32.const 16))))
+    (global.set $sp (local.tee 1 (i32.add (local.get $x) (i32.const 8))))
+    (return (i32.const 0)))
   ;; Frame images (vm/interp.cc, init_frame): a call zeroes the callee's
   ;; declared locals and copies its constant area in, one image of 4, 8, 12...
   ;; slots copied four at a time, indexed from its end by a negative offset.

@@ -1986,6 +1986,33 @@ dispatch:
       ip += 10;
       DISPATCH();
     }
+    // The three ops above as own_global_moves found them (vm/internal_ops.def):
+    // the value from the global to the global in a register, the slots
+    // written as the ops apart write them.
+    CASE(I32AddGlobalSetOwn) {
+      const uint32_t v = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(fp, ip[1], v);
+      inst->globals[ip[5]]->value = v;
+      ip += 7;
+      DISPATCH();
+    }
+    CASE(I32SubGlobalSetOwn) {
+      const uint32_t v = rd<uint32_t>(fp, ip[2]) - rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(fp, ip[1], v);
+      inst->globals[ip[5]]->value = v;
+      ip += 7;
+      DISPATCH();
+    }
+    CASE(GlobalGetI32SubGlobalSetOwn) {
+      auto& global = inst->globals[ip[2]]->value;
+      const uint64_t sp = global;
+      const uint32_t v = static_cast<uint32_t>(sp) - rd<uint32_t>(fp, ip[6]);
+      fp[ip[1]] = sp;
+      wr<uint32_t>(fp, ip[4], v);
+      global = v;
+      ip += 10;
+      DISPATCH();
+    }
     CASE(I32AddJumpIfNeBack) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       if (rd<uint32_t>(fp, ip[4]) != rd<uint32_t>(fp, ip[5])) JUMP_BY(static_cast<int32_t>(ip[6]));
@@ -2389,6 +2416,20 @@ dispatch:
       inst->globals[ip[5]]->value = fp[ip[6]];
       wr<uint32_t>(fp, ip[8], rd<uint32_t>(fp, ip[9]) + rd<uint32_t>(fp, ip[10]));
       inst->globals[ip[12]]->value = fp[ip[13]];
+      fp[0] = fp[ip[15]];
+      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
+      --frame;
+      fp = frame->fp;
+      ip = frame->ip;
+      DISPATCH();
+    }
+    CASE_PLAIN(I32AddGlobalSet2Ret1Own) {
+      const uint32_t v = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);
+      wr<uint32_t>(fp, ip[1], v);
+      inst->globals[ip[5]]->value = v;
+      const uint32_t v2 = v + rd<uint32_t>(fp, ip[10]);
+      wr<uint32_t>(fp, ip[8], v2);
+      inst->globals[ip[12]]->value = v2;
       fp[0] = fp[ip[15]];
       if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
       --frame;

@@ -168,6 +168,7 @@ Status FunctionCompiler::compile(CompiledFunc& out) {
   pair_lua_tail(e_, jump_pair_ops_);
   pair_stack_prologues(e_, copy_ops_);
   pair_go_frames(e_, copy_ops_);
+  own_global_moves(e_, copy_ops_);
   if (failed_) return Status(error_);
   // Frame: [params][locals zeroed on entry][constants][exception slots]
   // [locals written before any read][value stack]; a call copies the image

@@ -1019,6 +1019,39 @@ void pair_go_frames(Emitter& e, const std::vector<uint32_t>& copies) {
   }
 }
 
+// The stack pointer moves of pair_stack_prologues, pair_go_frames and
+// pair_global_set whose global.set stores the add's or sub's own result
+// (and whose sub moves the value its global.get read, of the same global;
+// whose second add moves the first's result) become their .own ops
+// (vm/internal_ops.def), which keep the value in a register. The last pass
+// over `copies`: every op is final, each keeps its words. A subtrahend or
+// second addend in the slot written before it is read would need the
+// slot's new value: those stay as they are.
+void own_global_moves(Emitter& e, const std::vector<uint32_t>& copies) {
+  auto& code = e.code;
+  const uint32_t end = e.here();
+  auto is = [&](uint32_t at, IOp op) { return at < end && code[at] == static_cast<uint32_t>(op); };
+  // [op d a b][global.set g src] at `at`: src is d
+  auto sets_own = [&](uint32_t at) { return code[at + 6] == code[at + 1]; };
+  for (const uint32_t p : copies) {
+    if (is(p, IOp::I32AddGlobalSet) && sets_own(p)) {
+      code[p] = static_cast<uint32_t>(IOp::I32AddGlobalSetOwn);
+    } else if (is(p, IOp::I32SubGlobalSet) && sets_own(p)) {
+      code[p] = static_cast<uint32_t>(IOp::I32SubGlobalSetOwn);
+    } else if (is(p, IOp::GlobalGetI32SubGlobalSet)) {
+      // [global.get d g][i32.sub+global.set x a b][global.set g2 src]
+      const uint32_t d = code[p + 1], g = code[p + 2], q = p + 3;
+      if (sets_own(q) && code[q + 2] == d && code[q + 3] != d && code[q + 5] == g)
+        code[p] = static_cast<uint32_t>(IOp::GlobalGetI32SubGlobalSetOwn);
+    } else if (is(p, IOp::I32AddGlobalSet2Ret1)) {
+      // [i32.add+global.set d a b][..][i32.add+global.set d2 a2 b2][..][ret1]
+      const uint32_t d = code[p + 1], q = p + 7;
+      if (sets_own(p) && sets_own(q) && code[q + 2] == d && code[q + 3] != d)
+        code[p] = static_cast<uint32_t>(IOp::I32AddGlobalSet2Ret1Own);
+    }
+  }
+}
+
 // [i32.load d a off] [switch d n ...] -> [i32.load+switch d a off] [switch
 // d n ...], and the other rows of vm/switch_pairs.def: one dispatch for a
 // load and the switch on its value, both ops whole, as pair_mem_access's

@@ -143,6 +143,9 @@ void pair_stack_prologues(Emitter& e, const std::vector<uint32_t>& copies);
 // of `copies` before another and a ret1 i32.add+global.set2+ret1, the ops
 // whole (Go's function entry and return).
 void pair_go_frames(Emitter& e, const std::vector<uint32_t>& copies);
+// Last: those stack pointer moves whose global.set stores the op's own
+// result become their .own ops (the value in a register throughout).
+void own_global_moves(Emitter& e, const std::vector<uint32_t>& copies);
 
 // A br_table on `index` that the i32.add just emitted computed as x - k for a
 // constant k <= kMaxSwitchRebase: the add is dropped and `x` is the switch's
