@@ -2486,36 +2486,41 @@ dispatch:
       ip = code->code.data();
       DISPATCH();
     }
-    // [copy+call_func d s][call_func f base]: the copy, then call_func's own
-    // code below, without a dispatch between (vm/internal_ops.def).
+    // [copy+call_func d s][call_func f base]: the copy, then the call from
+    // call_func's words, without a dispatch between (vm/internal_ops.def),
+    // each op with the call path of its own (its own dispatch into callees).
+#define WZVM_CALL_FUNC()                                                                                     \
+  do {                                                                                                       \
+    Regs r = REGS();                                                                                         \
+    END_CALL(r, call_wasm<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], code_at(ip), fp + ip[2], \
+                                                        ip + kCallFuncWords, kNoKid));                       \
+  } while (0)
     CASE(CopyCallFunc) {
       copies<1>(fp, ip);
       ip += 3;
-      goto call_func;
+      WZVM_CALL_FUNC();
     }
     CASE(Copy2CallFunc) {
       copies<2>(fp, ip);
       ip += 5;
-      goto call_func;
+      WZVM_CALL_FUNC();
     }
     CASE(Copy3CallFunc) {
       copies<3>(fp, ip);
       ip += 7;
-      goto call_func;
+      WZVM_CALL_FUNC();
     }
     CASE(Copy4CallFunc) {
       copies<4>(fp, ip);
       ip += 9;
-      goto call_func;
+      WZVM_CALL_FUNC();
     }
     CASE(CallFunc) {
-    call_func:
       // The callee's code from the op itself, its FuncInst beside: the
       // frame check and image wait on one load, not three.
-      Regs r = REGS();
-      END_CALL(r, call_wasm<kMode, CallSite{.own = true}>(env, r, inst->funcs[ip[1]], code_at(ip), fp + ip[2],
-                                                          ip + kCallFuncWords, kNoKid));
+      WZVM_CALL_FUNC();
     }
+#undef WZVM_CALL_FUNC
     CASE(CallImport) {
       Regs r = REGS();
       END_CALL(r, call<kMode, CallSite{}>(env, r, inst->funcs[ip[1]], fp + ip[2], ip + 3, kNoKid));
