@@ -1938,25 +1938,35 @@ dispatch:
     }
     // The three with their jump's target known (vm/internal_ops.def): its
     // code next, without a dispatch.
+    // Each with its own copy of the tail and the switch (so its own jump
+    // into the cases, as the copies-then-call ops, docs/RATIONALE.md).
+#define WZVM_LUA_TAIL()                                                                                   \
+  do {                                                                                                    \
+    if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))                          \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                                  \
+    shr_u_and_add<4>(fp, ip);                                                                             \
+    JUMP_BY(10 + static_cast<int32_t>(ip[11]));                                                           \
+    uint32_t v;                                                                                           \
+    if (__builtin_expect(!switch_load<IOp::LoadAndShlAdd_I32Load, IOp::I32Load>(fp, ip, mem, memsize, v), \
+                         0))                                                                              \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                                  \
+    ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                             \
+    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                                            \
+    DISPATCH();                                                                                           \
+  } while (0)
     CASE_PLAIN(I32AddJumpTail) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       JUMP_BY(4 + static_cast<int32_t>(ip[5]));
-      goto lua_tail;
+      WZVM_LUA_TAIL();
     }
     CASE_PLAIN(Copy2I32AddJumpTail) {
       copies<2>(fp, ip);
       wr<uint32_t>(fp, ip[6], rd<uint32_t>(fp, ip[7]) + rd<uint32_t>(fp, ip[8]));
       JUMP_BY(9 + static_cast<int32_t>(ip[10]));
-      goto lua_tail;
+      WZVM_LUA_TAIL();
     }
-    CASE_PLAIN(I32LoadShrUAndAddJumpSwitch) {
-    lua_tail:
-      if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))
-        TRAP(TrapCode::MemoryOutOfBounds);
-      shr_u_and_add<4>(fp, ip);
-      JUMP_BY(10 + static_cast<int32_t>(ip[11]));
-      goto switch_pair_LoadAndShlAddI32LoadSwitch;
-    }
+    CASE_PLAIN(I32LoadShrUAndAddJumpSwitch) { WZVM_LUA_TAIL(); }
+#undef WZVM_LUA_TAIL
     CASE(I32Add2) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
       wr<uint32_t>(fp, ip[4], rd<uint32_t>(fp, ip[5]) + rd<uint32_t>(fp, ip[6]));
@@ -2082,14 +2092,19 @@ dispatch:
     // y] [i32.shr_u d3 z k] ([jump offset]), the ops in order, a trap the
     // load's at the op; [i32.load16_u+shr_u+load8_u+or ...] alike, a trap in
     // the second load at its own op word, 8 on.
-    CASE(I32AndAddSwitch) {
-    and_add_switch:
-      const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]);
-      wr<uint32_t>(fp, ip[1], v);
-      ip += 5; /* the switch's op word: its offsets are relative to it */
-      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
-      DISPATCH();
-    }
+// i32.and+add+switch at ip: the chain, then the switch from its own words,
+// and the dispatch into the case. Each op that ends so has its own copy, so
+// its own jump into the cases (CPython's eval loop reaches its switch from
+// two places; as for the copies-then-call ops, docs/RATIONALE.md).
+#define WZVM_AND_ADD_SWITCH()                                                                         \
+  do {                                                                                                \
+    const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]); \
+    wr<uint32_t>(fp, ip[1], v);                                                                       \
+    ip += 5; /* the switch's op word: its offsets are relative to it */                               \
+    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                                        \
+    DISPATCH();                                                                                       \
+  } while (0)
+    CASE(I32AndAddSwitch) { WZVM_AND_ADD_SWITCH(); }
     // [i32.shl+add+i32.load8_u+switch d x k c] [i32.load8_u+switch d2 a off]
     // [switch d2 n off0..off(n)]: the chain, then the pair from its own op
     // word (where a trap in its load is reported).
@@ -2106,19 +2121,20 @@ dispatch:
       JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
       DISPATCH();
     }
-    // The copies, then i32.and+add+switch's own code, as copy+call_func's.
+    // The copies, then i32.and+add+switch's code, as copy+call_func's.
     CASE(Copy3AndAddSwitch) {
       copies<3>(fp, ip);
       ip += 7; /* the i32.and+add+switch's op word */
-      goto and_add_switch;
+      WZVM_AND_ADD_SWITCH();
     }
     CASE_PLAIN(Copy7AndAddSwitch) {
       copies<4>(fp, ip);
       ip += 9; /* the copy3's */
       copies<3>(fp, ip);
       ip += 7;
-      goto and_add_switch;
+      WZVM_AND_ADD_SWITCH();
     }
+#undef WZVM_AND_ADD_SWITCH
 // CPython's decode (pair_decode): the load (its trap at the op), the or and
 // the shift, or the shift-first form with its second load (a trap there at
 // that load's op word, 8 on); the counting loop's twins run it too.
