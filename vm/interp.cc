@@ -2406,23 +2406,21 @@ dispatch:
     }
     CASE(Unreachable) { TRAP(TrapCode::Unreachable); }
     // ret0 and ret1 are ret with n known (0, 1); their unchecked pop is
-    // ret's, the checked one is ret's own (ret_checked).
-    CASE(Ret0) {
-      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
-      --frame;
-      fp = frame->fp;
-      ip = frame->ip;
-      if constexpr (kCounting) counters = frame->counters;
-      DISPATCH();
-    }
+    // ret's, the checked one is ret's own (ret_checked). Each op that
+    // returns has its own copy of the pop, so its own jump into callers.
+#define WZVM_RETURN()                                            \
+  do {                                                           \
+    if (__builtin_expect(frame->ret_check, 0)) goto ret_checked; \
+    --frame;                                                     \
+    fp = frame->fp;                                              \
+    ip = frame->ip;                                              \
+    if constexpr (kCounting) counters = frame->counters;         \
+    DISPATCH();                                                  \
+  } while (0)
+    CASE(Ret0) { WZVM_RETURN(); }
     CASE(Ret1) {
       fp[0] = fp[ip[1]];
-      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
-      --frame;
-      fp = frame->fp;
-      ip = frame->ip;
-      if constexpr (kCounting) counters = frame->counters;
-      DISPATCH();
+      WZVM_RETURN();
     }
     // [i32.add+global.set2+ret1 d a b][global.set ...][i32.add+global.set
     // ...][global.set ...][ret1 src 1] (vm/internal_ops.def): Go's epilogue,
@@ -2433,11 +2431,7 @@ dispatch:
       wr<uint32_t>(fp, ip[8], rd<uint32_t>(fp, ip[9]) + rd<uint32_t>(fp, ip[10]));
       inst->globals[ip[12]]->value = fp[ip[13]];
       fp[0] = fp[ip[15]];
-      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
-      --frame;
-      fp = frame->fp;
-      ip = frame->ip;
-      DISPATCH();
+      WZVM_RETURN();
     }
     CASE_PLAIN(I32AddGlobalSet2Ret1Own) {
       const uint32_t v = rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]);
@@ -2447,12 +2441,9 @@ dispatch:
       wr<uint32_t>(fp, ip[8], v2);
       inst->globals[ip[12]]->value = v2;
       fp[0] = fp[ip[15]];
-      if (__builtin_expect(frame->ret_check, 0)) goto ret_checked;
-      --frame;
-      fp = frame->fp;
-      ip = frame->ip;
-      DISPATCH();
+      WZVM_RETURN();
     }
+#undef WZVM_RETURN
     CASE(Ret) {
       // two results or more
       std::memmove(fp, fp + ip[1], ip[2] * sizeof(uint64_t));
