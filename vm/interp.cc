@@ -351,6 +351,15 @@ __attribute__((always_inline)) inline void shr_u_and_add(uint64_t* fp, const uin
   wr<uint32_t>(fp, ip[kAt + 1], (field & rd<uint32_t>(fp, ip[kAt + 4])) + rd<uint32_t>(fp, ip[kAt + 5]));
 }
 
+// The offset a switch [switch dst n off0..off(n)] at ip takes for index v:
+// off(v), or off(n), the default, past the end. Selected as a value: with
+// std::min's reference GCC put v in the stack frame to take its address, a
+// store and a reload on the way to every switch's jump.
+__attribute__((always_inline)) inline int32_t switch_offset(const uint32_t* ip, uint32_t v) {
+  const uint32_t n = ip[2];
+  return static_cast<int32_t>(ip[3 + (v < n ? v : n)]);
+}
+
 // The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
 // at [First dst a offset], at (x << k) + c for [LoadShlAdd_Load dst x k c
 // offset], or at ((x & m) << k) + c for [LoadAndShlAdd_I32Load dst x m k c offset], written to fp[dst] as the
@@ -1769,7 +1778,7 @@ dispatch:
     if (__builtin_expect(!switch_load<IOp::First, IOp::Load>(fp, ip, mem, memsize, v), 0)) \
       TRAP(TrapCode::MemoryOutOfBounds);                                                   \
     ip += switch_pair_load_words(IOp::First);                                              \
-    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                             \
+    JUMP_BY(switch_offset(ip, v));                                                         \
     DISPATCH();                                                                            \
   }
 #include "vm/switch_pairs.def"
@@ -1951,7 +1960,7 @@ dispatch:
                          0))                                                                              \
       TRAP(TrapCode::MemoryOutOfBounds);                                                                  \
     ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                             \
-    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                                            \
+    JUMP_BY(switch_offset(ip, v));                                                                        \
     DISPATCH();                                                                                           \
   } while (0)
     CASE_PLAIN(I32AddJumpTail) {
@@ -2101,7 +2110,7 @@ dispatch:
     const uint32_t v = (rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3])) + rd<uint32_t>(fp, ip[4]); \
     wr<uint32_t>(fp, ip[1], v);                                                                       \
     ip += 5; /* the switch's op word: its offsets are relative to it */                               \
-    JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));                                        \
+    JUMP_BY(switch_offset(ip, v));                                                                    \
     DISPATCH();                                                                                       \
   } while (0)
     CASE(I32AndAddSwitch) { WZVM_AND_ADD_SWITCH(); }
@@ -2118,7 +2127,7 @@ dispatch:
       if (__builtin_expect(!switch_load<IOp::I32Load8U, IOp::I32Load8U>(fp, ip, mem, memsize, v), 0))
         TRAP(TrapCode::MemoryOutOfBounds);
       ip += switch_pair_load_words(IOp::I32Load8U);
-      JUMP_BY(static_cast<int32_t>(ip[3 + std::min(v, ip[2])]));
+      JUMP_BY(switch_offset(ip, v));
       DISPATCH();
     }
     // The copies, then i32.and+add+switch's code, as copy+call_func's.
@@ -2222,8 +2231,7 @@ dispatch:
     WZVM_JUMP_OPS_(Back)
 #undef WZVM_JUMP_OPS_
     CASE(Switch) {
-      uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      JUMP_BY(switch_offset(ip, rd<uint32_t>(fp, ip[1])));
       DISPATCH();
     }
     // [global.get+switch d g][switch ...] (vm/internal_ops.def): Go's
@@ -2231,8 +2239,7 @@ dispatch:
     CASE_PLAIN(GlobalGetSwitch) {
       fp[ip[1]] = inst->globals[ip[2]]->value;
       ip += 3;
-      const uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
-      JUMP_BY(static_cast<int32_t>(ip[3 + i]));
+      JUMP_BY(switch_offset(ip, rd<uint32_t>(fp, ip[1])));
       DISPATCH();
     }
     // [go.mul64 arg dst skip] (vm/known_bodies.def): Go's Mul64 on the
@@ -3085,7 +3092,7 @@ dispatch:
 #undef WZVM_THREADED_JUMP_
       CASE_COUNTED(SwitchCounted) {
       switch_counted:
-        uint32_t i = std::min(rd<uint32_t>(fp, ip[1]), ip[2]);
+        const uint32_t v = rd<uint32_t>(fp, ip[1]), n = ip[2], i = v < n ? v : n;  // as switch_offset
         COUNT_EDGE(ip[4 + ip[2] + i]);
         JUMP_BY(static_cast<int32_t>(ip[3 + i]));
         DISPATCH();
