@@ -962,6 +962,41 @@
     end
     unreachable)
   (data (i32.const 6000) "\80\00\00\00\00\01\00\00\81\00\00\00\80\02\00\00\82\01\00\00")
+  ;; lua_loop with the tail's decode written over the instruction it
+  ;; decoded, so the switch reads the decode: the tail ops, which pass the
+  ;; loaded instruction on in a register, must not be made of it.
+  (func (export "lua_loop_decode_over_i") (param $pc i32) (param $tab i32) (result i32)
+    (local $i i32) (local $ra i32) (local $sum i32)
+    (local.set $i (i32.load (local.get $pc)))
+    (local.set $ra (i32.add (local.get $tab) (i32.and (i32.shr_u (local.get $i) (i32.const 3)) (i32.const 4080))))
+    loop $top
+      block $tail
+        (block $ret (block $sub (block $add
+          (br_table $add $sub $ret
+            (i32.add (i32.load (i32.add (i32.shl (i32.and (local.get $i) (i32.const 127)) (i32.const 2))
+                                        (local.get $tab)))
+                     (i32.const -2))))
+          (local.set $sum (i32.xor (local.get $sum) (local.get $ra)))
+          (local.set $pc (i32.add (local.get $pc) (i32.const 4)))
+          (br $tail))
+          (local.set $sum (i32.sub (local.get $sum) (local.get $ra)))
+          (local.set $pc (i32.add (local.get $pc) (i32.const 4)))
+          (br $tail))
+        (return (i32.add (local.get $sum) (local.get $ra)))
+      end
+      local.get $tab
+      local.get $pc
+      i32.load
+      local.tee $i
+      i32.const 3
+      i32.shr_u
+      i32.const 4080
+      i32.and
+      i32.add
+      local.set $i
+      br $top
+    end
+    unreachable)
   ;; the load and the decode with no jump after them
   (func (export "load_decode") (param i32 i32) (result i32)
     (i32.add (local.get 1) (i32.and (i32.shr_u (i32.load (local.get 0)) (i32.const 3)) (i32.const 4080))))

@@ -2185,6 +2185,16 @@ TEST(LuaShapes, HandlerEndTailAndSwitchAreOneDispatch) {
   EXPECT_EQ(op_count(code, vm::IOp::I32LoadShrUAndAddJump) + op_count(code, vm::IOp::I32AddJump), 0u);
   const std::vector<uint32_t>& tail = f.inst->exported_func("lua_tail")->code->code;
   EXPECT_EQ(op_count(tail, vm::IOp::I32LoadShrUAndAddJump), 1u) << "lua_tail's jumps to no switch";
+  // The plain tail passes the instruction it loads to the decode and the
+  // switch in a register: not where the decode overwrites it, and the
+  // switch reads the decode (pc 6000: xor ra = 3088, then the decode 3104
+  // picks table[32] = 0, the default, return 2 * 3088).
+  const std::vector<uint32_t>& over = f.inst->exported_func("lua_loop_decode_over_i")->code->code;
+  EXPECT_EQ(op_count(over, vm::IOp::I32LoadShrUAndAddJump), 1u);
+  EXPECT_EQ(op_count(over, vm::IOp::I32LoadShrUAndAddJumpSwitch) + op_count(over, vm::IOp::I32AddJumpTail),
+            0u);
+  ASSERT_FALSE(f.call("lua_loop_decode_over_i", {Value::from_i32(6000), Value::from_i32(3072)}, r));
+  EXPECT_EQ(r.at(0).i32, 2u * (3072 + 16));
   // Counted code the same with the counted forms (the counting loop's);
   // fuel's keeps the forms that dispatch.
   const std::vector<uint32_t> counted = counted_lowered("lua_loop").code;

@@ -343,12 +343,16 @@ __attribute__((always_inline)) inline uint32_t i32_binary_at(const uint64_t* fp,
 
 // i32.shr_u+and+add's words [d x s m b] at ip + kAt: fp[d] = ((x >> s) & m) + b,
 // read as ip[kAt + i] (as mem_access's are).
+// shr_u_and_add_of: with x given, the value its op before it wrote to fp[x].
+template <size_t kAt>
+__attribute__((always_inline)) inline void shr_u_and_add_of(uint64_t* fp, const uint32_t* ip, uint32_t x) {
+  using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
+  const uint32_t field = ShrU::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[kAt + 3]));
+  wr<uint32_t>(fp, ip[kAt + 1], (field & rd<uint32_t>(fp, ip[kAt + 4])) + rd<uint32_t>(fp, ip[kAt + 5]));
+}
 template <size_t kAt>
 __attribute__((always_inline)) inline void shr_u_and_add(uint64_t* fp, const uint32_t* ip) {
-  using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
-  const uint32_t field =
-      ShrU::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[kAt + 2]), rd<uint32_t>(fp, ip[kAt + 3]));
-  wr<uint32_t>(fp, ip[kAt + 1], (field & rd<uint32_t>(fp, ip[kAt + 4])) + rd<uint32_t>(fp, ip[kAt + 5]));
+  shr_u_and_add_of<kAt>(fp, ip, rd<uint32_t>(fp, ip[kAt + 2]));
 }
 
 // The offset a switch [switch dst n off0..off(n)] at ip takes for index v:
@@ -358,6 +362,17 @@ __attribute__((always_inline)) inline void shr_u_and_add(uint64_t* fp, const uin
 __attribute__((always_inline)) inline int32_t switch_offset(const uint32_t* ip, uint32_t v) {
   const uint32_t n = ip[2];
   return static_cast<int32_t>(ip[3 + (v < n ? v : n)]);
+}
+
+// The address [LoadAndShlAdd_I32Load dst x m k c offset] at ip loads from,
+// ((x & m) << k) + c + offset, with x given: fp[x]'s value, or what the op
+// before it wrote there (Lua's tail).
+__attribute__((always_inline)) inline uint64_t load_and_shl_add_ea(const uint64_t* fp, const uint32_t* ip,
+                                                                   uint32_t x) {
+  using Shl = BinaryFunctor<IOp::I32Shl>::F;
+  const uint32_t a =
+      Shl::template op<uint32_t, uint32_t>(x & rd<uint32_t>(fp, ip[3]), rd<uint32_t>(fp, ip[4]));
+  return static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[5])) + ip[6];
 }
 
 // The load of a switch pair (vm/switch_pairs.def) at ip: row `Load`'s access
@@ -374,10 +389,7 @@ __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint3
   if constexpr (First == Load) {
     ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];
   } else if constexpr (First == IOp::LoadAndShlAdd_I32Load) {
-    using Shl = BinaryFunctor<IOp::I32Shl>::F;
-    const uint32_t x = rd<uint32_t>(fp, ip[2]) & rd<uint32_t>(fp, ip[3]);
-    const uint32_t a = Shl::template op<uint32_t, uint32_t>(x, rd<uint32_t>(fp, ip[4]));
-    ea = static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[5])) + ip[6];
+    ea = load_and_shl_add_ea(fp, ip, rd<uint32_t>(fp, ip[2]));
   } else {
     using Shl = BinaryFunctor<IOp::I32Shl>::F;
     const uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
@@ -1949,19 +1961,27 @@ dispatch:
     // code next, without a dispatch.
     // Each with its own copy of the tail and the switch (so its own jump
     // into the cases, as the copies-then-call ops, docs/RATIONALE.md).
-#define WZVM_LUA_TAIL()                                                                                   \
-  do {                                                                                                    \
-    if (__builtin_expect(!mem_access<IOp::I32Load, 0>(fp, ip, mem, memsize), 0))                          \
-      TRAP(TrapCode::MemoryOutOfBounds);                                                                  \
-    shr_u_and_add<4>(fp, ip);                                                                             \
-    JUMP_BY(10 + static_cast<int32_t>(ip[11]));                                                           \
-    uint32_t v;                                                                                           \
-    if (__builtin_expect(!switch_load<IOp::LoadAndShlAdd_I32Load, IOp::I32Load>(fp, ip, mem, memsize, v), \
-                         0))                                                                              \
-      TRAP(TrapCode::MemoryOutOfBounds);                                                                  \
-    ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                             \
-    JUMP_BY(switch_offset(ip, v));                                                                        \
-    DISPATCH();                                                                                           \
+// The instruction loaded, i, goes to the decode and to the switch's load
+// in a register: pair_lua_tail made these ops only where both read the
+// slot the load writes and the decode writes another, so that neither
+// waits for the slot's store to reach its load.
+#define WZVM_LUA_TAIL()                                                                           \
+  do {                                                                                            \
+    const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];                   \
+    if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);  \
+    uint32_t i;                                                                                   \
+    std::memcpy(&i, mem + ea, sizeof i);                                                          \
+    wr<uint32_t>(fp, ip[1], i);                                                                   \
+    shr_u_and_add_of<4>(fp, ip, i);                                                               \
+    JUMP_BY(10 + static_cast<int32_t>(ip[11]));                                                   \
+    const uint64_t ea2 = load_and_shl_add_ea(fp, ip, i);                                          \
+    if (__builtin_expect(ea2 + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
+    uint32_t v;                                                                                   \
+    std::memcpy(&v, mem + ea2, sizeof v);                                                         \
+    wr<uint32_t>(fp, ip[1], v);                                                                   \
+    ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                     \
+    JUMP_BY(switch_offset(ip, v));                                                                \
+    DISPATCH();                                                                                   \
   } while (0)
     CASE_PLAIN(I32AddJumpTail) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));

@@ -1420,8 +1420,18 @@ void pair_lua_tail(Emitter& e, const std::vector<uint32_t>& ops) {
   };
   auto is = [&](uint32_t p, IOp op) { return code[p] == static_cast<uint32_t>(op); };
   auto make = [&](uint32_t p, IOp op) { code[p] = static_cast<uint32_t>(op); };
+  // [i32.load d a off][i32.shr_u+and+add d2 x ...][jump]: the plain tail
+  // ops keep the instruction loaded in a register for the decode and the
+  // switch's load, so both must read d (x, and the switch load's x), and
+  // the decode must write another slot (vm/interp.cc, WZVM_LUA_TAIL), as
+  // Lua's `i = *pc; ra = RA(i); switch (GET_OPCODE(i))` does.
+  auto reads_loaded = [&](uint32_t p) {
+    const uint32_t d = code[p + 1], t = p + 10 + code[p + 11];
+    return code[p + 6] == d && code[p + 5] != d && code[t + 2] == d;
+  };
   for (const uint32_t p : ops) {
-    if (!e.counting && is(p, IOp::I32LoadShrUAndAddJump) && lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitch))
+    if (!e.counting && is(p, IOp::I32LoadShrUAndAddJump) &&
+        lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitch) && reads_loaded(p))
       make(p, IOp::I32LoadShrUAndAddJumpSwitch);
     else if (is(p, IOp::I32LoadShrUAndAddJumpCounted) &&
              lands_on(p + 10, IOp::LoadAndShlAddI32LoadSwitchCounted))
