@@ -274,4 +274,54 @@
         (br_table $zero $one (i32.add (local.get $p) (i32.const -1))))
       (return (i64x2.extract_lane 1 (i64x2.add (i64x2.splat (local.get $x))
                                                (v128.const i64x2 5 0x123456789)))))
-    (i64x2.extract_lane 0 (i64x2.add (i64x2.splat (local.get $x)) (v128.const i64x2 5 0x123456789)))))
+    (i64x2.extract_lane 0 (i64x2.add (i64x2.splat (local.get $x)) (v128.const i64x2 5 0x123456789))))
+
+  ;; Twenty locals a read may find unwritten: an image of more than sixteen
+  ;; words, which a call copies from frame_init (CompiledFunc::kInlineImage),
+  ;; not from the CompiledFunc itself.
+  (func $long (export "long_inner") (param i64) (result i64)
+    (local i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64 i64)
+    (if (i64.ne (local.get 0) (i64.const 0))
+      (then
+      (local.set 1 (i64.add (local.get 0) (i64.const 0)))
+      (local.set 2 (i64.add (local.get 0) (i64.const 1)))
+      (local.set 3 (i64.add (local.get 0) (i64.const 2)))
+      (local.set 4 (i64.add (local.get 0) (i64.const 3)))
+      (local.set 5 (i64.add (local.get 0) (i64.const 4)))
+      (local.set 6 (i64.add (local.get 0) (i64.const 5)))
+      (local.set 7 (i64.add (local.get 0) (i64.const 6)))
+      (local.set 8 (i64.add (local.get 0) (i64.const 7)))
+      (local.set 9 (i64.add (local.get 0) (i64.const 8)))
+      (local.set 10 (i64.add (local.get 0) (i64.const 9)))
+      (local.set 11 (i64.add (local.get 0) (i64.const 10)))
+      (local.set 12 (i64.add (local.get 0) (i64.const 11)))
+      (local.set 13 (i64.add (local.get 0) (i64.const 12)))
+      (local.set 14 (i64.add (local.get 0) (i64.const 13)))
+      (local.set 15 (i64.add (local.get 0) (i64.const 14)))
+      (local.set 16 (i64.add (local.get 0) (i64.const 15)))
+      (local.set 17 (i64.add (local.get 0) (i64.const 16)))
+      (local.set 18 (i64.add (local.get 0) (i64.const 17)))
+      (local.set 19 (i64.add (local.get 0) (i64.const 18)))
+      (local.set 20 (i64.add (local.get 0) (i64.const 19)))))
+    (local.get 1)
+    (local.get 2) i64.add
+    (local.get 3) i64.add
+    (local.get 4) i64.add
+    (local.get 5) i64.add
+    (local.get 6) i64.add
+    (local.get 7) i64.add
+    (local.get 8) i64.add
+    (local.get 9) i64.add
+    (local.get 10) i64.add
+    (local.get 11) i64.add
+    (local.get 12) i64.add
+    (local.get 13) i64.add
+    (local.get 14) i64.add
+    (local.get 15) i64.add
+    (local.get 16) i64.add
+    (local.get 17) i64.add
+    (local.get 18) i64.add
+    (local.get 19) i64.add
+    (local.get 20) i64.add)
+  (func (export "long_image") (param i64) (result i64) (call $dirty_big) (call $long (local.get 0)))
+)

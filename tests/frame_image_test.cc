@@ -3,6 +3,7 @@
 // still reads, and what it leaves out changes no result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -143,11 +144,31 @@ TEST(FrameImage, CopyStartsAtTheImageStart) {
     for (const vm::CompiledFunc& c : f.module->code) {
       EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
       EXPECT_EQ(c.frame_init_end, c.param_slots + c.frame_init.size());
+      // a short image is also kept inline, ending where the copy reads it
+      if (c.frame_init.size() <= vm::CompiledFunc::kInlineImage)
+        EXPECT_TRUE(std::equal(c.frame_init.begin(), c.frame_init.end(),
+                               std::end(c.image_inline) - c.frame_init.size()));
     }
     // and once lowered on its first call (lazy), its body's
     EXPECT_EQ(f.call("many", {Value::from_i32(7)}).i64, 7u + 63u);
     const vm::CompiledFunc& c = f.code("many");
     EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
+  }
+}
+
+// An image longer than the inline one is copied whole from frame_init: the
+// twenty locals read as zeros after a call that left its own values there.
+TEST(FrameImage, LongImageIsCopiedWhole) {
+  for (bool lazy : {false, true}) {
+    SCOPED_TRACE(lazy ? "lazy" : "eager");
+    vm::LoadOptions options;
+    options.lazy = lazy;
+    Fixture f(options);
+    ASSERT_NE(f.module, nullptr);
+    EXPECT_EQ(f.call("long_image", {Value::from_i64(3)}).i64, 20u * 3 + 190);
+    EXPECT_GT(f.code("long_inner").frame_init.size(), vm::CompiledFunc::kInlineImage);
+    EXPECT_EQ(f.call("long_image", {Value::from_i64(0)}).i64, 0u);
+    EXPECT_EQ(f.call("long_inner", {Value::from_i64(0)}).i64, 0u);
   }
 }
 

@@ -10,6 +10,8 @@
 // branch is a jump plus, when needed, an explicit copy of the carried values.
 // See docs/RATIONALE.md ("The internal code").
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -160,6 +162,13 @@ struct TryRegion {
 };
 
 struct CompiledFunc {
+  // The frame image (frame_init, below) when it has at most kInlineImage
+  // words, right-aligned so that it ends where `code` begins: a call finds it
+  // at a fixed offset from the CompiledFunc it holds, without loading
+  // frame_init's buffer first (vm/interp.cc, init_frame). A longer image is
+  // copied from frame_init.
+  static constexpr std::size_t kInlineImage = 16;
+  uint64_t image_inline[kInlineImage] = {};
   std::vector<uint32_t> code;
   uint32_t param_slots = 0;  // slots of the parameters (fp[0..param_slots))
   // Slots of the params and declared locals. The declared locals are not
@@ -193,6 +202,8 @@ struct CompiledFunc {
   void place_frame_image(uint32_t param_slots) {
     frame_init_end = param_slots + static_cast<uint32_t>(frame_init.size());
     frame_init_neg_bytes = -static_cast<int32_t>(frame_init.size() * sizeof(uint64_t));
+    if (frame_init.size() <= kInlineImage)
+      std::copy(frame_init.begin(), frame_init.end(), std::end(image_inline) - frame_init.size());
   }
   // Word offset -> byte offset in the module of the wasm instruction that
   // produced it, as sorted pairs; used by backtraces and profiles.

@@ -289,11 +289,19 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 // four words where two pointers and a compare took twelve (CPython's calls.py
 // copies about 12 slots a call; docs/RATIONALE.md, "Calls copy one frame
 // image").
-__attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
-  // a multiple of 4, at least 4 (vm/lower/function_compiler.cc)
+__attribute__((noinline, cold)) void init_frame_long(uint64_t* fp, const CompiledFunc& code) {
   const char* const src_end = reinterpret_cast<const char*>(std::to_address(code.frame_init.end()));
   char* const dst_end = reinterpret_cast<char*>(fp + code.frame_init_end);
+  for (intptr_t i = code.frame_init_neg_bytes; i != 0; i += 4 * sizeof(uint64_t))
+    std::memcpy(dst_end + i, src_end + i, 4 * sizeof(uint64_t));
+}
+__attribute__((always_inline)) inline void init_frame(uint64_t* fp, const CompiledFunc& code) {
+  // a multiple of 4, at least 4 (vm/lower/function_compiler.cc)
   intptr_t i = code.frame_init_neg_bytes;
+  if (__builtin_expect(i < -static_cast<intptr_t>(sizeof code.image_inline), 0))
+    return init_frame_long(fp, code);
+  const char* const src_end = reinterpret_cast<const char*>(std::end(code.image_inline));
+  char* const dst_end = reinterpret_cast<char*>(fp + code.frame_init_end);
   do {
     std::memcpy(dst_end + i, src_end + i, 2 * sizeof(uint64_t));
     std::memcpy(dst_end + i + 16, src_end + i + 16, 2 * sizeof(uint64_t));
