@@ -197,7 +197,7 @@ struct CompiledFunc {
   // -8 * frame_init.size(): the copy's first byte offset from the image's
   // end, one load where the vector's begin and end took two and a subtract.
   int32_t frame_init_neg_bytes = 0;
-  // Sets the two above from frame_init, once it is final and follows
+  // Sets the two above and image_inline from frame_init, once it is final and follows
   // `param_slots` parameter slots: the one place they are derived.
   void place_frame_image(uint32_t param_slots) {
     frame_init_end = param_slots + static_cast<uint32_t>(frame_init.size());

@@ -288,7 +288,10 @@ __attribute__((always_inline)) inline TrapCode condition(const uint64_t* fp, con
 // to zero, moves both pointers and is the loop's test: six instructions per
 // four words where two pointers and a compare took twelve (CPython's calls.py
 // copies about 12 slots a call; docs/RATIONALE.md, "Calls copy one frame
-// image").
+// image"). An image of up to CompiledFunc::kInlineImage words is read from
+// inside the CompiledFunc, at an offset fixed at compile time (no load of
+// frame_init's buffer on the way to it); a longer one from frame_init, out of
+// line.
 __attribute__((noinline, cold)) void init_frame_long(uint64_t* fp, const CompiledFunc& code) {
   const char* const src_end = reinterpret_cast<const char*>(std::to_address(code.frame_init.end()));
   char* const dst_end = reinterpret_cast<char*>(fp + code.frame_init_end);
