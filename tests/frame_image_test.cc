@@ -129,11 +129,10 @@ TEST(FrameImage, WrittenFirstAndFoldedCopiesFourWords) {
   }
 }
 
-// A call copies the image from its end, starting at a byte offset the code
-// holds (CompiledFunc::frame_init_neg_bytes, vm/interp.cc, init_frame): it
-// must be the image's size, in every body and in a lazy load's stubs, or a
-// call copies too little or runs past the image without stopping.
-TEST(FrameImage, CopyStartsAtTheImageStart) {
+// Runs `check` on the fixture loaded eagerly, then lazily (stubs until a
+// body's first call).
+template <class Check>
+void eager_and_lazy(Check check) {
   for (bool lazy : {false, true}) {
     SCOPED_TRACE(lazy ? "lazy" : "eager");
     vm::LoadOptions options;
@@ -141,35 +140,40 @@ TEST(FrameImage, CopyStartsAtTheImageStart) {
     Fixture f(options);
     ASSERT_NE(f.module, nullptr);
     EXPECT_EQ(f.module->lazy, lazy);
-    for (const vm::CompiledFunc& c : f.module->code) {
-      EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
-      EXPECT_EQ(c.frame_init_end, c.param_slots + c.frame_init.size());
-      // a short image is also kept inline, ending where the copy reads it
-      if (c.frame_init.size() <= vm::CompiledFunc::kInlineImage)
-        EXPECT_TRUE(std::equal(c.frame_init.begin(), c.frame_init.end(),
-                               std::end(c.image_inline) - c.frame_init.size()));
-    }
+    check(f);
+  }
+}
+
+// A call copies the image from its end, starting at a byte offset the code
+// holds (CompiledFunc::frame_init_neg_bytes, vm/interp.cc, init_frame): it
+// must be the image's size, in every body and in a lazy load's stubs, or a
+// call copies too little or runs past the image without stopping. A short
+// image is read from inside the CompiledFunc, where it must end at its end.
+void expect_image_placed(const vm::CompiledFunc& c) {
+  EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
+  EXPECT_EQ(c.frame_init_end, c.param_slots + c.frame_init.size());
+  if (c.frame_init.size() <= vm::CompiledFunc::kInlineImage)
+    EXPECT_TRUE(
+        std::equal(c.frame_init.begin(), c.frame_init.end(), std::end(c.image_inline) - c.frame_init.size()));
+}
+TEST(FrameImage, CopyStartsAtTheImageStart) {
+  eager_and_lazy([](Fixture& f) {
+    for (const vm::CompiledFunc& c : f.module->code) expect_image_placed(c);
     // and once lowered on its first call (lazy), its body's
     EXPECT_EQ(f.call("many", {Value::from_i32(7)}).i64, 7u + 63u);
-    const vm::CompiledFunc& c = f.code("many");
-    EXPECT_EQ(c.frame_init_neg_bytes, -8 * static_cast<int64_t>(c.frame_init.size()));
-  }
+    expect_image_placed(f.code("many"));
+  });
 }
 
 // An image longer than the inline one is copied whole from frame_init: the
 // twenty locals read as zeros after a call that left its own values there.
 TEST(FrameImage, LongImageIsCopiedWhole) {
-  for (bool lazy : {false, true}) {
-    SCOPED_TRACE(lazy ? "lazy" : "eager");
-    vm::LoadOptions options;
-    options.lazy = lazy;
-    Fixture f(options);
-    ASSERT_NE(f.module, nullptr);
+  eager_and_lazy([](Fixture& f) {
     EXPECT_EQ(f.call("long_image", {Value::from_i64(3)}).i64, 20u * 3 + 190);
     EXPECT_GT(f.code("long_inner").frame_init.size(), vm::CompiledFunc::kInlineImage);
     EXPECT_EQ(f.call("long_image", {Value::from_i64(0)}).i64, 0u);
     EXPECT_EQ(f.call("long_inner", {Value::from_i64(0)}).i64, 0u);
-  }
+  });
 }
 
 }  // namespace
