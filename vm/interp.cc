@@ -353,8 +353,8 @@ __attribute__((always_inline)) inline uint32_t i32_binary_at(const uint64_t* fp,
 }
 
 // i32.shr_u+and+add's words [d x s m b] at ip + kAt: fp[d] = ((x >> s) & m) + b,
-// read as ip[kAt + i] (as mem_access's are).
-// shr_u_and_add_of: with x given, the value its op before it wrote to fp[x].
+// read as ip[kAt + i] (as mem_access's are). shr_u_and_add_of: with x given,
+// the value the op before it wrote to fp[x] (Lua's tail).
 template <size_t kAt>
 __attribute__((always_inline)) inline void shr_u_and_add_of(uint64_t* fp, const uint32_t* ip, uint32_t x) {
   using ShrU = BinaryFunctor<IOp::I32ShrU>::F;
@@ -366,13 +366,25 @@ __attribute__((always_inline)) inline void shr_u_and_add(uint64_t* fp, const uin
   shr_u_and_add_of<kAt>(fp, ip, rd<uint32_t>(fp, ip[kAt + 2]));
 }
 
-// The offset a switch [switch dst n off0..off(n)] at ip takes for index v:
-// off(v), or off(n), the default, past the end. Selected as a value: with
+// The case a switch [switch dst n off0..off(n)] at ip takes for index v,
+// and its offset: off(v), or off(n), the default, past the end. Selected as a value: with
 // std::min's reference GCC put v in the stack frame to take its address, a
 // store and a reload on the way to every switch's jump.
-__attribute__((always_inline)) inline int32_t switch_offset(const uint32_t* ip, uint32_t v) {
+__attribute__((always_inline)) inline uint32_t switch_index(const uint32_t* ip, uint32_t v) {
   const uint32_t n = ip[2];
-  return static_cast<int32_t>(ip[3 + (v < n ? v : n)]);
+  return v < n ? v : n;
+}
+__attribute__((always_inline)) inline int32_t switch_offset(const uint32_t* ip, uint32_t v) {
+  return static_cast<int32_t>(ip[3 + switch_index(ip, v)]);
+}
+
+// The T at mem + ea into m; false: out of bounds (ea is a 32-bit address
+// plus an offset, so ea + size cannot wrap), nothing read.
+template <class T>
+__attribute__((always_inline)) inline bool load_at(const uint8_t* mem, uint64_t memsize, uint64_t ea, T& m) {
+  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+  std::memcpy(&m, mem + ea, sizeof(T));
+  return true;
 }
 
 // The address [LoadAndShlAdd_I32Load dst x m k c offset] at ip loads from,
@@ -406,9 +418,8 @@ __attribute__((always_inline)) inline bool switch_load(uint64_t* fp, const uint3
     const uint32_t a = Shl::template op<uint32_t, uint32_t>(rd<uint32_t>(fp, ip[2]), rd<uint32_t>(fp, ip[3]));
     ea = static_cast<uint64_t>(a + rd<uint32_t>(fp, ip[4])) + ip[5];
   }
-  if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
   T m;
-  std::memcpy(&m, mem + ea, sizeof(T));
+  if (!load_at(mem, memsize, ea, m)) return false;
   v = static_cast<uint32_t>(m);
   wr<uint32_t>(fp, ip[1], v);
   return true;
@@ -1976,23 +1987,19 @@ dispatch:
 // in a register: pair_lua_tail made these ops only where both read the
 // slot the load writes and the decode writes another, so that neither
 // waits for the slot's store to reach its load.
-#define WZVM_LUA_TAIL()                                                                           \
-  do {                                                                                            \
-    const uint64_t ea = static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3];                   \
-    if (__builtin_expect(ea + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds);  \
-    uint32_t i;                                                                                   \
-    std::memcpy(&i, mem + ea, sizeof i);                                                          \
-    wr<uint32_t>(fp, ip[1], i);                                                                   \
-    shr_u_and_add_of<4>(fp, ip, i);                                                               \
-    JUMP_BY(10 + static_cast<int32_t>(ip[11]));                                                   \
-    const uint64_t ea2 = load_and_shl_add_ea(fp, ip, i);                                          \
-    if (__builtin_expect(ea2 + sizeof(uint32_t) > memsize, 0)) TRAP(TrapCode::MemoryOutOfBounds); \
-    uint32_t v;                                                                                   \
-    std::memcpy(&v, mem + ea2, sizeof v);                                                         \
-    wr<uint32_t>(fp, ip[1], v);                                                                   \
-    ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                     \
-    JUMP_BY(switch_offset(ip, v));                                                                \
-    DISPATCH();                                                                                   \
+#define WZVM_LUA_TAIL()                                                                               \
+  do {                                                                                                \
+    uint32_t i, v;                                                                                    \
+    if (!load_at(mem, memsize, static_cast<uint64_t>(rd<uint32_t>(fp, ip[2])) + ip[3], i))            \
+      TRAP(TrapCode::MemoryOutOfBounds);                                                              \
+    wr<uint32_t>(fp, ip[1], i);                                                                       \
+    shr_u_and_add_of<4>(fp, ip, i);                                                                   \
+    JUMP_BY(10 + static_cast<int32_t>(ip[11]));                                                       \
+    if (!load_at(mem, memsize, load_and_shl_add_ea(fp, ip, i), v)) TRAP(TrapCode::MemoryOutOfBounds); \
+    wr<uint32_t>(fp, ip[1], v);                                                                       \
+    ip += switch_pair_load_words(IOp::LoadAndShlAdd_I32Load);                                         \
+    JUMP_BY(switch_offset(ip, v));                                                                    \
+    DISPATCH();                                                                                       \
   } while (0)
     CASE_PLAIN(I32AddJumpTail) {
       wr<uint32_t>(fp, ip[1], rd<uint32_t>(fp, ip[2]) + rd<uint32_t>(fp, ip[3]));
@@ -3123,7 +3130,7 @@ dispatch:
 #undef WZVM_THREADED_JUMP_
       CASE_COUNTED(SwitchCounted) {
       switch_counted:
-        const uint32_t v = rd<uint32_t>(fp, ip[1]), n = ip[2], i = v < n ? v : n;  // as switch_offset
+        const uint32_t i = switch_index(ip, rd<uint32_t>(fp, ip[1]));
         COUNT_EDGE(ip[4 + ip[2] + i]);
         JUMP_BY(static_cast<int32_t>(ip[3 + i]));
         DISPATCH();
