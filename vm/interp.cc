@@ -374,8 +374,13 @@ __attribute__((always_inline)) inline uint32_t switch_index(const uint32_t* ip, 
   const uint32_t n = ip[2];
   return v < n ? v : n;
 }
+// The select written into the offset's index, not through switch_index:
+// so GCC branches on the default (rarely taken) and loads the offset
+// speculatively; through switch_index it chose a cmov, the compare on the
+// way to the load (Go strconv 1.04).
 __attribute__((always_inline)) inline int32_t switch_offset(const uint32_t* ip, uint32_t v) {
-  return static_cast<int32_t>(ip[3 + switch_index(ip, v)]);
+  const uint32_t n = ip[2];
+  return static_cast<int32_t>(ip[3 + (v < n ? v : n)]);
 }
 
 // The T at mem + ea into m; false: out of bounds (ea is a 32-bit address
