@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/scratch_dir.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -28,11 +30,7 @@ std::string slurp(const std::string& path) {
 
 std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name; }
 
-std::string temp_dir() {
-  std::string tmpl = ::testing::TempDir() + "wzvm_prog_XXXXXX";
-  EXPECT_NE(mkdtemp(tmpl.data()), nullptr);
-  return tmpl;
-}
+std::string temp_dir() { return wzvm::test::scratch_dir("wzvm_prog_"); }
 
 // Built piecewise: GCC 12 warns (-Wrestrict, a false positive) on "lit" + std::string here.
 std::string quote(const std::string& s) {

@@ -23,6 +23,7 @@
 #include <string>
 #include <thread>
 
+#include "tests/scratch_dir.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 #include "wasi/sandbox.h"
@@ -56,8 +57,7 @@ struct RaceTree {
   std::thread swapper;
 
   explicit RaceTree(bool absolute_link) {
-    std::string tmpl = ::testing::TempDir() + "wzvm_race_XXXXXX";
-    root = mkdtemp(tmpl.data());
+    root = test::scratch_dir("wzvm_race_");
     sb = root + "/sb";
     fs::create_directories(root + "/outside");
     fs::create_directories(sb + "/dir");
@@ -201,8 +201,7 @@ TEST_P(RaceResolvers, ResolveThenUseParent) {
 // the lookups here, against a few in 100,000 with "dir/inner/../../file".)
 TEST(SandboxRace, DotDotAfterDirectoryMovedOut) {
   for (Resolver resolver : {Resolver::Kernel, Resolver::Userspace}) {
-    std::string tmpl = ::testing::TempDir() + "wzvm_race_XXXXXX";
-    const std::string root = mkdtemp(tmpl.data()), sb = root + "/sb";
+    const std::string root = test::scratch_dir("wzvm_race_"), sb = root + "/sb";
     fs::create_directories(sb + "/dir/inner/a/b/c");
     fs::create_directories(root + "/outside");
     std::ofstream(root + "/file") << "SECRET";

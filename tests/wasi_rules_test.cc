@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tests/scratch_dir.h"
 #include "wasi/wasi.h"
 
 namespace wzvm::wasi {
@@ -28,9 +29,8 @@ constexpr uint32_t kRoot = 3;  // the preopen "/"
 class WasiRules : public ::testing::TestWithParam<Resolver> {
  protected:
   void SetUp() override {
-    std::string tmpl = ::testing::TempDir() + "wzvm_rules_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    root_ = tmpl;
+    root_ = test::scratch_dir("wzvm_rules_");
+    ASSERT_FALSE(root_.empty());
     Config cfg;
     cfg.preopens = {Preopen::dir(root_, "/")};
     cfg.resolver = GetParam();

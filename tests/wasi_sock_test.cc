@@ -26,6 +26,8 @@
 #include <thread>
 #include <vector>
 
+#include "tests/scratch_dir.h"
+
 extern char** environ;
 
 namespace {
@@ -234,8 +236,9 @@ TEST(WasiSocketsCli, FdAndOrderWithDirs) {
   ASSERT_GE(lis, 0);
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
-  char d1[] = "/tmp/wzvm_sock_dir_XXXXXX", d2[] = "/tmp/wzvm_sock_dir_XXXXXX";
-  ASSERT_TRUE(mkdtemp(d1) && mkdtemp(d2));
+  const std::string d1 = wzvm::test::scratch_dir("wzvm_sock_dir_"),
+                    d2 = wzvm::test::scratch_dir("wzvm_sock_dir_");
+  ASSERT_TRUE(!d1.empty() && !d2.empty());
   // In the child, the listener is fd 10 and the socketpair end fd 11.
   Wzvm w({"--dir", std::string(d1) + "::/a", "--fd", "10", "--listen", "127.0.0.1:0", "--fd", "11", "--dir",
           std::string(d2) + "::/b", echo_wasm(), "1"},
@@ -255,8 +258,6 @@ TEST(WasiSocketsCli, FdAndOrderWithDirs) {
             "fd 3: directory /a\nfd 4: socket_stream accept\nfd 5: socket_stream accept\n"
             "fd 6: socket_stream connected\nfd 7: directory /b\nconnection 1: 13 bytes\n");
   close(pair[1]);
-  rmdir(d1);
-  rmdir(d2);
 }
 
 // The same through Rust std's TcpListener/TcpStream (sock_accept, fd_read, fd_write).

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/scratch_dir.h"
 #include "vm/module.h"
 #include "vm/runtime.h"
 #include "wasi/guest_memory.h"
@@ -39,13 +40,8 @@ std::string slurp(const std::string& path) {
 
 std::string program(const std::string& name) { return std::string(WZVM_TESTDATA_DIR) + "/wasi/" + name; }
 
-// A fresh empty directory under the test temp dir.
-std::string temp_dir() {
-  std::string tmpl = ::testing::TempDir() + "wzvm_wasi_XXXXXX";
-  char* p = mkdtemp(tmpl.data());
-  EXPECT_NE(p, nullptr);
-  return tmpl;
-}
+// A fresh empty directory, removed when the binary exits.
+std::string temp_dir() { return test::scratch_dir("wzvm_wasi_"); }
 
 struct GuestRun {
   int exit = -1;    // proc_exit code, 0 when _start returned, -1 on a trap or error
@@ -196,7 +192,7 @@ INSTANTIATE_TEST_SUITE_P(Both, WasiResolvers, ::testing::Values(Resolver::Kernel
 // The same C program, natively and under wzvm, prints the same thing.
 TEST_P(WasiResolvers, FileSystemMatchesNative) {
   std::string native_dir = temp_dir(), guest_dir = temp_dir();
-  std::string native_out = native_dir + ".out";
+  std::string native_out = temp_dir() + "/out";  // not in native_dir, which the program lists
   std::string cmd = "'" + program("fs.native") + "' '" + native_dir + "' > '" + native_out + "' 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << slurp(native_out);
   Config cfg;
