@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <mutex>
@@ -36,6 +37,9 @@ class ScratchDirs {
     return tmpl;
   }
   ~ScratchDirs() {
+    // A forked child that exits normally (a death test in gtest's "fast"
+    // style) runs this too: only the process that made them removes them.
+    if (getpid() != owner_) return;
     for (const std::string& d : made_) {
       std::error_code ec;  // a directory a test removed itself is fine
       std::filesystem::remove_all(d, ec);
@@ -45,6 +49,7 @@ class ScratchDirs {
  private:
   std::mutex mu_;
   std::vector<std::string> made_;
+  const pid_t owner_ = getpid();
 };
 
 inline std::string scratch_dir(const std::string& prefix) { return ScratchDirs::get().make(prefix); }
