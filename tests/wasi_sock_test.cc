@@ -240,8 +240,8 @@ TEST(WasiSocketsCli, FdAndOrderWithDirs) {
                     d2 = wzvm::test::scratch_dir("wzvm_sock_dir_");
   ASSERT_TRUE(!d1.empty() && !d2.empty());
   // In the child, the listener is fd 10 and the socketpair end fd 11.
-  Wzvm w({"--dir", std::string(d1) + "::/a", "--fd", "10", "--listen", "127.0.0.1:0", "--fd", "11", "--dir",
-          std::string(d2) + "::/b", echo_wasm(), "1"},
+  Wzvm w({"--dir", d1 + "::/a", "--fd", "10", "--listen", "127.0.0.1:0", "--fd", "11", "--dir", d2 + "::/b",
+          echo_wasm(), "1"},
          {{lis, 10}, {pair[0], 11}});
   ASSERT_TRUE(w.started());
   close(lis);  // wzvm has its own copy now
