@@ -421,9 +421,21 @@ int run(const Options& opt) {
     threads->set_module(module, imports);
     threads->set_main(prof);
   }
+  // The host ran out of memory running the guest (vm::TrapCode::HostOutOfMemory,
+  // a ulimit or a profile of millions of call paths): an error of wzvm's, not a
+  // trap of the guest's, and what profiling counted is no longer exact, so no
+  // profile is written (an earlier one at the same path stays).
+  auto out_of_memory = [&](const std::string& running) {
+    profile.discard();
+    return fail(opt.file, std::string(vm::trap_message(vm::TrapCode::HostOutOfMemory)) + " while running " +
+                              running + ": no profile written");
+  };
   auto inst = store.instantiate(module, imports);
   if (!inst) {
     const vm::Error& e = inst.error();
+    if (e.kind == vm::Error::Kind::Instantiate &&
+        e.message == vm::trap_message(vm::TrapCode::HostOutOfMemory))
+      return out_of_memory("the start function");
     if (e.kind == vm::Error::Kind::Instantiate) {
       // A trap in segment initialisation or the start function.
       std::cerr << "wzvm: trap: " << e.message << "\n";
@@ -470,6 +482,7 @@ int run(const Options& opt) {
   if (!opt.invoke.empty()) {
     if (vm::FuncInst* init = (*inst)->exported_func("_initialize"); init && init->type.params.empty()) {
       vm::Trap t = store.invoke(init, {}, results);
+      if (t.code == vm::TrapCode::HostOutOfMemory) return out_of_memory("_initialize");
       if (t) return report_trap(t);
       results.clear();
     }
@@ -484,6 +497,7 @@ int run(const Options& opt) {
     if (auto ended = threads->ended()) trap = *ended;
   }
   std::cout.flush();
+  if (trap.code == vm::TrapCode::HostOutOfMemory) return out_of_memory(name);
   if (stop_signal && stop_signal->signal()) {
     if (trap) report_trap(trap);  // where it stopped
     return 128 + stop_signal->signal();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <new>
 #include <set>
 
 #include "profiler/clock.h"
@@ -318,85 +319,95 @@ void ProfileSession::finish() {
   if (server_) server_->stop();
   profiler_->stop();
   if (discarded_) return;
-  // The guest's own output comes first.
-  std::cout.flush();
-  std::set<std::string> without_lines;  // one note per module, however many profiles
-  bool wrote = false;
-  // `stream`: an instructions profile written as it is made (then `p` is not used).
-  auto write = [&](const Output& o, const perftools::profiles::Profile& p, bool stream) {
-    std::string why, data;
-    bool ok;
-    const Format* f = find_format(o.format);
-    if (stream) {
-      std::vector<std::string> wl;
-      ok = profiler::write_instructions_profile(*profiler_, o.path, why, &wl);
-      without_lines.insert(wl.begin(), wl.end());
-    } else if (o.format == "pprof") {
-      for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
-      ok = profiler::write_profile(p, o.path, why);
-    } else {
-      if (o.format == "folded") data = profiler::folded_text(p);
-      else if (o.format == "speedscope") data = profiler::speedscope_json(p, "wzvm " + o.kind);
-      else data = profiler::flamegraph_html(p, "wzvm " + o.kind + " profile");
-      ok = profiler::write_file_atomic(o.path, data, why);
+  // Building a profile allocates as much as the run counted (a Go test's
+  // instruction profile: 1.2 M samples): a host out of memory here is a
+  // profile that could not be written, said as such, its temporary file
+  // removed (profiler/output.h), never an abort.
+  try {
+    // The guest's own output comes first.
+    std::cout.flush();
+    std::set<std::string> without_lines;  // one note per module, however many profiles
+    bool wrote = false;
+    // `stream`: an instructions profile written as it is made (then `p` is not used).
+    auto write = [&](const Output& o, const perftools::profiles::Profile& p, bool stream) {
+      std::string why, data;
+      bool ok;
+      const Format* f = find_format(o.format);
+      if (stream) {
+        std::vector<std::string> wl;
+        ok = profiler::write_instructions_profile(*profiler_, o.path, why, &wl);
+        without_lines.insert(wl.begin(), wl.end());
+      } else if (o.format == "pprof") {
+        for (std::string& m : profiler::modules_without_lines(p)) without_lines.insert(std::move(m));
+        ok = profiler::write_profile(p, o.path, why);
+      } else {
+        if (o.format == "folded") data = profiler::folded_text(p);
+        else if (o.format == "speedscope") data = profiler::speedscope_json(p, "wzvm " + o.kind);
+        else data = profiler::flamegraph_html(p, "wzvm " + o.kind + " profile");
+        ok = profiler::write_file_atomic(o.path, data, why);
+      }
+      if (ok) {
+        wrote = true;
+        char view[512];
+        std::snprintf(view, sizeof view, f->view, o.path.c_str());
+        std::cerr << "wzvm: " << o.kind << " profile written to " << o.path << " (view: " << view << ")\n";
+      } else {
+        std::cerr << "wzvm: error: cannot write the " << o.kind << " profile: " << why << "\n";
+        if (flags_.write_failed) *flags_.write_failed = true;
+      }
+    };
+    // Each profile is built once, for all its formats and the summary. An
+    // instructions profile wanted only as pprof is serialized and gzipped into
+    // its file as it is built instead (profiler::write_instructions_profile):
+    // deep recursions make it large (as a message it took 14 ms of the 26
+    // that writing `calls`' took; Go's encoding/json tests' is 217 MB before
+    // gzip, which held whole made the run's peak memory).
+    std::string built_kind, summaries;
+    perftools::profiles::Profile built;
+    bool instructions_streamed = !flags_.summary;
+    for (const Output& o : outputs_)
+      if (o.kind == "instructions" && o.format != "pprof") instructions_streamed = false;
+    for (const Output& o : outputs_) {
+      if (o.kind == "instructions" && instructions_streamed) {
+        write(o, built, true);
+        continue;
+      }
+      if (o.kind != built_kind) {
+        built = o.kind == "cpu"   ? profiler::build_cpu_profile(*profiler_)
+                : o.kind == "mem" ? profiler::build_memory_profile(*profiler_)
+                                  : profiler::build_instructions_profile(*profiler_);
+        built_kind = o.kind;
+        if (flags_.summary)
+          summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
+      }
+      write(o, built, false);
     }
-    if (ok) {
-      wrote = true;
-      char view[512];
-      std::snprintf(view, sizeof view, f->view, o.path.c_str());
-      std::cerr << "wzvm: " << o.kind << " profile written to " << o.path << " (view: " << view << ")\n";
-    } else {
-      std::cerr << "wzvm: error: cannot write the " << o.kind << " profile: " << why << "\n";
-      if (flags_.write_failed) *flags_.write_failed = true;
-    }
-  };
-  // Each profile is built once, for all its formats and the summary. An
-  // instructions profile wanted only as pprof is serialized and gzipped into
-  // its file as it is built instead (profiler::write_instructions_profile):
-  // deep recursions make it large (as a message it took 14 ms of the 26
-  // that writing `calls`' took; Go's encoding/json tests' is 217 MB before
-  // gzip, which held whole made the run's peak memory).
-  std::string built_kind, summaries;
-  perftools::profiles::Profile built;
-  bool instructions_streamed = !flags_.summary;
-  for (const Output& o : outputs_)
-    if (o.kind == "instructions" && o.format != "pprof") instructions_streamed = false;
-  for (const Output& o : outputs_) {
-    if (o.kind == "instructions" && instructions_streamed) {
-      write(o, built, true);
-      continue;
-    }
-    if (o.kind != built_kind) {
-      built = o.kind == "cpu"   ? profiler::build_cpu_profile(*profiler_)
-              : o.kind == "mem" ? profiler::build_memory_profile(*profiler_)
-                                : profiler::build_instructions_profile(*profiler_);
-      built_kind = o.kind;
-      if (flags_.summary)
-        summaries += "\n" + profiler::report_text(built, o.kind + " profile (" + o.path + ")");
-    }
-    write(o, built, false);
+    std::cerr << summaries;
+    // The notes are about the profiles: none when every file failed to be
+    // written, so that the error stays the one thing said about them.
+    const bool notes = wrote || outputs_.empty();
+    // A Go module has no DWARF to add (Go writes none for wasm): its lines come
+    // from Go's tables, or, when those could not be read, it is said why.
+    const profiler::Symbolizer& sym = profiler_->symbolizer(module_);
+    if (notes && !sym.go_note().empty())
+      std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
+    // CPython whose frames could not be read: its profile is the C one.
+    if (notes && !sym.python_note().empty())
+      std::cerr << "wzvm: note: " << module_path_ << ": " << sym.python_note() << "\n";
+    if (sym.built_by_go()) without_lines.erase(module_path_);
+    if (!notes) without_lines.clear();
+    for (const std::string& m : without_lines)
+      std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
+                << "build it with -g for source lines and inlined frames\n";
+    if (flags_.mem() && profiler_->memory()) std::cerr << profiler::memory_summary(*profiler_, 3);
+    if (flags_.text)
+      std::cerr << "wzvm: instructions executed per function (self):\n"
+                << profiler::instruction_text(*profiler_);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "wzvm: error: cannot write the profiles: " << vm::trap_message(vm::TrapCode::HostOutOfMemory)
+              << "\n";
+    if (flags_.write_failed) *flags_.write_failed = true;
   }
-  std::cerr << summaries;
-  // The notes are about the profiles: none when every file failed to be
-  // written, so that the error stays the one thing said about them.
-  const bool notes = wrote || outputs_.empty();
-  // A Go module has no DWARF to add (Go writes none for wasm): its lines come
-  // from Go's tables, or, when those could not be read, it is said why.
-  const profiler::Symbolizer& sym = profiler_->symbolizer(module_);
-  if (notes && !sym.go_note().empty())
-    std::cerr << "wzvm: note: " << module_path_ << ": " << sym.go_note() << "\n";
-  // CPython whose frames could not be read: its profile is the C one.
-  if (notes && !sym.python_note().empty())
-    std::cerr << "wzvm: note: " << module_path_ << ": " << sym.python_note() << "\n";
-  if (sym.built_by_go()) without_lines.erase(module_path_);
-  if (!notes) without_lines.clear();
-  for (const std::string& m : without_lines)
-    std::cerr << "wzvm: note: " << m << " has no DWARF line info where the profile spends its time; "
-              << "build it with -g for source lines and inlined frames\n";
-  if (flags_.mem() && profiler_->memory()) std::cerr << profiler::memory_summary(*profiler_, 3);
-  if (flags_.text)
-    std::cerr << "wzvm: instructions executed per function (self):\n"
-              << profiler::instruction_text(*profiler_);
   server_.reset();
   live_.reset();
   profiler_.reset();

@@ -154,6 +154,53 @@ TEST_F(ProfileCli, TrapStillWritesTheProfile) {
   EXPECT_EQ(files(), std::vector<std::string>{"t.pb.gz"});  // and no temporary file
 }
 
+// AddressSanitizer's build (GCC says so with a macro, clang-14 only through
+// __has_feature, which GCC 12 does not have).
+#if defined(__SANITIZE_ADDRESS__)
+#define WZVM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define WZVM_TEST_ASAN 1
+#endif
+#endif
+#ifndef WZVM_TEST_ASAN
+#define WZVM_TEST_ASAN 0
+#endif
+
+// Counting keeps a block of counters per call-tree node, sized by its
+// function: a br_table of 4,096 targets gives `deep` 4,097 counters (32 KB),
+// and its recursion a node per depth, so 19,000 levels need 620 MB of
+// counters. Under a 300 MB address-space limit the unprofiled run fits and
+// the counted one does not: wzvm says so and exits 1 instead of aborting
+// with an uncaught std::bad_alloc, and writes no profile (what it counted
+// is no longer exact), leaving an earlier one at the path as it was.
+TEST_F(ProfileCli, OutOfHostMemoryIsAnErrorNotAnAbort) {
+#if WZVM_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of shadow memory: no address-space limit fits it";
+#else
+  std::string targets;
+  for (int i = 0; i < 4096; ++i) targets += "0 ";
+  std::ofstream(path("deep.wat"))
+      << "(module (func $deep (export \"deep\") (param $n i32) (result i32)\n"
+      << "  (block (br_table " << targets << "(local.get $n)))\n"
+      << "  (if (result i32) (i32.eqz (local.get $n)) (then (i32.const 0))\n"
+      << "    (else (i32.add (call $deep (i32.sub (local.get $n) (i32.const 1)))\n"
+      << "                   (i32.const 1))))))\n";
+  ASSERT_EQ(sh("wat2wasm deep.wat -o deep.wasm").status, 0);
+  std::ofstream(path("p.pb.gz")) << "an earlier profile";
+  const std::string limit = "ulimit -v 300000 && '" + std::string(WZVM_BINARY) + "' ";
+  Output plain = sh(limit + "--invoke deep deep.wasm 19000");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out, "19000\n");
+  Output counted = sh(limit + "--profile=instructions --profile-out p.pb.gz --invoke deep deep.wasm 19000");
+  EXPECT_EQ(counted.status, 1);
+  EXPECT_EQ(counted.err,
+            "wzvm: error: deep.wasm: out of host memory while running deep: no profile written\n");
+  EXPECT_EQ(slurp(path("p.pb.gz")), "an earlier profile");
+  EXPECT_EQ(files(), (std::vector<std::string>{"deep.wasm", "deep.wat", "p.pb.gz"}));  // no temporary file
+#endif
+}
+
 // A trap unwinds frames; the profiles keep them as they were: the trapping
 // instruction's stack has each caller at its call, as the backtrace says.
 TEST_F(ProfileCli, TrapUnwoundCallersAreAtTheirCalls) {

@@ -16,6 +16,7 @@
 #include <cstring>
 #include <iterator>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -3479,7 +3480,8 @@ Trap run_counted(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
 #else
 Trap run_counted(Store& store, Thread& th, FuncInst* func, uint64_t* args);  // interp_counted.cc
 
-Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+namespace {
+Trap execute_guest(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   if (func->is_host()) return call_host(store, nullptr, func, args);
   // Only the counting loop has handlers for vm/counted_ops.def.
   if (store.needs_counting() && !(th.profiling && th.profiling->count_instructions))
@@ -3491,10 +3493,38 @@ Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
   // Frames in use: a host function calls back into wasm (ProfileSink::on_reentry).
   ProfileSink* nested = th.depth > 0 ? th.profiling->sink : nullptr;
   if (nested) nested->on_reentry(true);
-  Trap t = th.profiling->count_instructions ? run_counted(store, th, func, args)
-                                            : run<Mode::Plain>(store, th, func, args);
-  if (nested) nested->on_reentry(false);
-  return t;
+  struct Reentry {  // ends the reentry however the run ends
+    ProfileSink* sink;
+    ~Reentry() {
+      if (sink) sink->on_reentry(false);
+    }
+  } reentry{nested};
+  return th.profiling->count_instructions ? run_counted(store, th, func, args)
+                                          : run<Mode::Plain>(store, th, func, args);
+}
+}  // namespace
+
+// Running allocates on the host: lowering a body on its first call, and
+// with profiles the call tree's nodes and their counter blocks, samples'
+// sites, CPython's line tables. When the host has no more memory (a ulimit,
+// or counting a program whose call paths are millions), the allocation
+// throws std::bad_alloc through the loop; it ends the run here as a trap
+// instead of terminating wzvm with an abort. The loop's frames are left as
+// they were at the throw, so the thread is put back as a trap leaves it;
+// what profiling counted is not exact any more (a segment counted whole on
+// entry is not taken back), which the embedder learns from the trap's code.
+Trap execute(Store& store, Thread& th, FuncInst* func, uint64_t* args) {
+  const uint32_t depth = th.depth;
+  uint64_t* const top = th.top;
+  try {
+    return execute_guest(store, th, func, args);
+  } catch (const std::bad_alloc&) {
+    th.depth = depth;
+    th.top = top;
+    th.unfit = nullptr;
+    if (depth == 0) th.exceptions.clear();
+    return Trap::make(TrapCode::HostOutOfMemory);
+  }
 }
 
 Trap Store::invoke(FuncInst* func, std::span<const Value> args, std::vector<Value>& results) {
