@@ -24,8 +24,10 @@
 #include <iterator>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -425,17 +427,19 @@ int run(const Options& opt) {
   // a ulimit or a profile of millions of call paths): an error of wzvm's, not a
   // trap of the guest's, and what profiling counted is no longer exact, so no
   // profile is written (an earlier one at the same path stays).
-  auto out_of_memory = [&](const std::string& running) {
+  auto out_of_memory = [&](const std::string& doing) {
     profile.discard();
-    return fail(opt.file, std::string(vm::trap_message(vm::TrapCode::HostOutOfMemory)) + " while running " +
-                              running + ": no profile written");
+    return fail(opt.file, std::string(vm::trap_message(vm::TrapCode::HostOutOfMemory)) + " while " + doing +
+                              ": no profile written");
   };
   auto inst = store.instantiate(module, imports);
   if (!inst) {
     const vm::Error& e = inst.error();
+    // Its memories or tables could not be made, or its start function ran
+    // out (which e.function then names).
     if (e.kind == vm::Error::Kind::Instantiate &&
         e.message == vm::trap_message(vm::TrapCode::HostOutOfMemory))
-      return out_of_memory("the start function");
+      return out_of_memory(e.function >= 0 ? "running the start function" : "instantiating");
     if (e.kind == vm::Error::Kind::Instantiate) {
       // A trap in segment initialisation or the start function.
       std::cerr << "wzvm: trap: " << e.message << "\n";
@@ -482,7 +486,7 @@ int run(const Options& opt) {
   if (!opt.invoke.empty()) {
     if (vm::FuncInst* init = (*inst)->exported_func("_initialize"); init && init->type.params.empty()) {
       vm::Trap t = store.invoke(init, {}, results);
-      if (t.code == vm::TrapCode::HostOutOfMemory) return out_of_memory("_initialize");
+      if (t.code == vm::TrapCode::HostOutOfMemory) return out_of_memory("running _initialize");
       if (t) return report_trap(t);
       results.clear();
     }
@@ -497,7 +501,7 @@ int run(const Options& opt) {
     if (auto ended = threads->ended()) trap = *ended;
   }
   std::cout.flush();
-  if (trap.code == vm::TrapCode::HostOutOfMemory) return out_of_memory(name);
+  if (trap.code == vm::TrapCode::HostOutOfMemory) return out_of_memory("running " + name);
   if (stop_signal && stop_signal->signal()) {
     if (trap) report_trap(trap);  // where it stopped
     return 128 + stop_signal->signal();
@@ -736,6 +740,18 @@ int main(int argc, char** argv) {
   opt.args.assign(rest.begin() + 1, rest.end());
   bool profile_write_failed = false;
   opt.profile.write_failed = &profile_write_failed;
-  int status = run(opt);
+  // Out of memory outside the guest's run (loading, instantiating; the run's
+  // own is its trap, vm::TrapCode::HostOutOfMemory): one error line, not an
+  // abort.
+  int status;
+  try {
+    status = run(opt);
+  } catch (const std::bad_alloc&) {
+    return fail(opt.file, vm::trap_message(vm::TrapCode::HostOutOfMemory));
+  } catch (const std::system_error& e) {
+    // A thread of wzvm's own (--timeout's, the signal handler's, the live
+    // endpoint's) the host cannot give: EAGAIN under a ulimit.
+    return fail(opt.file, std::string("cannot start a thread: ") + e.what());
+  }
   return status == kExitOk && profile_write_failed ? kExitError : status;
 }

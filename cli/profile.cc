@@ -8,9 +8,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <new>
 #include <set>
+#include <system_error>
 
 #include "profiler/clock.h"
 #include "profiler/live.h"
@@ -251,7 +253,12 @@ ProfileSession::ProfileSession(const ProfileFlags& flags, vm::Store& store, cons
   start_progress();
 }
 
-ProfileSession::~ProfileSession() { finish(); }
+ProfileSession::~ProfileSession() {
+  // Unwinding past the run (wzvm out of memory outside it, main.cc): nothing
+  // is written, an earlier profile stays.
+  if (std::uncaught_exceptions() > 0) discarded_ = true;
+  finish();
+}
 
 namespace {
 // The profiler of the spawned thread running here (attach and detach run on it).
@@ -281,23 +288,27 @@ wasi::Threads::Hooks ProfileSession::thread_hooks() {
 // after a second, so short runs print nothing.
 void ProfileSession::start_progress() {
   if (!isatty(STDERR_FILENO)) return;
-  progress_ = std::thread([this] {
-    const uint64_t t0 = profiler::monotonic_ns();
-    std::unique_lock lock(progress_mu_);
-    bool shown = false;
-    while (!progress_cv_.wait_for(lock, std::chrono::milliseconds(shown ? 250 : 1000),
-                                  [&] { return progress_stop_; })) {
-      char line[128];
-      const double elapsed = static_cast<double>(profiler::monotonic_ns() - t0) / 1e9;
-      if (flags_.cpu() || !flags_.pprof_addr.empty())
-        std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s, %llu samples ", elapsed,
-                      static_cast<unsigned long long>(live_->samples()));
-      else std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s ", elapsed);
-      std::fputs(line, stderr);
-      shown = true;
-    }
-    if (shown) std::fputs("\r\033[K", stderr);  // leave no progress line behind
-  });
+  // Without a thread to give (EAGAIN), the run goes on without the line.
+  try {
+    progress_ = std::thread([this] {
+      const uint64_t t0 = profiler::monotonic_ns();
+      std::unique_lock lock(progress_mu_);
+      bool shown = false;
+      while (!progress_cv_.wait_for(lock, std::chrono::milliseconds(shown ? 250 : 1000),
+                                    [&] { return progress_stop_; })) {
+        char line[128];
+        const double elapsed = static_cast<double>(profiler::monotonic_ns() - t0) / 1e9;
+        if (flags_.cpu() || !flags_.pprof_addr.empty())
+          std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s, %llu samples ", elapsed,
+                        static_cast<unsigned long long>(live_->samples()));
+        else std::snprintf(line, sizeof line, "\rwzvm: profiling: %.1f s ", elapsed);
+        std::fputs(line, stderr);
+        shown = true;
+      }
+      if (shown) std::fputs("\r\033[K", stderr);  // leave no progress line behind
+    });
+  } catch (const std::system_error&) {
+  }
 }
 
 void ProfileSession::stop_progress() {

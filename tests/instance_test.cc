@@ -521,7 +521,7 @@ TEST(Instantiate, MemoryAllocationFailureIsOutOfMemory) {
   auto r = store.instantiate(m, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, Error::Kind::Instantiate);
-  EXPECT_EQ(r.error().message, "out of memory");
+  EXPECT_EQ(r.error().message, "out of host memory");
 }
 
 TEST(Instantiate, SizesAboveTheLimitsAreLinkErrors) {

@@ -601,7 +601,7 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
   for (uint32_t i = m.num_imported_funcs; i < num_funcs; ++i) inst->funcs.push_back(add_wasm_func(inst, i));
 
   // Sizes are checked against the limits before anything is allocated, so an
-  // absurd module gets an error that names the limit, not "out of memory".
+  // absurd module gets an error that names the limit, not "out of host memory".
   for (size_t i = 0; i < m.tables.size(); ++i) {
     if (m.tables[i].limits.min > kMaxTableElems)
       return limit_error("table", "table " + std::to_string(m.num_imported_tables + i) +
@@ -618,12 +618,12 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
   }
   for (const TableType& t : m.tables) {
     TableInst* table = add_table(t, 0);
-    if (!table) return instantiate_error("out of memory");
+    if (!table) return instantiate_error(trap_message(TrapCode::HostOutOfMemory));
     inst->tables.push_back(table);
   }
   for (const MemoryType& t : m.memories) {
     MemInst* mem = add_memory(t);
-    if (!mem) return instantiate_error("out of memory");
+    if (!mem) return instantiate_error(trap_message(TrapCode::HostOutOfMemory));
     inst->memories.push_back(mem);
   }
   for (uint32_t t : m.tags) inst->tags.push_back(add_tag(m.types[t]));

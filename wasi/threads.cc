@@ -1,5 +1,6 @@
 #include "wasi/threads.h"
 
+#include <new>
 #include <string>
 #include <system_error>
 
@@ -122,7 +123,19 @@ int32_t Threads::spawn(uint32_t start_arg) {
   return next_tid_++;
 }
 
+// A thread's end by the host running out of memory (its value stack, its
+// instance, the profiler's tables): as a trap of the thread, which ends the
+// process, rather than an exception leaving the thread, which terminates it
+// (the run's own is already a trap: vm::execute).
 void Threads::run(Record* rec, uint32_t start_arg) {
+  try {
+    run_guest(rec, start_arg);
+  } catch (const std::bad_alloc&) {
+    end_process(rec->tid, vm::Trap::make(vm::TrapCode::HostOutOfMemory));
+  }
+}
+
+void Threads::run_guest(Record* rec, uint32_t start_arg) {
   vm::Thread th(store_.limits());
   vm::ThreadScope scope(store_, th);
   vm::Profiling bare;
@@ -133,29 +146,47 @@ void Threads::run(Record* rec, uint32_t start_arg) {
   }
   std::shared_ptr<const vm::Module> module;
   std::vector<vm::Extern> imports;
-  {
-    std::lock_guard lock(mu_);
-    rec->profiling = p;
-    if (stopping_) interrupt(p);
-    module = module_;
-    imports = imports_;
-  }
+  // However this ends (an exception too), nothing is left pointing at `p`,
+  // which may be `bare`.
+  struct Detach {
+    Threads& t;
+    Record* rec;
+    vm::Thread& th;
+    ~Detach() {
+      {
+        std::lock_guard lock(t.mu_);
+        rec->profiling = nullptr;
+      }
+      if (t.hooks_.detach) t.hooks_.detach(rec->tid);
+      th.profiling = nullptr;
+    }
+  };
   vm::Trap trap;
-  auto inst = store_.instantiate(module, imports);
-  if (!inst) {
-    trap = vm::Trap::make(vm::TrapCode::HostError, inst.error().message);
-  } else {
-    std::vector<vm::Value> results;
-    const vm::Value args[] = {vm::Value::from_i32(static_cast<uint32_t>(rec->tid)),
-                              vm::Value::from_i32(start_arg)};
-    trap = store_.invoke((*inst)->exported_func("wasi_thread_start"), args, results);
-  }
   {
-    std::lock_guard lock(mu_);
-    rec->profiling = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      rec->profiling = p;
+      if (stopping_) interrupt(p);
+    }
+    Detach detach{*this, rec, th};
+    {
+      std::lock_guard lock(mu_);
+      module = module_;
+      imports = imports_;
+    }
+    auto inst = store_.instantiate(module, imports);
+    if (!inst) {
+      const std::string& why = inst.error().message;
+      trap = why == vm::trap_message(vm::TrapCode::HostOutOfMemory)
+                 ? vm::Trap::make(vm::TrapCode::HostOutOfMemory)
+                 : vm::Trap::make(vm::TrapCode::HostError, why);
+    } else {
+      std::vector<vm::Value> results;
+      const vm::Value args[] = {vm::Value::from_i32(static_cast<uint32_t>(rec->tid)),
+                                vm::Value::from_i32(start_arg)};
+      trap = store_.invoke((*inst)->exported_func("wasi_thread_start"), args, results);
+    }
   }
-  if (hooks_.detach) hooks_.detach(rec->tid);
-  th.profiling = nullptr;
   if (trap) end_process(rec->tid, trap);
 }
 

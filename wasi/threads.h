@@ -85,6 +85,7 @@ class Threads {
   };
   int32_t spawn(uint32_t start_arg);
   void run(Record* rec, uint32_t start_arg);
+  void run_guest(Record* rec, uint32_t start_arg);
   void end_process(int32_t tid, const vm::Trap& trap);
   static void interrupt(vm::Profiling* p);
 

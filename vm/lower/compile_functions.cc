@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
+#include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -52,7 +55,7 @@ Status compile_functions(Module& module, const LoadOptions& options) {
       {std::max(1u, std::thread::hardware_concurrency()), code_bytes / kBytesPerThread, n});
   std::vector<Status> status(n);
   std::atomic<size_t> next{0}, first_error{n};
-  auto work = [&] {
+  auto work_queue = [&] {
     for (size_t i; (i = next.fetch_add(1, std::memory_order_relaxed)) < n;) {
       if (i > first_error.load(std::memory_order_relaxed)) break;
       lower::FunctionCompiler fc(module, static_cast<uint32_t>(module.num_imported_funcs + i), options);
@@ -64,14 +67,37 @@ Status compile_functions(Module& module, const LoadOptions& options) {
       }
     }
   };
+  // What a worker threw (std::bad_alloc: the host out of memory) is thrown
+  // again on this thread once all have stopped: an exception cannot leave a
+  // thread but by terminating the process.
+  std::exception_ptr thrown;
+  std::mutex thrown_mu;
+  auto work = [&] {
+    try {
+      work_queue();
+    } catch (...) {
+      next.store(n, std::memory_order_relaxed);  // the others stop at their next function
+      std::lock_guard lock(thrown_mu);
+      if (!thrown) thrown = std::current_exception();
+    }
+  };
   if (threads <= 1) {
     work();
   } else {
     std::vector<std::thread> pool;
-    for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    for (size_t t = 1; t < threads; ++t) {
+      // A thread the host cannot give (EAGAIN: a ulimit, a full process
+      // table) leaves the work to those there are: they share one queue.
+      try {
+        pool.emplace_back(work);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
     work();
     for (std::thread& t : pool) t.join();
   }
+  if (thrown) std::rethrow_exception(thrown);
   if (size_t e = first_error.load(); e < n) return status[e];
   return Status();
 }
