@@ -25,6 +25,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <set>
 #include <thread>
 
@@ -225,7 +226,14 @@ class HttplibServer final : public HttpServer {
       for (const auto& m : req.matches) in.matches.push_back(m.str());
       in.params.insert(req.params.begin(), req.params.end());
       HttpResponse out;
-      handler(in, out);
+      // cpp-httplib 0.11 catches nothing: an exception out of a handler
+      // (building a profile while the host is out of memory) would leave
+      // its worker thread and terminate wzvm with the guest still running.
+      try {
+        handler(in, out);
+      } catch (const std::bad_alloc&) {
+        out = HttpResponse{503, "out of host memory\n", "text/plain", {}};
+      }
       res.status = out.status;
       for (const auto& [k, v] : out.headers) res.set_header(k, v);
       res.set_content(out.body, out.content_type);
