@@ -517,7 +517,15 @@ int run(const Options& opt) {
 int main(int argc, char** argv) {
   // `wzvm report ...` reads profiles instead of running a module (a module
   // file named "report" runs as ./report).
-  if (argc > 1 && std::strcmp(argv[1], "report") == 0) return cli::report_command(argc - 1, argv + 1);
+  if (argc > 1 && std::strcmp(argv[1], "report") == 0) {
+    // A profile too big for the host (as for a run, below): one error line.
+    try {
+      return cli::report_command(argc - 1, argv + 1);
+    } catch (const std::bad_alloc&) {
+      std::cerr << "wzvm: error: report: " << vm::trap_message(vm::TrapCode::HostOutOfMemory) << "\n";
+      return kExitError;
+    }
+  }
   CLI::App app{
       "wzvm: a WebAssembly interpreter with built-in profilers\n\n"
       "  wzvm [OPTIONS] MODULE.wasm [ARGS...]              run the module's _start\n"

@@ -201,6 +201,24 @@ TEST_F(ProfileCli, OutOfHostMemoryIsAnErrorNotAnAbort) {
 #endif
 }
 
+// `wzvm report` of a profile bigger than the host can hold: a gzip stream of
+// 300 MB (zeros, not a profile) under a 150 MB limit runs out while it is
+// decompressed; without the limit it is read whole and refused.
+TEST_F(ProfileCli, ReportOutOfHostMemoryIsAnErrorNotAnAbort) {
+#if WZVM_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer reserves terabytes of shadow memory: no address-space limit fits it";
+#else
+  // In parentheses: sh() redirects the command's stdout after it.
+  ASSERT_EQ(sh("(head -c 300000000 /dev/zero | gzip -1 > big.pb.gz)").status, 0);
+  Output limited = sh("ulimit -v 150000 && '" + std::string(WZVM_BINARY) + "' report big.pb.gz");
+  EXPECT_EQ(limited.status, 1);
+  EXPECT_EQ(limited.err, "wzvm: error: report: out of host memory\n");
+  Output whole = wzvm("report big.pb.gz");
+  EXPECT_EQ(whole.status, 1);
+  EXPECT_THAT(whole.err, HasSubstr("not a pprof profile"));
+#endif
+}
+
 // A trap unwinds frames; the profiles keep them as they were: the trapping
 // instruction's stack has each caller at its call, as the backtrace says.
 TEST_F(ProfileCli, TrapUnwoundCallersAreAtTheirCalls) {
