@@ -437,8 +437,7 @@ int run(const Options& opt) {
     const vm::Error& e = inst.error();
     // Its memories or tables could not be made, or its start function ran
     // out (which e.function then names).
-    if (e.kind == vm::Error::Kind::Instantiate &&
-        e.message == vm::trap_message(vm::TrapCode::HostOutOfMemory))
+    if (e.host_out_of_memory)
       return out_of_memory(e.function >= 0 ? "running the start function" : "instantiating");
     if (e.kind == vm::Error::Kind::Instantiate) {
       // A trap in segment initialisation or the start function.

@@ -522,6 +522,7 @@ TEST(Instantiate, MemoryAllocationFailureIsOutOfMemory) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, Error::Kind::Instantiate);
   EXPECT_EQ(r.error().message, "out of host memory");
+  EXPECT_TRUE(r.error().host_out_of_memory);  // the host's failure, not the module's
 }
 
 TEST(Instantiate, SizesAboveTheLimitsAreLinkErrors) {

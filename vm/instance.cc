@@ -56,6 +56,12 @@ Error instantiate_error(std::string message) {
   return e;
 }
 
+Error host_out_of_memory() {
+  Error e = instantiate_error(trap_message(TrapCode::HostOutOfMemory));
+  e.host_out_of_memory = true;
+  return e;
+}
+
 // --- Constant expressions ---------------------------------------------------
 // https://webassembly.github.io/spec/core/valid/instructions.html#constant-expressions
 // The validator has already checked types and indices; the checks here only
@@ -618,12 +624,12 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
   }
   for (const TableType& t : m.tables) {
     TableInst* table = add_table(t, 0);
-    if (!table) return instantiate_error(trap_message(TrapCode::HostOutOfMemory));
+    if (!table) return host_out_of_memory();
     inst->tables.push_back(table);
   }
   for (const MemoryType& t : m.memories) {
     MemInst* mem = add_memory(t);
-    if (!mem) return instantiate_error(trap_message(TrapCode::HostOutOfMemory));
+    if (!mem) return host_out_of_memory();
     inst->memories.push_back(mem);
   }
   for (uint32_t t : m.tags) inst->tags.push_back(add_tag(m.types[t]));
@@ -649,6 +655,7 @@ Result<Instance*> Store::instantiate(std::shared_ptr<const Module> module,
     if (trap) {
       Error e = instantiate_error(trap.message);
       e.function = *m.start;
+      e.host_out_of_memory = trap.code == TrapCode::HostOutOfMemory;
       return e;
     }
   }

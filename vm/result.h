@@ -18,6 +18,10 @@ struct Error {
   std::string section;    // e.g. "code", "import"; empty when unknown
   int64_t function = -1;  // function index (in the function index space) or -1
   int64_t offset = -1;    // byte offset in the module or -1
+  // Instantiate: the host could not give what the instance needed (a memory
+  // or a table mapped, or memory while the start function ran), rather than
+  // the module asking for something wrong: embedders report it as their own.
+  bool host_out_of_memory = false;
 
   // "WHAT (section S, function F, offset 0xOFF)" with the known parts only.
   std::string to_string() const;

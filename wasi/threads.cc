@@ -144,10 +144,8 @@ void Threads::run_guest(Record* rec, uint32_t start_arg) {
     p = &bare;
     th.profiling = p;
   }
-  std::shared_ptr<const vm::Module> module;
-  std::vector<vm::Extern> imports;
   // However this ends (an exception too), nothing is left pointing at `p`,
-  // which may be `bare`.
+  // which may be `bare`; before end_process, as the run's end.
   struct Detach {
     Threads& t;
     Record* rec;
@@ -163,23 +161,20 @@ void Threads::run_guest(Record* rec, uint32_t start_arg) {
   };
   vm::Trap trap;
   {
+    Detach detach{*this, rec, th};
+    std::shared_ptr<const vm::Module> module;
+    std::vector<vm::Extern> imports;
     {
       std::lock_guard lock(mu_);
       rec->profiling = p;
       if (stopping_) interrupt(p);
-    }
-    Detach detach{*this, rec, th};
-    {
-      std::lock_guard lock(mu_);
       module = module_;
       imports = imports_;
     }
     auto inst = store_.instantiate(module, imports);
     if (!inst) {
-      const std::string& why = inst.error().message;
-      trap = why == vm::trap_message(vm::TrapCode::HostOutOfMemory)
-                 ? vm::Trap::make(vm::TrapCode::HostOutOfMemory)
-                 : vm::Trap::make(vm::TrapCode::HostError, why);
+      trap = inst.error().host_out_of_memory ? vm::Trap::make(vm::TrapCode::HostOutOfMemory)
+                                             : vm::Trap::make(vm::TrapCode::HostError, inst.error().message);
     } else {
       std::vector<vm::Value> results;
       const vm::Value args[] = {vm::Value::from_i32(static_cast<uint32_t>(rec->tid)),
