@@ -413,5 +413,126 @@ TEST_F(KnownBodiesGo, EveryGoInstalledHasAKnownMul64) {
   if (built == 0) GTEST_SKIP() << "no Go installed (golang-1.23-go from bookworm-backports)";
 }
 
+// wasi-libc's memcpy, memmove, memset, memcmp and strlen, and its allocator's
+// dlmalloc and dlfree, in a program built here against Debian's wasi-libc
+// (testdata/wasi/strings.c), are bodies the VM knows; plain code runs them
+// as an op at their entry, counted code runs the bodies.
+class KnownBodiesLibc : public cli_test::CliFixture {};
+
+const std::pair<const char*, vm::KnownBody> kLibc[] = {
+    {"dlfree", vm::KnownBody::LibcDlfree}, {"dlmalloc", vm::KnownBody::LibcDlmalloc},
+    {"memcpy", vm::KnownBody::LibcMemcpy}, {"memmove", vm::KnownBody::LibcMemmove},
+    {"memset", vm::KnownBody::LibcMemset}, {"memcmp", vm::KnownBody::LibcMemcmp},
+    {"strlen", vm::KnownBody::LibcStrlen}};
+const vm::IOp kLibcOps[] = {vm::IOp::LibcDlfree,  vm::IOp::LibcDlmalloc, vm::IOp::LibcMemcpy,
+                            vm::IOp::LibcMemmove, vm::IOp::LibcMemset,   vm::IOp::LibcMemcmp,
+                            vm::IOp::LibcStrlen};
+
+TEST_F(KnownBodiesLibc, WasiLibcStringFunctionsAreKnownByTheirBytes) {
+  const std::string wasm = cli_test::testdata("wasi/strings.wasm");
+  for (bool counted : {false, true}) {
+    vm::LoadOptions options;
+    options.count_instructions = counted;
+    auto m = vm::load_module(read_bytes(wasm), options);
+    ASSERT_TRUE(m) << m.error().to_string();
+    const vm::Module& mod = *m.value();
+    for (size_t k = 0; k < std::size(kLibc); ++k) {
+      const auto [name, kind] = kLibc[k];
+      const uint32_t f = func_named(mod, name);
+      ASSERT_NE(f, UINT32_MAX) << name;
+      EXPECT_EQ(mod.known_body(f), kind)
+          << "Debian's wasi-libc " << name << ": add its body to vm/known_bodies.def";
+      const std::vector<uint32_t>& code = mod.code[f - mod.num_imported_funcs].code;
+      ASSERT_FALSE(code.empty()) << name;
+      // The op at the entry, in plain code only.
+      EXPECT_EQ(code[0] == static_cast<uint32_t>(kLibcOps[k]), !counted)
+          << name << (counted ? ", counted" : "");
+    }
+    EXPECT_EQ(mod.known_body(func_named(mod, "main")), vm::KnownBody::None);
+    // G, the allocator's state, is the same address in both rows' holes
+    const vm::KnownBodyMatch dlfree = mod.known_match(func_named(mod, "dlfree"));
+    const vm::KnownBodyMatch dlmalloc = mod.known_match(func_named(mod, "dlmalloc"));
+    EXPECT_EQ(dlfree.constant, dlmalloc.constant);
+    EXPECT_GT(dlfree.constant, 1024u);
+  }
+}
+
+// A body one byte away from its row is not taken for it, nor one whose G
+// holes disagree.
+TEST_F(KnownBodiesLibc, AnAllocatorOneByteAwayIsNotKnown) {
+  std::vector<uint8_t> bytes = read_bytes(cli_test::testdata("wasi/strings.wasm"));
+  auto m = vm::load_module(bytes);
+  ASSERT_TRUE(m) << m.error().to_string();
+  const vm::Module& mod = *m.value();
+  const uint32_t f = func_named(mod, "dlfree");
+  const vm::Function& fn = mod.functions[f - mod.num_imported_funcs];
+  // dlfree's first access with an offset reads least_addr at G+16; make it
+  // G+20 or G+12 (a valid body still), so that its G disagrees with the others'
+  const std::vector<uint8_t> want = {0x28, 0x02};  // i32.load align=2
+  size_t at = 0;
+  for (size_t i = fn.body_offset; i + 2 < fn.body_end; ++i)
+    if (bytes[i] == want[0] && bytes[i + 1] == want[1] && bytes[i + 2] != 0) {
+      at = i + 2;
+      break;
+    }
+  ASSERT_NE(at, 0u);
+  ASSERT_EQ(bytes[at] & 0x7f, (mod.known_match(f).constant + 16) & 0x7f) << "the row's first G hole";
+  bytes[at] = static_cast<uint8_t>((bytes[at] & 0x7f) <= 0x7b ? bytes[at] + 4 : bytes[at] - 4);
+  auto changed = vm::load_module(bytes);
+  ASSERT_TRUE(changed) << changed.error().to_string();
+  EXPECT_EQ(changed.value()->known_body(f), vm::KnownBody::None);
+  EXPECT_EQ(changed.value()->known_body(func_named(mod, "dlmalloc")), vm::KnownBody::LibcDlmalloc);
+}
+
+// The ops leave what the bodies leave: 40,000 calls with every alignment,
+// overlapping ranges and ranges ending at memory's last byte hash the same
+// plain (ops) and counted (bodies); and where a range leaves memory, the op
+// leaves the call to its body, which traps where it always did.
+TEST_F(KnownBodiesLibc, WasiLibcStringFunctionsLeaveWhatTheirBodiesLeave) {
+  const std::string wasm = "'" + cli_test::testdata("wasi/strings.wasm") + "'";
+  cli_test::Output plain = wzvm(wasm);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(std::count(plain.out.begin(), plain.out.end(), '\n'), 78) << plain.out;
+  cli_test::Output counted = wzvm("--profile=instructions --profile-out p.pb.gz " + wasm);
+  ASSERT_EQ(counted.status, 0) << counted.err;
+  EXPECT_EQ(plain.out, counted.out);
+  for (const char* what : {"strlen", "memcpy", "memset", "memcmp"}) {
+    const std::string mode = std::string(what) + "-end";
+    cli_test::Output p = wzvm(wasm + " " + mode),
+                     c = wzvm("--profile=instructions --profile-out q.pb.gz " + wasm + " " + mode);
+    EXPECT_NE(p.status, 0) << mode;
+    EXPECT_EQ(p.status, c.status) << mode;
+    EXPECT_EQ(p.out, "") << mode;
+    EXPECT_NE(p.err.find("out of bounds memory access\n  at 0: " + std::string(what) + " "),
+              std::string::npos)
+        << mode << ": " << p.err;
+    EXPECT_NE(c.err.find("out of bounds memory access\n  at 0: " + std::string(what) + " "),
+              std::string::npos)
+        << mode << ", counted: " << c.err;
+  }
+}
+
+// The allocator's translation leaves what its bodies leave: 60,000 mallocs,
+// callocs, reallocs and frees of every size class, every returned address
+// and the heap's bytes hashed, plain (translated) and counted (the bodies);
+// a free the translation cannot finish (its chunk runs out of memory) is the
+// body's, with its trap in dlfree.
+TEST_F(KnownBodiesLibc, WasiLibcAllocatorLeavesWhatItsBodiesLeave) {
+  const std::string wasm = "'" + cli_test::testdata("wasi/allocs.wasm") + "'";
+  cli_test::Output plain = wzvm(wasm);
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(std::count(plain.out.begin(), plain.out.end(), '\n'), 61) << plain.out;
+  cli_test::Output counted = wzvm("--profile=instructions --profile-out p.pb.gz " + wasm);
+  ASSERT_EQ(counted.status, 0) << counted.err;
+  EXPECT_EQ(plain.out, counted.out);
+  cli_test::Output p = wzvm(wasm + " corrupt"),
+                   c = wzvm("--profile=instructions --profile-out q.pb.gz " + wasm + " corrupt");
+  EXPECT_NE(p.status, 0);
+  EXPECT_EQ(p.status, c.status);
+  EXPECT_EQ(p.out, "");
+  EXPECT_NE(p.err.find("out of bounds memory access\n  at 0: dlfree "), std::string::npos) << p.err;
+  EXPECT_NE(c.err.find("out of bounds memory access\n  at 0: dlfree "), std::string::npos) << c.err;
+}
+
 }  // namespace
 }  // namespace wzvm

@@ -1037,6 +1037,152 @@ __attribute__((noinline, cold)) bool lower_lazily(FuncInst* f, Trap& trap) {
   return false;
 }
 
+// wasi-libc's string functions at their entry (libc.memcpy and the four
+// after it; vm/known_bodies.def): each reads its arguments from the
+// parameters' slots, and either does what the body would do, leaving the
+// result in slot 0, and returns true, or returns false with nothing done,
+// where the body must run: a range that leaves memory 0 (the body traps,
+// after whatever it did first) or that the op's exactness does not cover.
+// Out of line: the loop's register allocation stays its own.
+//
+// memcpy: the ranges in memory with 16 bytes to spare past their ends (room
+// for any whole word the body reads in the last bytes' neighbourhood) and
+// not overlapping; the body's bytes for overlapping ranges are its own.
+__attribute__((noinline)) bool libc_memcpy(uint8_t* mem, uint64_t memsize, const uint64_t* fp) {
+  const uint64_t d = rd<uint32_t>(fp, 0), s = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  if (d + n + 16 > memsize || s + n + 16 > memsize || (d < s + n && s < d + n)) return false;
+  std::memcpy(mem + d, mem + s, n);
+  return true;
+}
+// memmove: exactly memmove's bytes for any ranges (it calls the memcpy
+// above for those that do not overlap: the same room asked for).
+__attribute__((noinline)) bool libc_memmove(uint8_t* mem, uint64_t memsize, const uint64_t* fp) {
+  const uint64_t d = rd<uint32_t>(fp, 0), s = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  if (d + n + 16 > memsize || s + n + 16 > memsize) return false;
+  std::memmove(mem + d, mem + s, n);
+  return true;
+}
+// memset: n bytes of the low byte of c.
+__attribute__((noinline)) bool libc_memset(uint8_t* mem, uint64_t memsize, const uint64_t* fp) {
+  const uint64_t d = rd<uint32_t>(fp, 0), n = rd<uint32_t>(fp, 2);
+  if (d + n > memsize) return false;
+  std::memset(mem + d, rd<uint32_t>(fp, 1) & 0xff, n);
+  return true;
+}
+// memcmp: the first differing bytes' difference, 8 bytes compared at a time
+// (little-endian: the lowest differing byte of the words' xor is the first).
+__attribute__((noinline)) bool libc_memcmp(const uint8_t* mem, uint64_t memsize, uint64_t* fp) {
+  const uint64_t a = rd<uint32_t>(fp, 0), b = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  if (a + n > memsize || b + n > memsize) return false;
+  const uint8_t *p = mem + a, *q = mem + b;
+  uint64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t x, y;
+    std::memcpy(&x, p + i, 8);
+    std::memcpy(&y, q + i, 8);
+    if (x != y) {
+      i += static_cast<uint64_t>(__builtin_ctzll(x ^ y)) / 8;
+      break;
+    }
+  }
+  while (i < n && p[i] == q[i]) ++i;
+  wr<uint32_t>(fp, 0, i < n ? static_cast<uint32_t>(int32_t{p[i]} - int32_t{q[i]}) : 0);
+  return true;
+}
+// strlen: the terminator in memory (the body's aligned word that holds it
+// is then in memory too: memory ends on a page).
+__attribute__((noinline)) bool libc_strlen(const uint8_t* mem, uint64_t memsize, uint64_t* fp) {
+  const uint64_t a = rd<uint32_t>(fp, 0);
+  if (a >= memsize) return false;
+  const void* z = std::memchr(mem + a, 0, memsize - a);
+  if (z == nullptr) return false;
+  wr<uint32_t>(fp, 0, static_cast<uint32_t>(static_cast<const uint8_t*>(z) - (mem + a)));
+  return true;
+}
+
+// The undo log a translated known body runs in (known_bodies_native.inc,
+// written into the build tree by scripts/known_body_cc.py from the rows of
+// vm/known_bodies.def; vm/CMakeLists.txt):
+// its loads and stores are the body's, on memory 0, and its global.get and
+// global.set the body's of global 0 (the C stack pointer). Each store first
+// keeps the bytes it overwrites; where the body would call, reach
+// `unreachable`, access memory out of bounds, make more stores than the log
+// holds or run more loop iterations than `budget`, fail() puts every byte and
+// the global back, newest first, and the op lets the body run from its start
+// instead, so whatever traps or calls does so as written, and a loop that
+// does not end runs where a timeout can stop it.
+struct KnownTxn {
+  static constexpr uint32_t kLog = 64;
+  uint8_t* mem;
+  uint64_t memsize;
+  GlobalInst* g0;
+  uint32_t result = 0;
+  uint32_t budget = 1u << 16;
+  uint32_t n = 0;
+  bool g0_saved = false;
+  uint64_t g0_old = 0;
+  struct Undo {
+    uint64_t addr, old;
+    uint32_t size;
+  } log[kLog];
+
+  KnownTxn(uint8_t* mem, uint64_t memsize, GlobalInst* g0) : mem(mem), memsize(memsize), g0(g0) {}
+  template <class T, class V>
+  bool load(uint64_t ea, V& v) const {
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+    T x;
+    std::memcpy(&x, mem + ea, sizeof x);
+    v = static_cast<V>(x);
+    return true;
+  }
+  template <class T>
+  bool store(uint64_t ea, T v) {
+    if (__builtin_expect(ea + sizeof(T) > memsize || n == kLog, 0)) return false;
+    Undo& u = log[n++];
+    u.addr = ea;
+    u.size = sizeof(T);
+    std::memcpy(&u.old, mem + ea, sizeof(T));
+    std::memcpy(mem + ea, &v, sizeof v);
+    return true;
+  }
+  uint32_t global0() const { return static_cast<uint32_t>(g0->value); }
+  void set_global0(uint32_t v) {
+    if (!g0_saved) g0_old = g0->value, g0_saved = true;
+    g0->value = v;  // an i32 global holds its value zero-extended
+  }
+  bool done() { return true; }
+  bool done(uint32_t v) {
+    result = v;
+    return true;
+  }
+  __attribute__((cold)) bool fail() {
+    while (n > 0) {
+      const Undo& u = log[--n];
+      std::memcpy(mem + u.addr, &u.old, u.size);
+    }
+    if (g0_saved) g0->value = g0_old;
+    return false;
+  }
+};
+
+#include "vm/known_bodies_native.inc"
+
+// wasi-libc's dlfree and dlmalloc at their entry (libc.dlfree, libc.dlmalloc:
+// [op skip G H]): the translated body in an undo log; true when it ran to
+// its return (dlmalloc's result in slot 0).
+__attribute__((noinline)) bool libc_dlfree(uint8_t* mem, uint64_t memsize, GlobalInst* g0, const uint32_t* ip,
+                                           const uint64_t* fp) {
+  KnownTxn t(mem, memsize, g0);
+  return known_dlfree(t, ip[2], ip[3], rd<uint32_t>(fp, 0));
+}
+__attribute__((noinline)) bool libc_dlmalloc(uint8_t* mem, uint64_t memsize, GlobalInst* g0,
+                                             const uint32_t* ip, uint64_t* fp) {
+  KnownTxn t(mem, memsize, g0);
+  if (!known_dlmalloc(t, ip[2], ip[3], rd<uint32_t>(fp, 0))) return false;
+  wr<uint32_t>(fp, 0, t.result);
+  return true;
+}
+
 // x*y + c as Go's mulAddWWW_g computes it (vm/known_bodies.def): Mul64's
 // 128-bit product (hi, lo), then z0 = lo + c with math/bits.Add64's carry
 // (add64_carry) into z1 = hi + carry.
@@ -2284,6 +2430,36 @@ dispatch:
       fp[ip[1]] = inst->globals[ip[2]]->value;
       ip += 3;
       JUMP_BY(switch_offset(ip, rd<uint32_t>(fp, ip[1])));
+      DISPATCH();
+    }
+    // [libc.memcpy skip][ret1 0 1][body] and its kin (vm/known_bodies.def):
+    // on to the ret1 when the helper ran the function, else to the body.
+    CASE_PLAIN(LibcMemcpy) {
+      ip += libc_memcpy(mem, memsize, fp) ? 2 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcMemmove) {
+      ip += libc_memmove(mem, memsize, fp) ? 2 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcMemset) {
+      ip += libc_memset(mem, memsize, fp) ? 2 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcMemcmp) {
+      ip += libc_memcmp(mem, memsize, fp) ? 2 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcStrlen) {
+      ip += libc_strlen(mem, memsize, fp) ? 2 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcDlfree) {
+      ip += libc_dlfree(mem, memsize, inst->globals[0], ip, fp) ? 4 : ip[1];
+      DISPATCH();
+    }
+    CASE_PLAIN(LibcDlmalloc) {
+      ip += libc_dlmalloc(mem, memsize, inst->globals[0], ip, fp) ? 4 : ip[1];
       DISPATCH();
     }
     // [go.mul64 arg dst skip] (vm/known_bodies.def): Go's Mul64 on the

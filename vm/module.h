@@ -244,19 +244,29 @@ struct Features {
 
 struct Module;
 
-// A function body the VM knows by heart (vm/known_bodies.def): its direct
-// calls in plain code run as one op.
+// A function body the VM knows by heart (vm/known_bodies.def): in plain
+// code, Go's run as one op at their direct calls, wasi-libc's as one op at
+// their own entry (vm/lower/function_compiler.cc, begin_known_body).
 enum class KnownBody : uint8_t {
   None,
-  GoMul64,      // Go's math/bits.Mul64
-  GoMulAddWWW,  // Go's math/big.mulAddWWW_g
-  GoAddMulVVW,  // Go's math/big.addMulVVW_g
-  GoMulAddVWW,  // Go's math/big.mulAddVWW_g
+  GoMul64,       // Go's math/bits.Mul64
+  GoMulAddWWW,   // Go's math/big.mulAddWWW_g
+  GoAddMulVVW,   // Go's math/big.addMulVVW_g
+  GoMulAddVWW,   // Go's math/big.mulAddVWW_g
+  LibcMemcpy,    // wasi-libc's memcpy (musl's C one)
+  LibcMemmove,   // wasi-libc's memmove
+  LibcMemset,    // wasi-libc's memset
+  LibcMemcmp,    // wasi-libc's memcmp
+  LibcStrlen,    // wasi-libc's strlen
+  LibcDlfree,    // wasi-libc's dlfree (dlmalloc's free)
+  LibcDlmalloc,  // wasi-libc's dlmalloc
 };
+// The kinds that run at their own entry: wasi-libc's.
+inline bool runs_at_entry(KnownBody k) { return k >= KnownBody::LibcMemcpy; }
 struct KnownBodyMatch {
   KnownBody kind = KnownBody::None;
-  uint64_t constant = 0;         // the row's {K} hole, as the body has it
-  uint64_t callee_constant = 0;  // the {K} of the function its {MulAddWWW} hole names
+  uint64_t constant = 0;         // the row's {K} hole, as the body has it; G of its {G+k} and {g+k}
+  uint64_t callee_constant = 0;  // the {K} of the function its {MulAddWWW} hole names; its {H}
 };
 
 struct LoadOptions {

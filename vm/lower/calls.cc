@@ -46,8 +46,8 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
   // when it did not, the call runs as written after it.
   uint32_t known = UINT32_MAX;
   if (const KnownBodyMatch body = indirect ? KnownBodyMatch{} : m_.known_match(index);
-      body.kind != KnownBody::None && !tail && !hooked && emitting() && !counts_.counting() &&
-      !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
+      body.kind != KnownBody::None && !runs_at_entry(body.kind) && !tail && !hooked && emitting() &&
+      !counts_.counting() && !m_.all_memories.empty() && !m_.all_memories[0].limits.shared) {
     // [op arg dst skip], then the return addresses the body and its callee
     // push, where it has them (vm/internal_ops.def)
     IOp op = IOp::GoMul64;
@@ -64,7 +64,7 @@ bool FunctionCompiler::op_call(uint32_t type_index, bool indirect, uint32_t inde
       case KnownBody::GoMulAddVWW:
         op = IOp::GoMulAddVWW, constants = 2;
         break;
-      case KnownBody::None:
+      default:  // None, and the kinds that run at their entry
         break;
     }
     known = emit_op(op);

@@ -157,8 +157,62 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
   return Status();
 }
 
+// A body of wasi-libc's that the VM knows (vm/known_bodies.def), in plain
+// code: [libc.X skip][ret1 0 1] before the body ([libc.X skip G H] for the
+// allocator's, and dlfree's ret0). The op runs the function natively, leaves
+// its result in slot 0 (the first parameter's: memcpy's, memmove's and
+// memset's result is that parameter) and goes on to the ret;
+// when its fast path does not apply it skips to the body, which runs as
+// written. The frame stays (the call made it): a CPU sample requested during
+// the op is taken at the ret1, in this function, and a trap in the body
+// has its backtrace. Not over shared memory: another thread may be writing
+// what the op reads (vm/lower/calls.cc's Go ops refuse it alike).
+void FunctionCompiler::begin_known_body() {
+  const KnownBody kind = m_.known_body(func_index_);
+  if (!runs_at_entry(kind) || counts_.counting() || m_.all_memories.empty() ||
+      m_.all_memories[0].limits.shared)
+    return;
+  IOp op;
+  switch (kind) {
+    case KnownBody::LibcMemcpy:
+      op = IOp::LibcMemcpy;
+      break;
+    case KnownBody::LibcMemmove:
+      op = IOp::LibcMemmove;
+      break;
+    case KnownBody::LibcMemset:
+      op = IOp::LibcMemset;
+      break;
+    case KnownBody::LibcMemcmp:
+      op = IOp::LibcMemcmp;
+      break;
+    case KnownBody::LibcStrlen:
+      op = IOp::LibcStrlen;
+      break;
+    case KnownBody::LibcDlfree:
+      op = IOp::LibcDlfree;
+      break;
+    case KnownBody::LibcDlmalloc:
+      op = IOp::LibcDlmalloc;
+      break;
+    default:
+      return;  // not a kind that runs at its entry
+  }
+  const uint32_t at = emit_op(op);
+  word(0);  // the words to the body
+  if (kind == KnownBody::LibcDlfree || kind == KnownBody::LibcDlmalloc) {
+    const KnownBodyMatch match = m_.known_match(func_index_);
+    word(static_cast<uint32_t>(match.constant));         // G
+    word(static_cast<uint32_t>(match.callee_constant));  // H
+  }
+  emit_ret(0, result_slots_);
+  e_.code[at + 1] = e_.here() - at;
+  bind_label();  // nothing of the body merges with the ret
+}
+
 Status FunctionCompiler::compile(CompiledFunc& out) {
   begin();
+  begin_known_body();
   const uint32_t param_slots = param_slots_, result_slots = result_slots_;
   if (Status s = read_body(); !s) return s;
   resolve_threaded_jumps();

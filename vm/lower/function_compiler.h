@@ -153,6 +153,7 @@ class FunctionCompiler {
 
  private:
   void begin();
+  void begin_known_body();
   // ---- the pass (function_compiler.cc)
   Status read_body();  // every instruction, to the body's final `end`
   // Inline in read_body(), its one caller, as special() is in it: one frame

@@ -12,11 +12,12 @@ namespace wzvm::vm {
 namespace {
 
 // A row's holes (vm/known_bodies.def).
-enum class Hole : uint8_t { None, Func, Const, Captured, Mul64, MulAddWWW };
+enum class Hole : uint8_t { None, Func, Const, Captured, Mul64, MulAddWWW, Memcpy, Base, BaseOffset, Second };
 
 struct Piece {
   std::vector<uint8_t> bytes;  // matched as they are
   Hole hole = Hole::None;      // then this immediate
+  uint32_t k = 0;              // Base and BaseOffset: the hole is G + k
 };
 
 struct Template {
@@ -37,12 +38,23 @@ Template parse(KnownBody kind, std::string_view hex) {
     if (hex[i] == '{') {
       const size_t close = hex.find('}', i);
       const std::string_view name = hex.substr(i + 1, close - i - 1);
-      pieces.back().hole = name == "f"           ? Hole::Func
-                           : name == "k"         ? Hole::Const
-                           : name == "K"         ? Hole::Captured
-                           : name == "Mul64"     ? Hole::Mul64
-                           : name == "MulAddWWW" ? Hole::MulAddWWW
-                                                 : Hole::None;
+      if (name.size() > 2 && (name[0] == 'G' || name[0] == 'g') && name[1] == '+') {
+        uint32_t k = 0;
+        for (char c : name.substr(2)) k = k * 10 + static_cast<uint32_t>(c - '0');
+        pieces.back().hole = name[0] == 'G' ? Hole::Base : Hole::BaseOffset;
+        pieces.back().k = k;
+        pieces.emplace_back();
+        i = close + 1;
+        continue;
+      }
+      pieces.back().hole = name == "f" || name == "e" ? Hole::Func
+                           : name == "H"              ? Hole::Second
+                           : name == "k"              ? Hole::Const
+                           : name == "K"              ? Hole::Captured
+                           : name == "Mul64"          ? Hole::Mul64
+                           : name == "MulAddWWW"      ? Hole::MulAddWWW
+                           : name == "memcpy"         ? Hole::Memcpy
+                                                      : Hole::None;
       pieces.emplace_back();
       i = close + 1;
     } else {
@@ -89,19 +101,36 @@ std::optional<uint64_t> leb(const uint8_t*& p, const uint8_t* end, bool is_signe
 std::optional<KnownBodyMatch> match(const Module& m, const Template& t, const uint8_t* p,
                                     const uint8_t* end) {
   KnownBodyMatch found{t.kind, 0, 0};
+  bool have_base = false, have_second = false;
   for (const Piece& piece : t.code) {
     if (static_cast<size_t>(end - p) < piece.bytes.size() ||
         std::memcmp(p, piece.bytes.data(), piece.bytes.size()) != 0)
       return std::nullopt;
     p += piece.bytes.size();
     if (piece.hole == Hole::None) continue;
-    const std::optional<uint64_t> v = leb(p, end, piece.hole == Hole::Const || piece.hole == Hole::Captured);
+    const bool is_signed = piece.hole == Hole::Const || piece.hole == Hole::Captured ||
+                           piece.hole == Hole::Base || piece.hole == Hole::Second;
+    const std::optional<uint64_t> v = leb(p, end, is_signed);
     if (!v) return std::nullopt;
     if (piece.hole == Hole::Captured) found.constant = *v;
-    if (piece.hole == Hole::Mul64 || piece.hole == Hole::MulAddWWW) {
+    if (piece.hole == Hole::Base || piece.hole == Hole::BaseOffset || piece.hole == Hole::Second) {
+      // an i32.const (sign-extended here) or an offset, as a 32-bit value
+      const auto v32 = static_cast<uint32_t>(*v);
+      if ((is_signed ? static_cast<uint64_t>(static_cast<int32_t>(v32)) : uint64_t{v32}) != *v)
+        return std::nullopt;  // not a 32-bit immediate
+      uint64_t& kept = piece.hole == Hole::Second ? found.callee_constant : found.constant;
+      bool& have = piece.hole == Hole::Second ? have_second : have_base;
+      const uint32_t value = piece.hole == Hole::Second ? v32 : v32 - piece.k;
+      if (have && kept != value) return std::nullopt;
+      kept = value;
+      have = true;
+    }
+    if (piece.hole == Hole::Mul64 || piece.hole == Hole::MulAddWWW || piece.hole == Hole::Memcpy) {
       const KnownBodyMatch callee = m.known_match(*v > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(*v));
-      if (callee.kind != (piece.hole == Hole::Mul64 ? KnownBody::GoMul64 : KnownBody::GoMulAddWWW))
-        return std::nullopt;
+      const KnownBody want = piece.hole == Hole::Mul64       ? KnownBody::GoMul64
+                             : piece.hole == Hole::MulAddWWW ? KnownBody::GoMulAddWWW
+                                                             : KnownBody::LibcMemcpy;
+      if (callee.kind != want) return std::nullopt;
       found.callee_constant = callee.constant;
     }
   }
@@ -109,10 +138,16 @@ std::optional<KnownBodyMatch> match(const Module& m, const Template& t, const ui
   return found;
 }
 
-// The function type each kind's body is written for: Go's (i32) -> i32.
-bool has_type(const Module& m, uint32_t func_index) {
+// The function type each kind's body is written for: Go's (i32) -> i32, and
+// C's for the wasi-libc functions (strlen's and dlmalloc's (i32) -> i32 too,
+// dlfree's (i32) -> ()).
+bool has_type(const Module& m, uint32_t func_index, KnownBody kind) {
   const FuncType& t = m.func_type(func_index);
-  return t.params == std::vector<ValType>{ValType::I32} && t.results == std::vector<ValType>{ValType::I32};
+  if (kind == KnownBody::LibcDlfree)
+    return t.params == std::vector<ValType>{ValType::I32} && t.results.empty();
+  const bool three = runs_at_entry(kind) && kind != KnownBody::LibcStrlen && kind != KnownBody::LibcDlmalloc;
+  return t.params == std::vector<ValType>(three ? 3 : 1, ValType::I32) &&
+         t.results == std::vector<ValType>{ValType::I32};
 }
 
 }  // namespace
@@ -120,17 +155,16 @@ bool has_type(const Module& m, uint32_t func_index) {
 void find_known_bodies(Module& m) {
   m.known_bodies.clear();
   const auto& rows = templates();
-  // Until nothing more is found: a {Mul64} or {MulAddWWW} hole names a
-  // function that a pass may reach after the one calling it (today's rows
-  // chain three deep: one pass more than that at most).
+  // Until nothing more is found: a {Mul64}, {MulAddWWW} or {memcpy} hole
+  // names a function that a pass may reach after the one calling it (today's
+  // rows chain three deep: one pass more than that at most).
   for (bool more = true; more;) {
     more = false;
     for (uint32_t i = 0; i < m.functions.size(); ++i) {
       const Function& f = m.functions[i];
       if (i < m.known_bodies.size() && m.known_bodies[i].kind != KnownBody::None) continue;
-      if (!has_type(m, m.num_imported_funcs + i)) continue;
       for (const Template& t : rows) {
-        if (f.locals != t.locals) continue;
+        if (f.locals != t.locals || !has_type(m, m.num_imported_funcs + i, t.kind)) continue;
         const std::optional<KnownBodyMatch> found =
             match(m, t, m.bytes.data() + f.body_offset, m.bytes.data() + f.body_end);
         if (!found) continue;
