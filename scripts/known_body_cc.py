@@ -83,9 +83,26 @@ MEM = {  # opcode: (name, bytes, signed, value type); loads then stores
     0x36: ('store', 4, False, 'i32'), 0x37: ('store', 8, False, 'i64'),
     0x3a: ('store', 1, False, 'i32'), 0x3b: ('store', 2, False, 'i32'),
 }
-I32_BIN = {0x6a: '+', 0x6b: '-', 0x6c: '*', 0x71: '&', 0x72: '|', 0x73: '^'}
-I32_CMP = {0x46: '==', 0x47: '!=', 0x49: '<', 0x4b: '>', 0x4d: '<=', 0x4f: '>='}  # unsigned
-I32_SCMP = {0x48: '<', 0x4a: '>', 0x4c: '<=', 0x4e: '>='}  # signed
+# i32 operators: what replaces the operand(s) a (and b) on the stack
+S = 'static_cast<int32_t>'
+I32_BINARY = {
+    0x46: '{a} == {b}', 0x47: '{a} != {b}',
+    0x48: S + '({a}) < ' + S + '({b})', 0x49: '{a} < {b}',
+    0x4a: S + '({a}) > ' + S + '({b})', 0x4b: '{a} > {b}',
+    0x4c: S + '({a}) <= ' + S + '({b})', 0x4d: '{a} <= {b}',
+    0x4e: S + '({a}) >= ' + S + '({b})', 0x4f: '{a} >= {b}',
+    0x6a: '{a} + {b}', 0x6b: '{a} - {b}', 0x6c: '{a} * {b}',
+    0x71: '{a} & {b}', 0x72: '{a} | {b}', 0x73: '{a} ^ {b}',
+    0x74: '{a} << ({b} & 31)', 0x76: '{a} >> ({b} & 31)',
+    0x75: 'static_cast<uint32_t>(' + S + '({a}) >> ({b} & 31))',
+    0x77: 'std::rotl({a}, static_cast<int>({b} & 31))',
+    0x78: 'std::rotr({a}, static_cast<int>({b} & 31))',
+}
+I32_UNARY = {
+    0x45: '{a} == 0',
+    0x67: 'static_cast<uint32_t>(std::countl_zero({a}))',
+    0x68: 'static_cast<uint32_t>(std::countr_zero({a}))',
+}
 
 
 def decode(code):
@@ -331,46 +348,13 @@ def translate(kind, hexrow):
                 ct = {1: 'uint8_t', 2: 'uint16_t', 4: 'uint32_t', 8: 'uint64_t'}[size]
                 emit('if (!t.store<%s>(uint64_t{%s} + %s, static_cast<%s>(%s))) return t.fail();' %
                      (ct, a, off, ct, val))
-        elif op == 0x45:  # i32.eqz
+        elif op in I32_UNARY:
             a = top()
-            emit('%s = %s == 0;' % (a, a))
-        elif op in I32_CMP or op in I32_SCMP:
+            emit('%s = %s;' % (a, I32_UNARY[op].format(a=a)))
+        elif op in I32_BINARY:
             b = pop()
             a = top()
-            if op in I32_CMP:
-                emit('%s = %s %s %s;' % (a, a, I32_CMP[op], b))
-            else:
-                emit('%s = static_cast<int32_t>(%s) %s static_cast<int32_t>(%s);' % (a, a, I32_SCMP[op], b))
-        elif op in I32_BIN:
-            b = pop()
-            a = top()
-            emit('%s = %s %s %s;' % (a, a, I32_BIN[op], b))
-        elif op == 0x74:
-            b = pop()
-            a = top()
-            emit('%s = %s << (%s & 31);' % (a, a, b))
-        elif op == 0x76:
-            b = pop()
-            a = top()
-            emit('%s = %s >> (%s & 31);' % (a, a, b))
-        elif op == 0x75:
-            b = pop()
-            a = top()
-            emit('%s = static_cast<uint32_t>(static_cast<int32_t>(%s) >> (%s & 31));' % (a, a, b))
-        elif op == 0x77:
-            b = pop()
-            a = top()
-            emit('%s = std::rotl(%s, static_cast<int>(%s & 31));' % (a, a, b))
-        elif op == 0x78:
-            b = pop()
-            a = top()
-            emit('%s = std::rotr(%s, static_cast<int>(%s & 31));' % (a, a, b))
-        elif op == 0x67:  # i32.clz
-            a = top()
-            emit('%s = static_cast<uint32_t>(std::countl_zero(%s));' % (a, a))
-        elif op == 0x68:  # i32.ctz
-            a = top()
-            emit('%s = static_cast<uint32_t>(std::countr_zero(%s));' % (a, a))
+            emit('%s = %s;' % (a, I32_BINARY[op].format(a=a, b=b)))
         else:
             raise SystemExit('%s: opcode %#x at byte %d has no translation' % (kind, op, at))
     head = ['// %s (vm/known_bodies.def, %s): the body as C++, one statement per' % (fname, kind),
