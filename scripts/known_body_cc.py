@@ -52,7 +52,9 @@ TRANSLATED = {
 # ---- decoding
 
 
-def uleb(b, i):
+def leb(b, i, signed_bits=0):
+    """The LEB128 at b[i]: (value, index past it); signed_bits > 0 reads a
+    signed one and gives its two's complement in that many bits."""
     r = s = 0
     while True:
         x = b[i]
@@ -60,20 +62,17 @@ def uleb(b, i):
         r |= (x & 0x7f) << s
         s += 7
         if not x & 0x80:
-            return r, i
+            if signed_bits and x & 0x40:
+                r -= 1 << s
+            return (r & ((1 << signed_bits) - 1) if signed_bits else r), i
+
+
+def uleb(b, i):
+    return leb(b, i)
 
 
 def sleb(b, i, bits):
-    r = s = 0
-    while True:
-        x = b[i]
-        i += 1
-        r |= (x & 0x7f) << s
-        s += 7
-        if not x & 0x80:
-            if x & 0x40:
-                r -= 1 << s
-            return r & ((1 << bits) - 1), i
+    return leb(b, i, bits)
 
 
 MEM = {  # opcode: (name, bytes, signed, value type); loads then stores
