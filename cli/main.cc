@@ -145,6 +145,7 @@ struct Options {
   std::optional<uint64_t> fuel;                     // --fuel: most wasm instructions the guest may run
   std::optional<std::chrono::nanoseconds> timeout;  // --timeout: wall-clock budget of the run
   bool deterministic = false;                       // --deterministic (wasi/deterministic.h)
+  bool known_bodies = true;                         // --no-known-bodies: LoadOptions::known_bodies
   uint64_t random_seed = 0;                         // --random-seed
 };
 
@@ -325,6 +326,7 @@ int run(const Options& opt) {
   // Bodies lowered on their first call, counted or not (a shared memory's
   // threads stay eager: LoadOptions::lazy).
   load_options.lazy = true;
+  load_options.known_bodies = opt.known_bodies;
   auto loaded = vm::load_module(std::move(bytes), load_options);
   if (!loaded) return fail(opt.file, loaded.error().to_string());
   std::shared_ptr<const vm::Module> module = loaded.value();
@@ -581,6 +583,10 @@ int main(int argc, char** argv) {
       "--deterministic", opt.deterministic,
       "Make the run a function of its inputs: random_get from a seeded PRNG, virtual clocks that advance "
       "1 ns per executed instruction, sleeps skipped (as slow as --fuel)");
+  app.add_flag("!--no-known-bodies", opt.known_bodies,
+               "Run every function as its wasm body, also those wzvm runs natively when it knows them by "
+               "their bytes (wasi-libc's allocator and string functions, Go's math/bits): slower, for "
+               "checking that both give the same results and profiles");
   std::string random_seed;
   app.add_option("--random-seed", random_seed,
                  "Seed of random_get's stream under --deterministic (default 0)")

@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """C++ for the known bodies that the VM runs by translation (vm/known_bodies.def).
 
-  python3 scripts/known_body_cc.py --out FILE  writes the C++ (the build does,
-                                               into BUILD/generated/vm/known_bodies_native.inc,
-                                               which vm/interp.cc includes)
+  python3 scripts/known_body_cc.py --out FILE --blocks FILE2
+                                              writes the C++ (the build does, into
+                                              BUILD/generated/vm/known_bodies_native.inc,
+                                              which vm/interp.cc includes) and the
+                                              blocks it counts (known_bodies_blocks.inc,
+                                              for vm/lower/function_compiler.cc)
   python3 scripts/known_body_cc.py --row A.wasm B.wasm FUNC
                                               prints FUNC's row for the .def: its
                                               code entry in A, with a hole where
@@ -43,10 +46,16 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEF = os.path.join(ROOT, 'vm', 'known_bodies.def')
 
-# kind -> (C++ function name, result type or None)
+# kind -> (C++ function name, i32 parameters, result type or None). The
+# allocator's run in plain and counted code; the string functions' only in
+# counted code (plain code has faster ones by hand, vm/interp.cc).
 TRANSLATED = {
-    'LibcDlfree': ('known_dlfree', None),
-    'LibcDlmalloc': ('known_dlmalloc', 'i32'),
+    'LibcDlfree': ('known_dlfree', 1, None),
+    'LibcDlmalloc': ('known_dlmalloc', 1, 'i32'),
+    'LibcMemcpy': ('known_memcpy', 3, 'i32'),
+    'LibcMemset': ('known_memset', 3, 'i32'),
+    'LibcMemcmp': ('known_memcmp', 3, 'i32'),
+    'LibcStrlen': ('known_strlen', 1, 'i32'),
 }
 
 # ---- decoding
@@ -102,6 +111,11 @@ I32_UNARY = {
     0x67: 'static_cast<uint32_t>(std::countl_zero({a}))',
     0x68: 'static_cast<uint32_t>(std::countr_zero({a}))',
 }
+# operators on or to i64: (operand types, result type, C++)
+TYPED = {
+    0xad: (('i32',), 'i64', 'uint64_t{{{a}}}'),  # i64.extend_i32_u
+    0x7e: (('i64', 'i64'), 'i64', '{a} * {b}'),  # i64.mul
+}
 
 
 def decode(code):
@@ -127,6 +141,13 @@ def decode(code):
         elif op in (0x0c, 0x0d, 0x20, 0x21, 0x22, 0x23, 0x24, 0x10):
             v, i = uleb(code, i)
             out.append((at, op, v))
+        elif op == 0x0e:  # br_table: its targets, the default last
+            n, i = uleb(code, i)
+            targets = []
+            for _ in range(n + 1):
+                v, i = uleb(code, i)
+                targets.append(v)
+            out.append((at, op, targets))
         elif op == 0x41:
             v, i = sleb(code, i, 32)
             out.append((at, op, v))
@@ -171,16 +192,21 @@ def def_rows():
 # ---- translation
 
 
+STRUCTURE = (0x02, 0x03, 0x05, 0x0b)  # block, loop, else, end: not instructions that run
+
+
 def translate(kind, hexrow):
-    fname, result = TRANSLATED[kind]
+    """The C++ of the row's body and its blocks: [first, last] instruction
+    indices (into the body's instructions, structure included) of each
+    straight line the function counts with `count(j)` as it enters it."""
+    fname, nparams, result = TRANSLATED[kind]
     code, holes = row_tokens(hexrow)
     locals_, ins = decode(code)
-    nparams = 1 if fname == 'known_dlmalloc' or fname == 'known_dlfree' else 0
     # every local an i32 or i64 variable; params first
     lines = []
     emit = lines.append
     ctype = {'i32': 'uint32_t', 'i64': 'uint64_t'}
-    decl = ['uint32_t l0 = p0;']
+    decl = ['uint32_t l%d = p%d;' % (k, k) for k in range(nparams)]
     for k, t in enumerate(locals_, start=nparams):
         decl.append('%s l%d = 0;' % (ctype[t], k))
     ltype = ['i32'] * nparams + locals_
@@ -189,6 +215,14 @@ def translate(kind, hexrow):
     ctrls = []  # (kind, label, stack height, result type)
     label_no = [0]
     dead = [False]
+    # Counting: a block starts at the first instruction that runs after a
+    # label or a br_if (where control may arrive from elsewhere, or leave).
+    blocks = []
+    new_block = [True]
+
+    def label(name):
+        emit('%s:;' % name)
+        new_block[0] = True
 
     def push(t):
         stack.append(t)
@@ -220,17 +254,17 @@ def translate(kind, hexrow):
         raise SystemExit('%s: hole {%s} in an instruction the translation needs' % (kind, h))
 
     def branch(depth):
-        kind_, label, height, rtype = ctrls[-1 - depth]
+        kind_, label_, height, rtype = ctrls[-1 - depth]
         if kind_ == 'loop':
-            emit('if (__builtin_expect(--t.budget == 0, 0)) return t.fail();')
-            emit('goto %s;' % label)
+            emit('if (__builtin_expect(!t.tick(), 0)) return t.fail();')
+            emit('goto %s;' % label_)
             return
         if kind_ == 'body':
             emit(ret_stmt())
             return
         if rtype is not None:
             emit('s%s_%d = %s;' % (rtype[1:], height, top()))
-        emit('goto %s;' % label)
+        emit('goto %s;' % label_)
 
     def ret_stmt():
         if result is None:
@@ -238,7 +272,7 @@ def translate(kind, hexrow):
         return 'return t.done(%s);' % top()
 
     ctrls.append(('body', None, 0, result))
-    for inst in ins:
+    for n, inst in enumerate(ins):
         at, op = inst[0], inst[1]
         if dead[0]:
             # unreachable code up to the end (or else) of the innermost block
@@ -251,23 +285,29 @@ def translate(kind, hexrow):
                 ctrls.pop()
                 continue
             dead[0] = False
-            kind_, label, height, rtype = ctrls.pop()
+            kind_, label_, height, rtype = ctrls.pop()
             del stack[height:]
             if rtype is not None:
                 push(rtype)
             if kind_ == 'block':
-                emit('%s:;' % label)
+                label(label_)
             if kind_ == 'body':
                 break
             continue
+        if op not in STRUCTURE:
+            if new_block[0]:
+                emit('count(%d);' % len(blocks))
+                blocks.append([n, n])
+                new_block[0] = False
+            blocks[-1][1] = n
         if op == 0x02 or op == 0x03:  # block, loop
             label_no[0] += 1
-            label = 'L%d' % label_no[0]
-            ctrls.append(('block' if op == 0x02 else 'loop', label, len(stack), inst[2]))
+            name = 'L%d' % label_no[0]
+            ctrls.append(('block' if op == 0x02 else 'loop', name, len(stack), inst[2]))
             if op == 0x03:
-                emit('%s:;' % label)
+                label(name)
         elif op == 0x0b:  # end
-            kind_, label, height, rtype = ctrls.pop()
+            kind_, label_, height, rtype = ctrls.pop()
             if kind_ == 'body':
                 emit(ret_stmt())
                 break
@@ -278,7 +318,7 @@ def translate(kind, hexrow):
                 del stack[height:]
                 push(rtype)
             if kind_ == 'block':
-                emit('%s:;' % label)
+                label(label_)
         elif op == 0x0c:  # br
             branch(inst[2])
             dead[0] = True
@@ -287,6 +327,15 @@ def translate(kind, hexrow):
             emit('if (%s) {' % c)
             branch(inst[2])
             emit('}')
+            new_block[0] = True
+        elif op == 0x0e:  # br_table
+            c = pop()
+            emit('switch (%s) {' % c)
+            for k, depth in enumerate(inst[2]):
+                emit('case %du:' % k if k + 1 < len(inst[2]) else 'default:')
+                branch(depth)
+            emit('}')
+            dead[0] = True
         elif op == 0x0f:  # return
             emit(ret_stmt())
             dead[0] = True
@@ -340,12 +389,12 @@ def translate(kind, hexrow):
                 v = push(vt)
                 ct = {1: 'int8_t' if signed else 'uint8_t', 2: 'int16_t' if signed else 'uint16_t',
                       4: 'uint32_t', 8: 'uint64_t'}[size]
-                emit('if (!t.load<%s>(uint64_t{%s} + %s, %s)) return t.fail();' % (ct, a, off, v))
+                emit('if (!t.template load<%s>(uint64_t{%s} + %s, %s)) return t.fail();' % (ct, a, off, v))
             else:
                 val = pop()
                 a = pop()
                 ct = {1: 'uint8_t', 2: 'uint16_t', 4: 'uint32_t', 8: 'uint64_t'}[size]
-                emit('if (!t.store<%s>(uint64_t{%s} + %s, static_cast<%s>(%s))) return t.fail();' %
+                emit('if (!t.template store<%s>(uint64_t{%s} + %s, static_cast<%s>(%s))) return t.fail();' %
                      (ct, a, off, ct, val))
         elif op in I32_UNARY:
             a = top()
@@ -354,12 +403,22 @@ def translate(kind, hexrow):
             b = pop()
             a = top()
             emit('%s = %s;' % (a, I32_BINARY[op].format(a=a, b=b)))
+        elif op in TYPED:
+            args, rtype, fmt = TYPED[op]
+            vals = [pop() for _ in args][::-1]
+            if [v[1:3] for v in vals] != [t_[1:] for t_ in args]:
+                raise SystemExit('%s: opcode %#x at byte %d: operand types' % (kind, op, at))
+            v = push(rtype)
+            emit('%s = %s;' % (v, fmt.format(**dict(zip('ab', vals)))))
         else:
             raise SystemExit('%s: opcode %#x at byte %d has no translation' % (kind, op, at))
+    params = ''.join(', uint32_t p%d' % k for k in range(nparams))
     head = ['// %s (vm/known_bodies.def, %s): the body as C++, one statement per' % (fname, kind),
-            '// instruction (scripts/known_body_cc.py).',
-            'inline bool %s(KnownTxn& t, [[maybe_unused]] uint32_t G, [[maybe_unused]] uint32_t H, uint32_t p0) {' %
-            fname]
+            '// instruction (scripts/known_body_cc.py); count(j) on entering block j',
+            '// (%s_blocks).' % fname,
+            'template <class Txn, class Count>',
+            'inline bool %s(Txn& t, [[maybe_unused]] uint32_t G, [[maybe_unused]] uint32_t H%s,' % (fname, params),
+            '               [[maybe_unused]] Count count) {']
     body = ['  ' + d for d in decl]
     text = '\n'.join(lines)
     for t_ in ('i32', 'i64'):
@@ -370,21 +429,46 @@ def translate(kind, hexrow):
     used = set(re.findall(r'goto (L\d+);', text))
     lines = [l for l in lines if not re.fullmatch(r'L\d+:;', l) or l[:-2] in used]
     body += ['  ' + l for l in lines]
-    return '\n'.join(head + body + ['}', ''])
+    table = ['// %s\'s blocks (count(j)): the first and last instruction of each, by' % fname,
+             '// index into the body\'s instructions, block structure included.',
+             'inline constexpr uint32_t %s_blocks[][2] = {' % fname]
+    for k in range(0, len(blocks), 8):
+        table.append('    ' + ' '.join('{%d, %d},' % (x, y) for x, y in blocks[k:k + 8]))
+    table.append('};')
+    return '\n'.join(head + body + ['}', '']), '\n'.join(table + [''])
 
 
 def generate():
+    """The functions (for vm/interp.cc) and their blocks (for lowering)."""
     rows = def_rows()
-    parts = ['// Written by scripts/known_body_cc.py from vm/known_bodies.def at build time.',
-             '// Each function runs one known body natively inside vm/interp.cc\'s KnownTxn',
-             '// (an undo log): true when it ran the body to its return (the result in',
-             '// t.result), false with every write put back where the body must run.',
+    funcs = ['// Written by scripts/known_body_cc.py from vm/known_bodies.def at build time.',
+             '// Each function runs one known body natively in a Txn of vm/interp.cc',
+             '// (KnownTxn, an undo log, or KnownDirect): true when it ran the body to',
+             '// its return (the result in t.result), false with every write put back',
+             '// where the body must run. Count is called with a block\'s index as the',
+             '// run enters it (counted code: the body\'s counters, vm/lower/instrument.cc).',
              '']
+    tables = ['// Written by scripts/known_body_cc.py from vm/known_bodies.def at build time:',
+              '// the blocks of the functions in known_bodies_native.inc.', '']
+    cases = []
     for kind in TRANSLATED:
         if kind not in rows or len(rows[kind]) != 1:
             raise SystemExit('known_body_cc.py: vm/known_bodies.def needs exactly one %s row' % kind)
-        parts.append(translate(kind, rows[kind][0]))
-    return '\n'.join(parts)
+        f, t = translate(kind, rows[kind][0])
+        funcs.append(f)
+        tables.append(t)
+        cases.append('    case KnownBody::%s:\n      return %s_blocks;' % (kind, TRANSLATED[kind][0]))
+    tables += ['// The blocks of the translated body of `kind`; none for any other kind.',
+               'inline std::span<const uint32_t[2]> known_body_blocks(KnownBody kind) {',
+               '  switch (kind) {'] + cases + ['    default:', '      return {};', '  }', '}', '']
+    return '\n'.join(funcs), '\n'.join(tables)
+
+
+def write(path, text):
+    tmp = path + '.tmp'
+    with open(tmp, 'w') as f:
+        f.write(text)
+    os.replace(tmp, path)  # whole or not at all
 
 
 def make_row(paths, func, base_offset):
@@ -505,6 +589,7 @@ def body_of(path, name):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument('--out')
+    ap.add_argument('--blocks')
     ap.add_argument('--row', nargs='+', metavar='A.wasm B.wasm ... FUNC')
     ap.add_argument('--base-offset', type=int, default=16)
     args = ap.parse_args()
@@ -513,13 +598,11 @@ def main():
             ap.error('--row needs two programs or more and a function')
         print(make_row(args.row[:-1], args.row[-1], args.base_offset))
         return
-    if not args.out:
-        ap.error('--out FILE or --row A B FUNC')
-    text = generate()
-    tmp = args.out + '.tmp'
-    with open(tmp, 'w') as f:
-        f.write(text)
-    os.replace(tmp, args.out)  # whole or not at all
+    if not args.out or not args.blocks:
+        ap.error('--out FILE --blocks FILE, or --row A B FUNC')
+    funcs, tables = generate()
+    write(args.out, funcs)
+    write(args.blocks, tables)
 
 
 if __name__ == '__main__':

@@ -364,6 +364,16 @@ TEST_F(PythonProfile, InstructionCountsArePython) {
   EXPECT_TRUE(a.err == b.err) << "the text differs";
   EXPECT_TRUE(cli_test::slurp(path("a.pb.gz")) == cli_test::slurp(path("again/a.pb.gz")))
       << "profiles differ";
+  // And with every function run as its wasm body: wasi-libc's allocator and
+  // string functions, which counted code runs natively (counting the blocks
+  // of their translations), count what their bodies count.
+  ASSERT_EQ(sh("mkdir bodies").status, 0);
+  Output d = wzvm_in(
+      "bodies", "--no-known-bodies --profile=instructions --profile-text --profile-out a.pb.gz", "counts.py");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_TRUE(a.err == d.err) << "the text differs";
+  EXPECT_TRUE(cli_test::slurp(path("a.pb.gz")) == cli_test::slurp(path("bodies/a.pb.gz")))
+      << "profiles differ";
   // Moving the count from node to node loses and adds nothing: the same
   // total as counting at the C level (with a CPU profile the loop is not probed).
   Output c = python("--profile=instructions,cpu --profile-text --profile-out c", "counts.py");

@@ -1150,6 +1150,8 @@ struct KnownTxn {
     if (!g0_saved) g0_old = g0->value, g0_saved = true;
     g0->value = v;  // an i32 global holds its value zero-extended
   }
+  // A loop's back edge: false once the budget is spent.
+  bool tick() { return --budget != 0; }
   bool done() { return true; }
   bool done(uint32_t v) {
     result = v;
@@ -1165,6 +1167,52 @@ struct KnownTxn {
   }
 };
 
+// The Txn of a translated string function in counted code (libc.memcpy.counted
+// and its kin): stores go straight to memory. Only where nothing can fail
+// after a store does: each op makes sure of its ranges first (memset's and
+// memcpy's bodies store only inside theirs, and their loops end with n), or
+// the body only loads (memcmp, strlen). A load out of memory fails, and the
+// body runs and traps as written.
+struct KnownDirect {
+  uint8_t* mem;
+  uint64_t memsize;
+  uint32_t result = 0;
+
+  template <class T, class V>
+  bool load(uint64_t ea, V& v) const {
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+    T x;
+    std::memcpy(&x, mem + ea, sizeof x);
+    v = static_cast<V>(x);
+    return true;
+  }
+  template <class T>
+  bool store(uint64_t ea, T v) {
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+    std::memcpy(mem + ea, &v, sizeof v);
+    return true;
+  }
+  static bool tick() { return true; }
+  bool done(uint32_t v) {
+    result = v;
+    return true;
+  }
+  static bool fail() { return false; }
+};
+
+// What a translated body does as it enters each of its blocks: nothing in
+// plain code; in counted code, add `delta` to the block's counter, which the
+// lowering made one of the function's counters (vm/lower/instrument.cc,
+// native blocks), so the node's per-instruction counts are the body's.
+struct KnownNoCount {
+  void operator()(uint32_t) const {}
+};
+struct KnownCount {
+  uint64_t* counters;
+  uint64_t delta;
+  void operator()(uint32_t j) const { counters[j] += delta; }
+};
+
 #include "vm/known_bodies_native.inc"
 
 // wasi-libc's dlfree and dlmalloc at their entry (libc.dlfree, libc.dlmalloc:
@@ -1173,14 +1221,90 @@ struct KnownTxn {
 __attribute__((noinline)) bool libc_dlfree(uint8_t* mem, uint64_t memsize, GlobalInst* g0, const uint32_t* ip,
                                            const uint64_t* fp) {
   KnownTxn t(mem, memsize, g0);
-  return known_dlfree(t, ip[2], ip[3], rd<uint32_t>(fp, 0));
+  return known_dlfree(t, ip[2], ip[3], rd<uint32_t>(fp, 0), KnownNoCount{});
 }
 __attribute__((noinline)) bool libc_dlmalloc(uint8_t* mem, uint64_t memsize, GlobalInst* g0,
                                              const uint32_t* ip, uint64_t* fp) {
   KnownTxn t(mem, memsize, g0);
-  if (!known_dlmalloc(t, ip[2], ip[3], rd<uint32_t>(fp, 0))) return false;
+  if (!known_dlmalloc(t, ip[2], ip[3], rd<uint32_t>(fp, 0), KnownNoCount{})) return false;
   wr<uint32_t>(fp, 0, t.result);
   return true;
+}
+
+// Counted code's libc ops ([op skip G H base], vm/counted_ops.def): the
+// translated body, counting the blocks it enters into the frame's counters
+// from `base`. Where it fails, everything it wrote is back as it was (or,
+// for a KnownDirect, rewritten alike by the body: the same bytes), so a
+// second run from the same state takes the same path to the same failure:
+// run subtracting, it takes its counts back, and the body counts itself.
+template <class Make, class F>
+__attribute__((always_inline)) inline bool run_known_counted(Make make, uint64_t* c, uint64_t* fp,
+                                                             bool result, F body) {
+  auto t = make();
+  if (__builtin_expect(body(t, KnownCount{c, 1}), 1)) {
+    if (result) wr<uint32_t>(fp, 0, t.result);
+    return true;
+  }
+  auto again = make();
+  body(again, KnownCount{c, ~uint64_t{0}});
+  return false;
+}
+__attribute__((noinline)) bool libc_dlfree_counted(uint8_t* mem, uint64_t memsize, GlobalInst* g0,
+                                                   const uint32_t* ip, uint64_t* fp, uint64_t* counters) {
+  const uint32_t G = ip[2], H = ip[3], p = rd<uint32_t>(fp, 0);
+  return run_known_counted([&] { return KnownTxn(mem, memsize, g0); }, counters + ip[4], fp, false,
+                           [&](KnownTxn& t, KnownCount c) { return known_dlfree(t, G, H, p, c); });
+}
+__attribute__((noinline)) bool libc_dlmalloc_counted(uint8_t* mem, uint64_t memsize, GlobalInst* g0,
+                                                     const uint32_t* ip, uint64_t* fp, uint64_t* counters) {
+  const uint32_t G = ip[2], H = ip[3], p = rd<uint32_t>(fp, 0);
+  return run_known_counted([&] { return KnownTxn(mem, memsize, g0); }, counters + ip[4], fp, true,
+                           [&](KnownTxn& t, KnownCount c) { return known_dlmalloc(t, G, H, p, c); });
+}
+// memcpy: what libc.memcpy asks (ranges in memory with room past them, not
+// overlapping: the body's stores change nothing it reads, and nothing fails).
+__attribute__((noinline)) bool libc_memcpy_counted(uint8_t* mem, uint64_t memsize, const uint32_t* ip,
+                                                   uint64_t* fp, uint64_t* counters) {
+  const uint32_t d = rd<uint32_t>(fp, 0), s = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  const uint64_t d64 = d, s64 = s, n64 = n;
+  if (d64 + n64 + 16 > memsize || s64 + n64 + 16 > memsize || (d64 < s64 + n64 && s64 < d64 + n64))
+    return false;
+  return run_known_counted(
+      [&] {
+        return KnownDirect{mem, memsize};
+      },
+      counters + ip[4], fp, true,
+      [&](KnownDirect& t, KnownCount c) { return known_memcpy(t, 0, 0, d, s, n, c); });
+}
+__attribute__((noinline)) bool libc_memset_counted(uint8_t* mem, uint64_t memsize, const uint32_t* ip,
+                                                   uint64_t* fp, uint64_t* counters) {
+  const uint32_t d = rd<uint32_t>(fp, 0), v = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  if (uint64_t{d} + n > memsize) return false;
+  return run_known_counted(
+      [&] {
+        return KnownDirect{mem, memsize};
+      },
+      counters + ip[4], fp, true,
+      [&](KnownDirect& t, KnownCount c) { return known_memset(t, 0, 0, d, v, n, c); });
+}
+__attribute__((noinline)) bool libc_memcmp_counted(uint8_t* mem, uint64_t memsize, const uint32_t* ip,
+                                                   uint64_t* fp, uint64_t* counters) {
+  const uint32_t a = rd<uint32_t>(fp, 0), b = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
+  return run_known_counted(
+      [&] {
+        return KnownDirect{mem, memsize};
+      },
+      counters + ip[4], fp, true,
+      [&](KnownDirect& t, KnownCount c) { return known_memcmp(t, 0, 0, a, b, n, c); });
+}
+__attribute__((noinline)) bool libc_strlen_counted(uint8_t* mem, uint64_t memsize, const uint32_t* ip,
+                                                   uint64_t* fp, uint64_t* counters) {
+  const uint32_t a = rd<uint32_t>(fp, 0);
+  return run_known_counted(
+      [&] {
+        return KnownDirect{mem, memsize};
+      },
+      counters + ip[4], fp, true, [&](KnownDirect& t, KnownCount c) { return known_strlen(t, 0, 0, a, c); });
 }
 
 // x*y + c as Go's mulAddWWW_g computes it (vm/known_bodies.def): Mul64's
@@ -3320,6 +3444,32 @@ dispatch:
       CASE_COUNTED(CountEdge) {
         COUNT_EDGE(ip[1]);
         ip += 2;
+        DISPATCH();
+      }
+      // [libc.X.counted skip G H base][count.edge e][ret]: the translated
+      // body, counting into the frame's counters (run_known_counted).
+      CASE_COUNTED(LibcMemcpyCounted) {
+        ip += libc_memcpy_counted(mem, memsize, ip, fp, counters) ? 5 : ip[1];
+        DISPATCH();
+      }
+      CASE_COUNTED(LibcMemsetCounted) {
+        ip += libc_memset_counted(mem, memsize, ip, fp, counters) ? 5 : ip[1];
+        DISPATCH();
+      }
+      CASE_COUNTED(LibcMemcmpCounted) {
+        ip += libc_memcmp_counted(mem, memsize, ip, fp, counters) ? 5 : ip[1];
+        DISPATCH();
+      }
+      CASE_COUNTED(LibcStrlenCounted) {
+        ip += libc_strlen_counted(mem, memsize, ip, fp, counters) ? 5 : ip[1];
+        DISPATCH();
+      }
+      CASE_COUNTED(LibcDlfreeCounted) {
+        ip += libc_dlfree_counted(mem, memsize, inst->globals[0], ip, fp, counters) ? 5 : ip[1];
+        DISPATCH();
+      }
+      CASE_COUNTED(LibcDlmallocCounted) {
+        ip += libc_dlmalloc_counted(mem, memsize, inst->globals[0], ip, fp, counters) ? 5 : ip[1];
         DISPATCH();
       }
       // A switch pair's counted twin (vm/switch_pairs.def): [op dst ...load's

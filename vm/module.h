@@ -270,6 +270,10 @@ struct KnownBodyMatch {
 };
 
 struct LoadOptions {
+  // Run the bodies of vm/known_bodies.def natively (find_known_bodies); false
+  // runs every function as written (wzvm --no-known-bodies: for checking
+  // that both leave the same memory, results and instruction counts).
+  bool known_bodies = true;
   // Lower with instruction-count segments (vm/profiling.h).
   bool count_instructions = false;
   // Lower for an instruction budget (Profiling::fuel): counting segments

@@ -30,7 +30,8 @@ Status compile_functions(Module& module, const LoadOptions& options) {
       any |= (module.call_hooks[f] = options.call_hook(module, f)) != 0;
     if (!any) module.call_hooks.clear();
   }
-  find_known_bodies(module);
+  if (options.known_bodies) find_known_bodies(module);
+  else module.known_bodies.clear();
   module.code.clear();
   module.code.resize(module.functions.size());
   // LoadOptions::lazy: bodies are validated now and lowered on first call.

@@ -5,11 +5,16 @@
 #include "vm/lower/function_compiler.h"
 
 #include <algorithm>
+#include <span>
 
 namespace wzvm::vm::lower {
 
 namespace {
 bool counts_instructions(const LoadOptions& options) { return options.count_instructions || options.fuel; }
+
+// known_body_blocks(kind): the blocks of the translated bodies (written by
+// scripts/known_body_cc.py from vm/known_bodies.def at build time).
+#include "vm/known_bodies_blocks.inc"
 }  // namespace
 
 FunctionCompiler::FunctionCompiler(const Module& m, uint32_t func_index, const LoadOptions& options)
@@ -169,9 +174,11 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
 // what the op reads (vm/lower/calls.cc's Go ops refuse it alike).
 void FunctionCompiler::begin_known_body() {
   const KnownBody kind = m_.known_body(func_index_);
-  if (!runs_at_entry(kind) || counts_.counting() || m_.all_memories.empty() ||
-      m_.all_memories[0].limits.shared)
+  if (!runs_at_entry(kind) || m_.all_memories.empty() || m_.all_memories[0].limits.shared) return;
+  if (counts_.counting()) {
+    begin_known_body_counted(kind);
     return;
+  }
   IOp op;
   switch (kind) {
     case KnownBody::LibcMemcpy:
@@ -210,11 +217,73 @@ void FunctionCompiler::begin_known_body() {
   bind_label();  // nothing of the body merges with the ret
 }
 
+// Counted code without fuel: [op.counted skip G H base][count.edge][ret]
+// (vm/counted_ops.def) where the body has a translation
+// (known_bodies_blocks.inc): its blocks become counters of the function,
+// each the straight line of instructions the translation counts as it
+// enters it (Instrumentation::native_blocks, at the end of compile()), and
+// the count.edge takes back the body the entry counted. The string
+// functions have the op here only: plain code's are by hand.
+void FunctionCompiler::begin_known_body_counted(KnownBody kind) {
+  if (!counts_.edges() || known_body_blocks(kind).empty()) return;
+  IOp op;
+  switch (kind) {
+    case KnownBody::LibcMemcpy:
+      op = IOp::LibcMemcpyCounted;
+      break;
+    case KnownBody::LibcMemset:
+      op = IOp::LibcMemsetCounted;
+      break;
+    case KnownBody::LibcMemcmp:
+      op = IOp::LibcMemcmpCounted;
+      break;
+    case KnownBody::LibcStrlen:
+      op = IOp::LibcStrlenCounted;
+      break;
+    case KnownBody::LibcDlfree:
+      op = IOp::LibcDlfreeCounted;
+      break;
+    case KnownBody::LibcDlmalloc:
+      op = IOp::LibcDlmallocCounted;
+      break;
+    default:
+      return;
+  }
+  const KnownBodyMatch match = m_.known_match(func_index_);
+  const uint32_t at = emit_op(op);
+  word(0);                                             // the words to the body
+  word(static_cast<uint32_t>(match.constant));         // G
+  word(static_cast<uint32_t>(match.callee_constant));  // H
+  native_base_word_ = e_.here();
+  word(0);  // the first block's counter (finish)
+  counts_.emit_count_edge(false);
+  emit_ret(0, result_slots_);
+  e_.code[at + 1] = e_.here() - at;
+  bind_label();
+  native_blocks_ = true;
+}
+
+// The translation's blocks as ranges of module byte offsets, for the
+// counters Instrumentation::finish makes of them.
+void FunctionCompiler::end_known_body_counted() {
+  if (!native_blocks_) return;
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
+  for (const uint32_t(&b)[2] : known_body_blocks(m_.known_body(func_index_))) {
+    if (b[1] >= instr_offsets_.size()) {
+      fail("internal error: a known body's block past its end");
+      return;
+    }
+    ranges.emplace_back(instr_offsets_[b[0]], instr_offsets_[b[1]]);
+  }
+  counts_.native_blocks(native_base_word_, std::move(ranges));
+}
+
 Status FunctionCompiler::compile(CompiledFunc& out) {
   begin();
   begin_known_body();
   const uint32_t param_slots = param_slots_, result_slots = result_slots_;
   if (Status s = read_body(); !s) return s;
+  end_known_body_counted();
   resolve_threaded_jumps();
   pair_copy_jumps(e_, copy_ops_);   // every jump final now
   pair_decode(e_, decode_ops_);     // every op final now
@@ -327,6 +396,7 @@ bool FunctionCompiler::instruction() {
   if (info->feature >= 0 && !m_.features.has(static_cast<Feature>(info->feature)))
     return malformed("illegal opcode");
   if (!counts_.counting()) return info->kind != Kind::Special ? simple(*info) : special(*info);
+  if (native_blocks_) instr_offsets_.push_back(e_.instr_offset);
   counts_.begin_instruction(*info, emitting());
   bool ok = info->kind != Kind::Special ? simple(*info) : special(*info);
   counts_.end_instruction(*info);

@@ -154,6 +154,8 @@ class FunctionCompiler {
  private:
   void begin();
   void begin_known_body();
+  void begin_known_body_counted(KnownBody kind);
+  void end_known_body_counted();
   // ---- the pass (function_compiler.cc)
   Status read_body();  // every instruction, to the body's final `end`
   // Inline in read_body(), its one caller, as special() is in it: one frame
@@ -436,6 +438,11 @@ class FunctionCompiler {
 
   Emitter e_;
   Instrumentation counts_;
+  // Counted code of a translated known body (begin_known_body): every
+  // instruction's module byte offset, by index, for the translation's blocks.
+  bool native_blocks_ = false;
+  uint32_t native_base_word_ = 0;  // the op's `base` word
+  std::vector<uint32_t> instr_offsets_;
 
   std::vector<ValType> local_types_;
   std::vector<uint32_t> local_slot_;

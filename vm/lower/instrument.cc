@@ -2,6 +2,8 @@
 
 #include "vm/lower/instrument.h"
 
+#include <algorithm>
+
 namespace wzvm::vm::lower {
 
 // A thread's spare vectors, traded with this body's as
@@ -171,6 +173,16 @@ void Instrumentation::finish(CompiledFunc& out) {
     c.lo2 = o.lo;
     c.hi2 = o.hi;
     c.sign2 = o.sign;
+  }
+  // A translated body's blocks, each the counted instructions in its range.
+  if (!native_ranges_.empty()) {
+    e_.code[native_base_word_] = static_cast<uint32_t>(out.counters.size());
+    for (const auto& [first, last] : native_ranges_) {
+      const auto lo =
+          std::lower_bound(seg_offsets_.begin(), seg_offsets_.end(), first) - seg_offsets_.begin();
+      const auto hi = std::upper_bound(seg_offsets_.begin(), seg_offsets_.end(), last) - seg_offsets_.begin();
+      out.counters.push_back({static_cast<uint32_t>(lo), static_cast<uint32_t>(hi), 1});
+    }
   }
   // A counted call's entry follows the node block's counters.
   const auto nall = static_cast<uint32_t>(out.counters.size());

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "vm/code.h"
@@ -91,6 +92,15 @@ class Instrumentation {
   }
   void resume_segment(uint32_t s) { e_.seg_pos = s; }
 
+  // A known body's translation counts its blocks itself (vm/counted_ops.def,
+  // libc.X.counted): each range [first, last] of module byte offsets becomes
+  // a counter adding one to the counted instructions there, and the op's
+  // word at `base_word` the first such counter's index (finish).
+  void native_blocks(uint32_t base_word, std::vector<std::pair<uint32_t, uint32_t>> ranges) {
+    native_base_word_ = base_word;
+    native_ranges_ = std::move(ranges);
+  }
+
   // At the end: counters, count marks, call slots and fuel into `out`
   // (before the code moves there).
   void finish(CompiledFunc& out);
@@ -121,6 +131,8 @@ class Instrumentation {
     uint32_t also = 0;  // count_also's other counter, or 0
   };
   std::vector<Edge> edges_;
+  uint32_t native_base_word_ = 0;
+  std::vector<std::pair<uint32_t, uint32_t>> native_ranges_;
 };
 
 }  // namespace wzvm::vm::lower
