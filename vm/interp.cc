@@ -1111,12 +1111,30 @@ __attribute__((noinline)) bool libc_strlen(const uint8_t* mem, uint64_t memsize,
 // the global back, newest first, and the op lets the body run from its start
 // instead, so whatever traps or calls does so as written, and a loop that
 // does not end runs where a timeout can stop it.
-struct KnownTxn {
-  static constexpr uint32_t kLog = 64;
+// Loads and the result, for both Txns below.
+struct KnownMemory {
   uint8_t* mem;
   uint64_t memsize;
-  GlobalInst* g0;
   uint32_t result = 0;
+
+  template <class T, class V>
+  bool load(uint64_t ea, V& v) const {
+    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
+    T x;
+    std::memcpy(&x, mem + ea, sizeof x);
+    v = static_cast<V>(x);
+    return true;
+  }
+  bool done() { return true; }
+  bool done(uint32_t v) {
+    result = v;
+    return true;
+  }
+};
+
+struct KnownTxn : KnownMemory {
+  static constexpr uint32_t kLog = 64;
+  GlobalInst* g0;
   uint32_t budget = 1u << 16;
   uint32_t n = 0;
   bool g0_saved = false;
@@ -1126,15 +1144,7 @@ struct KnownTxn {
     uint32_t size;
   } log[kLog];
 
-  KnownTxn(uint8_t* mem, uint64_t memsize, GlobalInst* g0) : mem(mem), memsize(memsize), g0(g0) {}
-  template <class T, class V>
-  bool load(uint64_t ea, V& v) const {
-    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
-    T x;
-    std::memcpy(&x, mem + ea, sizeof x);
-    v = static_cast<V>(x);
-    return true;
-  }
+  KnownTxn(uint8_t* mem, uint64_t memsize, GlobalInst* g0) : KnownMemory{mem, memsize}, g0(g0) {}
   template <class T>
   bool store(uint64_t ea, T v) {
     if (__builtin_expect(ea + sizeof(T) > memsize || n == kLog, 0)) return false;
@@ -1152,11 +1162,6 @@ struct KnownTxn {
   }
   // A loop's back edge: false once the budget is spent.
   bool tick() { return --budget != 0; }
-  bool done() { return true; }
-  bool done(uint32_t v) {
-    result = v;
-    return true;
-  }
   __attribute__((cold)) bool fail() {
     while (n > 0) {
       const Undo& u = log[--n];
@@ -1173,19 +1178,7 @@ struct KnownTxn {
 // memcpy's bodies store only inside theirs, and their loops end with n), or
 // the body only loads (memcmp, strlen). A load out of memory fails, and the
 // body runs and traps as written.
-struct KnownDirect {
-  uint8_t* mem;
-  uint64_t memsize;
-  uint32_t result = 0;
-
-  template <class T, class V>
-  bool load(uint64_t ea, V& v) const {
-    if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
-    T x;
-    std::memcpy(&x, mem + ea, sizeof x);
-    v = static_cast<V>(x);
-    return true;
-  }
+struct KnownDirect : KnownMemory {
   template <class T>
   bool store(uint64_t ea, T v) {
     if (__builtin_expect(ea + sizeof(T) > memsize, 0)) return false;
@@ -1193,10 +1186,6 @@ struct KnownDirect {
     return true;
   }
   static bool tick() { return true; }
-  bool done(uint32_t v) {
-    result = v;
-    return true;
-  }
   static bool fail() { return false; }
 };
 
@@ -1271,7 +1260,7 @@ __attribute__((noinline)) bool libc_memcpy_counted(uint8_t* mem, uint64_t memsiz
     return false;
   return run_known_counted(
       [&] {
-        return KnownDirect{mem, memsize};
+        return KnownDirect{{mem, memsize}};
       },
       counters + ip[4], fp, true,
       [&](KnownDirect& t, KnownCount c) { return known_memcpy(t, 0, 0, d, s, n, c); });
@@ -1282,7 +1271,7 @@ __attribute__((noinline)) bool libc_memset_counted(uint8_t* mem, uint64_t memsiz
   if (uint64_t{d} + n > memsize) return false;
   return run_known_counted(
       [&] {
-        return KnownDirect{mem, memsize};
+        return KnownDirect{{mem, memsize}};
       },
       counters + ip[4], fp, true,
       [&](KnownDirect& t, KnownCount c) { return known_memset(t, 0, 0, d, v, n, c); });
@@ -1292,7 +1281,7 @@ __attribute__((noinline)) bool libc_memcmp_counted(uint8_t* mem, uint64_t memsiz
   const uint32_t a = rd<uint32_t>(fp, 0), b = rd<uint32_t>(fp, 1), n = rd<uint32_t>(fp, 2);
   return run_known_counted(
       [&] {
-        return KnownDirect{mem, memsize};
+        return KnownDirect{{mem, memsize}};
       },
       counters + ip[4], fp, true,
       [&](KnownDirect& t, KnownCount c) { return known_memcmp(t, 0, 0, a, b, n, c); });
@@ -1302,7 +1291,7 @@ __attribute__((noinline)) bool libc_strlen_counted(uint8_t* mem, uint64_t memsiz
   const uint32_t a = rd<uint32_t>(fp, 0);
   return run_known_counted(
       [&] {
-        return KnownDirect{mem, memsize};
+        return KnownDirect{{mem, memsize}};
       },
       counters + ip[4], fp, true, [&](KnownDirect& t, KnownCount c) { return known_strlen(t, 0, 0, a, c); });
 }

@@ -162,6 +162,25 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
   return Status();
 }
 
+// The op at the entry of each kind that runs there: in plain code, and in
+// code counted without fuel (IOp::Count: none; memmove calls memcpy, where a
+// translation stops).
+namespace {
+struct EntryOps {
+  KnownBody kind;
+  IOp plain, counted;
+};
+constexpr EntryOps kEntryOps[] = {
+    {KnownBody::LibcMemcpy, IOp::LibcMemcpy, IOp::LibcMemcpyCounted},
+    {KnownBody::LibcMemmove, IOp::LibcMemmove, IOp::Count},
+    {KnownBody::LibcMemset, IOp::LibcMemset, IOp::LibcMemsetCounted},
+    {KnownBody::LibcMemcmp, IOp::LibcMemcmp, IOp::LibcMemcmpCounted},
+    {KnownBody::LibcStrlen, IOp::LibcStrlen, IOp::LibcStrlenCounted},
+    {KnownBody::LibcDlfree, IOp::LibcDlfree, IOp::LibcDlfreeCounted},
+    {KnownBody::LibcDlmalloc, IOp::LibcDlmalloc, IOp::LibcDlmallocCounted},
+};
+}  // namespace
+
 // A body of wasi-libc's that the VM knows (vm/known_bodies.def), in plain
 // code: [libc.X skip][ret1 0 1] before the body ([libc.X skip G H] for the
 // allocator's, and dlfree's ret0). The op runs the function natively, leaves
@@ -175,37 +194,14 @@ Status FunctionCompiler::validate(CompiledFunc& stub) {
 void FunctionCompiler::begin_known_body() {
   const KnownBody kind = m_.known_body(func_index_);
   if (!runs_at_entry(kind) || m_.all_memories.empty() || m_.all_memories[0].limits.shared) return;
+  const EntryOps* ops = std::find_if(std::begin(kEntryOps), std::end(kEntryOps),
+                                     [kind](const EntryOps& o) { return o.kind == kind; });
+  if (ops == std::end(kEntryOps)) return;  // not a kind that runs at its entry
   if (counts_.counting()) {
-    begin_known_body_counted(kind);
+    begin_known_body_counted(kind, ops->counted);
     return;
   }
-  IOp op;
-  switch (kind) {
-    case KnownBody::LibcMemcpy:
-      op = IOp::LibcMemcpy;
-      break;
-    case KnownBody::LibcMemmove:
-      op = IOp::LibcMemmove;
-      break;
-    case KnownBody::LibcMemset:
-      op = IOp::LibcMemset;
-      break;
-    case KnownBody::LibcMemcmp:
-      op = IOp::LibcMemcmp;
-      break;
-    case KnownBody::LibcStrlen:
-      op = IOp::LibcStrlen;
-      break;
-    case KnownBody::LibcDlfree:
-      op = IOp::LibcDlfree;
-      break;
-    case KnownBody::LibcDlmalloc:
-      op = IOp::LibcDlmalloc;
-      break;
-    default:
-      return;  // not a kind that runs at its entry
-  }
-  const uint32_t at = emit_op(op);
+  const uint32_t at = emit_op(ops->plain);
   word(0);  // the words to the body
   if (kind == KnownBody::LibcDlfree || kind == KnownBody::LibcDlmalloc) {
     const KnownBodyMatch match = m_.known_match(func_index_);
@@ -224,31 +220,8 @@ void FunctionCompiler::begin_known_body() {
 // enters it (Instrumentation::native_blocks, at the end of compile()), and
 // the count.edge takes back the body the entry counted. The string
 // functions have the op here only: plain code's are by hand.
-void FunctionCompiler::begin_known_body_counted(KnownBody kind) {
-  if (!counts_.edges() || known_body_blocks(kind).empty()) return;
-  IOp op;
-  switch (kind) {
-    case KnownBody::LibcMemcpy:
-      op = IOp::LibcMemcpyCounted;
-      break;
-    case KnownBody::LibcMemset:
-      op = IOp::LibcMemsetCounted;
-      break;
-    case KnownBody::LibcMemcmp:
-      op = IOp::LibcMemcmpCounted;
-      break;
-    case KnownBody::LibcStrlen:
-      op = IOp::LibcStrlenCounted;
-      break;
-    case KnownBody::LibcDlfree:
-      op = IOp::LibcDlfreeCounted;
-      break;
-    case KnownBody::LibcDlmalloc:
-      op = IOp::LibcDlmallocCounted;
-      break;
-    default:
-      return;
-  }
+void FunctionCompiler::begin_known_body_counted(KnownBody kind, IOp op) {
+  if (!counts_.edges() || op == IOp::Count || known_body_blocks(kind).empty()) return;
   const KnownBodyMatch match = m_.known_match(func_index_);
   const uint32_t at = emit_op(op);
   word(0);                                             // the words to the body

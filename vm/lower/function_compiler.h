@@ -154,7 +154,7 @@ class FunctionCompiler {
  private:
   void begin();
   void begin_known_body();
-  void begin_known_body_counted(KnownBody kind);
+  void begin_known_body_counted(KnownBody kind, IOp op);
   void end_known_body_counted();
   // ---- the pass (function_compiler.cc)
   Status read_body();  // every instruction, to the body's final `end`
